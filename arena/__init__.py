@@ -1,0 +1,1 @@
+"""The engine and the live server: matches, seats, the wire protocol, the store."""

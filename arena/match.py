@@ -1,0 +1,397 @@
+"""play_match(): the one match loop of the project.
+
+Live play on the server, tournaments and the trainer all run matches through here, so
+the failure rules are the same everywhere and are recorded with every result:
+
+- illegal move (or a reply with no action): the seat is asked again with the reason,
+  up to ``max_retries`` times, then forfeits;
+- timeout: the server owns a monotonic clock; a seat that has not answered when its
+  deadline plus the grace has passed forfeits;
+- a seat that gives up (``SeatForfeit``: resignation, disconnection) or whose policy
+  crashes forfeits with that reason;
+- a fault of the engine itself (a game raising anything but IllegalAction) voids the match.
+
+A forfeiting seat, and its team, get the game's minimum return; in a two-seat zero-sum
+game the other seat gets the opposite, so a forfeit scores as a loss and never as a win
+for the failing side.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import trio
+
+from arena.seats import Move, Seat, SeatForfeit, Turn
+from games.api import Game, GameConfig, IllegalAction
+
+COMPLETE = "complete"
+TIMEOUT = "timeout"
+ILLEGAL = "illegal"
+CRASH = "crash"
+VOID = "void"
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Per-move time budget in ms, a grace the seat is not told about (network jitter),
+    and an optional bank: time spent beyond ``move_ms`` comes out of the seat's bank."""
+
+    move_ms: int = 10_000
+    grace_ms: int = 1_000
+    bank_ms: int = 0
+
+    def __post_init__(self) -> None:
+        if self.move_ms <= 0 or self.grace_ms < 0 or self.bank_ms < 0:
+            raise ValueError(f"clock needs move_ms > 0 and grace_ms, bank_ms >= 0, got {self}")
+
+
+@dataclass
+class TurnRecord:
+    """One answer of one seat: kept for audit, ratings and training."""
+
+    seat: int
+    step: int
+    attempt: int
+    observation: str
+    legal_actions: list[str] | None
+    action: str | None
+    accepted: bool
+    rejection: str | None = None
+    think_ms: float = 0.0
+    reward: float = 0.0
+    raw: str | None = None
+    prompt: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost: float | None = None
+    logprobs: list[float] | None = None
+    format_error: bool = False
+
+
+@dataclass
+class MatchResult:
+    """The record of a finished (or voided) match."""
+
+    match_id: str
+    game: str
+    config: dict[str, Any]
+    seed: int
+    players: list[str]
+    status: str  # "finished" or "void"
+    reason: str
+    detail: str
+    returns: list[float]
+    outcomes: list[str]
+    ranks: list[int]
+    forfeit_seat: int | None
+    actions: list[dict[int, str]]
+    turns: list[TurnRecord]
+    max_retries: int
+    clock: Clock
+    started_at: float
+    ended_at: float
+    final_view: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (seats become string keys in the action log)."""
+        out = asdict(self)
+        out["actions"] = [{str(seat): action for seat, action in step.items()} for step in self.actions]
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """What a seat or spectator is told at the end, without the turn log."""
+        keys = ("match_id", "game", "status", "reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
+        return {key: getattr(self, key) for key in keys}
+
+
+@dataclass(frozen=True)
+class MatchEvent:
+    """What an observer of a match (the store, spectators, a progress bar) is told.
+
+    Kinds: ``start``; ``turn`` (a seat was asked); ``rejected`` (an illegal answer);
+    ``step`` (the state advanced: actions, rewards, the public view); ``end`` (the result).
+    """
+
+    kind: str
+    match_id: str
+    step: int
+    data: Mapping[str, Any]
+
+
+EventHandler = Callable[[MatchEvent], Awaitable[None] | None]
+
+
+def outcomes_of(game: type[Game], returns: Sequence[float], forfeit_seat: int | None) -> tuple[list[str], list[int]]:
+    """Per-seat outcome words and ranks. Two-seat zero-sum games say win/loss/draw;
+    others are ranked by return (1 is best, ties share a rank) and say ``ranked``."""
+    ranks = [1 + sum(other > mine for other in returns) for mine in returns]
+    if game.spec.zero_sum and len(returns) == 2:
+        words = ["win" if r > o else "loss" if r < o else "draw" for r, o in zip(returns, reversed(returns), strict=True)]
+    else:
+        words = ["ranked"] * len(returns)
+    if forfeit_seat is not None:
+        words[forfeit_seat] = "forfeit"
+    return words, ranks
+
+
+def forfeit_returns(state: Game, seat: int) -> list[float]:
+    """The forfeiting seat's team gets the minimum return; in a two-seat zero-sum game
+    the other seat gets its opposite; otherwise the others keep what they have."""
+    low, _high = state.config.return_bounds()
+    returns = list(state.returns())
+    for member in state.spec.team_of(seat, state.num_players):
+        returns[member] = low
+    if state.spec.zero_sum and state.num_players == 2:
+        returns[1 - seat] = -low
+    return returns
+
+
+class _Forfeit(Exception):
+    def __init__(self, seat: int, reason: str, detail: str) -> None:
+        super().__init__(f"seat {seat}: {reason}: {detail}")
+        self.seat = seat
+        self.reason = reason
+        self.detail = detail
+
+
+class _Match:
+    """The state of one running match; play_match owns it."""
+
+    def __init__(
+        self,
+        state: Game,
+        seats: Sequence[Seat],
+        match_id: str,
+        clock: Clock,
+        max_retries: int,
+        on_event: EventHandler | None,
+    ) -> None:
+        self.state = state
+        self.seats = seats
+        self.match_id = match_id
+        self.clock = clock
+        self.max_retries = max_retries
+        self.on_event = on_event
+        self.turns: list[TurnRecord] = []
+        self.last_turn: list[TurnRecord | None] = [None] * len(seats)
+        self.bank_ms = [clock.bank_ms] * len(seats)
+        self.players = tuple(seat.name for seat in seats)
+        self.config = state.config.to_dict()
+
+    async def emit(self, kind: str, **data: Any) -> None:
+        if self.on_event is not None:
+            pending = self.on_event(MatchEvent(kind, self.match_id, self.state.step_count, data))
+            if inspect.isawaitable(pending):
+                await pending
+
+    async def ask(self, seat: int) -> tuple[str, TurnRecord]:
+        """Ask one seat until it gives a legal action, or raise _Forfeit."""
+        state = self.state
+        step = state.step_count
+        budget_ms = self.clock.move_ms + self.bank_ms[seat]
+        started = trio.current_time()
+        deadline = started + (budget_ms + self.clock.grace_ms) / 1000
+        reason: str | None = None
+        observation = state.observe(seat)
+        legal = state.legal_actions(seat)
+        legal_list = None if legal is None else tuple(legal)
+        action_format = state.action_format(seat) if legal is None else None
+        for attempt in range(self.max_retries + 1):
+            asked = trio.current_time()
+            remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
+            turn = Turn(
+                match_id=self.match_id,
+                game=state.spec.name,
+                seat=seat,
+                step=step,
+                attempt=attempt,
+                observation=observation,
+                legal_actions=legal_list,
+                action_format=action_format,
+                deadline_ms=remaining_ms,
+                retry_reason=reason,
+                rules=state.spec.rules,
+                players=self.players,
+                config=self.config,
+            )
+            await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=remaining_ms)
+            move = await self._answer(seat, turn, deadline)
+            think_ms = (trio.current_time() - asked) * 1000
+            record = TurnRecord(
+                seat=seat,
+                step=step,
+                attempt=attempt,
+                observation=observation.text,
+                legal_actions=None if legal_list is None else list(legal_list),
+                action=move.action,
+                accepted=False,
+                think_ms=think_ms,
+                raw=move.raw,
+                prompt=move.prompt,
+                tokens_in=move.tokens_in,
+                tokens_out=move.tokens_out,
+                cost=move.cost,
+                logprobs=None if move.logprobs is None else list(move.logprobs),
+                format_error=move.format_error or move.action is None,
+            )
+            self.turns.append(record)
+            try:
+                if move.action is None:
+                    raise IllegalAction("no action found in the reply; end the reply with the action in [brackets]")
+                canonical = state.validate(seat, move.action)
+            except IllegalAction as illegal:
+                reason = illegal.reason
+                record.rejection = reason
+                await self.emit("rejected", seat=seat, attempt=attempt, action=move.action, reason=reason)
+                continue
+            record.accepted = True
+            spent_ms = (trio.current_time() - started) * 1000
+            self.bank_ms[seat] = max(0, int(self.bank_ms[seat] - max(0.0, spent_ms - self.clock.move_ms)))
+            return canonical, record
+        raise _Forfeit(seat, ILLEGAL, f"{self.max_retries + 1} illegal answers; last: {reason}")
+
+    async def _answer(self, seat: int, turn: Turn, deadline: float) -> Move:
+        with trio.move_on_at(deadline):
+            try:
+                return await self.seats[seat].act(turn)
+            except SeatForfeit as gave_up:
+                raise _Forfeit(seat, gave_up.reason, gave_up.detail) from gave_up
+            except (trio.Cancelled, _Forfeit):
+                raise
+            except Exception as error:  # a bug in the seat's policy is the seat's loss
+                raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
+        raise _Forfeit(seat, TIMEOUT, f"no answer within {turn.deadline_ms} ms")
+
+    async def ask_all(self, movers: Sequence[int]) -> dict[int, str]:
+        """Ask every seat to move at once (simultaneous games) or the one seat."""
+        if len(movers) == 1:
+            action, record = await self.ask(movers[0])
+            self.last_turn[movers[0]] = record
+            return {movers[0]: action}
+        chosen: dict[int, str] = {}
+
+        async def one(seat: int) -> None:
+            chosen[seat], self.last_turn[seat] = await self.ask(seat)
+
+        try:
+            async with trio.open_nursery() as nursery:
+                for seat in movers:
+                    nursery.start_soon(one, seat)
+        except BaseExceptionGroup as group:
+            forfeits, others = group.split(_Forfeit)
+            if forfeits is None or others is not None:
+                raise
+            raise _first_forfeit(forfeits) from group
+        return {seat: chosen[seat] for seat in movers}
+
+    def credit(self, rewards: Sequence[float]) -> None:
+        """A reward belongs to the seat's last turn at or before the step that paid it."""
+        for seat, reward in enumerate(rewards):
+            record = self.last_turn[seat]
+            if record is not None:
+                record.reward += reward
+
+
+def _first_forfeit(group: BaseExceptionGroup) -> _Forfeit:
+    for error in group.exceptions:
+        if isinstance(error, _Forfeit):
+            return error
+        if isinstance(error, BaseExceptionGroup):
+            return _first_forfeit(error)
+    raise AssertionError("a forfeit group without a forfeit")
+
+
+async def play_match(
+    game: type[Game],
+    seats: Sequence[Seat],
+    *,
+    config: GameConfig | Mapping[str, Any] | None = None,
+    seed: int = 0,
+    clock: Clock | None = None,
+    max_retries: int = 2,
+    match_id: str | None = None,
+    on_event: EventHandler | None = None,
+) -> MatchResult:
+    """Play one match of ``game`` between ``seats`` (one per player, in seat order).
+
+    ConfigError and a wrong seat count are raised before anything starts; everything
+    that goes wrong afterwards ends in a result with its reason, never an exception.
+    """
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    state = game.new(config, seed)
+    if len(seats) != state.num_players:
+        raise ValueError(f"{game.spec.name} with this config needs {state.num_players} seats, got {len(seats)}")
+    clock = clock or Clock()
+    match = _Match(state, seats, match_id or uuid.uuid4().hex, clock, max_retries, on_event)
+    started_at = time.time()
+    info = {
+        "match_id": match.match_id,
+        "game": game.spec.name,
+        "players": list(match.players),
+        "config": match.config,
+        "seed": seed,
+        "rules": game.spec.rules,
+        "clock": asdict(clock),
+        "max_retries": max_retries,
+    }
+    await match.emit("start", **info, view=state.public_view())
+
+    status, reason, detail, forfeit_seat = "finished", COMPLETE, "", None
+    try:
+        for index, seat in enumerate(seats):
+            try:
+                await seat.start({**info, "seat": index})
+            except SeatForfeit as gave_up:
+                raise _Forfeit(index, gave_up.reason, gave_up.detail) from gave_up
+        while not state.is_over:
+            movers = state.to_move()
+            actions = await match.ask_all(movers)
+            rewards = state.step(actions)
+            if rewards is not None:
+                match.credit(rewards)
+            if on_event is not None:  # views cost more than the step itself: only build them for a listener
+                paid = None if rewards is None else list(rewards)
+                await match.emit("step", actions=actions, rewards=paid, view=state.public_view())
+        returns = list(state.returns())
+    except _Forfeit as forfeit:
+        reason, detail, forfeit_seat = forfeit.reason, forfeit.detail, forfeit.seat
+        returns = forfeit_returns(state, forfeit.seat)
+    except Exception as error:  # the engine's own fault, never a seat's: void, unrated
+        status, reason, detail = "void", VOID, f"engine fault: {type(error).__name__}: {error}"
+        returns = [0.0] * state.num_players
+
+    words, ranks = outcomes_of(game, returns, forfeit_seat)
+    if status == "void":
+        words = ["void"] * state.num_players
+    result = MatchResult(
+        match_id=match.match_id,
+        game=game.spec.name,
+        config=match.config,
+        seed=seed,
+        players=list(match.players),
+        status=status,
+        reason=reason,
+        detail=detail,
+        returns=returns,
+        outcomes=words,
+        ranks=ranks,
+        forfeit_seat=forfeit_seat,
+        actions=[dict(step) for step in state.history],
+        turns=match.turns,
+        max_retries=max_retries,
+        clock=clock,
+        started_at=started_at,
+        ended_at=time.time(),
+        final_view=state.full_view(),
+    )
+    await match.emit("end", result=result)
+    for seat in seats:
+        await seat.end(result.summary())
+    return result

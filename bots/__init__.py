@@ -1,0 +1,1 @@
+"""Reference bots, the client SDK and the text helpers shared by language-model bots."""

@@ -1,0 +1,33 @@
+"""A person at the terminal: shown the observation and the legal actions, types a move."""
+
+from __future__ import annotations
+
+import sys
+
+from arena.seats import SeatForfeit, Turn
+from bots.base import Bot
+from bots.parsing import extract_action
+from bots.registry import register
+
+
+@register
+class HumanBot(Bot):
+    name = "human"
+    description = "You, at the terminal: shows your observation and legal actions and reads your move."
+
+    def act(self, turn: Turn) -> str:
+        out = sys.stdout
+        if turn.retry_reason:
+            print(f"\nNot accepted: {turn.retry_reason}. Try again.", file=out)
+        else:
+            print(f"\n--- your turn (seat {turn.seat}, step {turn.step}) ---\n{turn.observation.text}", file=out)
+        if turn.legal_actions is not None:
+            print("Legal actions: " + ", ".join(turn.legal_actions), file=out)
+        else:
+            print(f"Format: {turn.action_format}", file=out)
+        print("Your move> ", end="", file=out, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            raise SeatForfeit("resign", "the terminal closed its input")
+        text = line.strip()
+        return extract_action(text) or text

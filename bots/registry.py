@@ -1,0 +1,124 @@
+"""The registry of reference bots, found by spec: ``name:key=value,key=value``.
+
+Built-in bots register themselves; third-party packages add bots through the
+``arena.bots`` entry-point group, each entry naming a ``Bot`` subclass.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import typing
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from bots.base import Bot
+from games.api import ConfigError, did_you_mean, parse_value
+
+BUILTIN_MODULES = (
+    "bots.random_bot",
+    "bots.human",
+    "bots.tic_tac_toe",
+    "bots.connect_four",
+    "bots.kuhn_poker",
+    "bots.prisoners_dilemma",
+    "bots.hanabi",
+    "bots.negotiation",
+)
+ENTRY_POINT_GROUP = "arena.bots"
+
+_registry: dict[str, type[Bot]] = {}
+
+
+class BotSpecError(ConfigError):
+    """A bot spec names an unknown bot, a bad option, or a game the bot cannot play."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    name: str
+    options: dict[str, str]
+
+    def __str__(self) -> str:
+        if not self.options:
+            return self.name
+        return self.name + ":" + ",".join(f"{k}={v}" for k, v in self.options.items())
+
+
+def parse_spec(text: str) -> BotSpec:
+    """Split ``name:key=value,key=value`` into a name and raw option strings."""
+    name, _, rest = text.strip().partition(":")
+    if not name:
+        raise BotSpecError(f"empty bot name in spec {text!r}")
+    options: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise BotSpecError(f"bot spec {text!r}: option {part!r} is not key=value")
+        options[key.strip()] = value.strip()
+    return BotSpec(name, options)
+
+
+def register(bot: type[Bot]) -> type[Bot]:
+    """Class decorator adding a bot; two bots under one name is an error."""
+    existing = _registry.get(bot.name)
+    if existing is not None and existing is not bot:
+        raise BotSpecError(f"two bots are named {bot.name!r}: {existing.__module__} and {bot.__module__}")
+    _registry[bot.name] = bot
+    return bot
+
+
+def _load() -> dict[str, type[Bot]]:
+    if not _registry:
+        for module_name in BUILTIN_MODULES:
+            importlib.import_module(module_name)
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
+            loaded = entry.load()
+            if not (isinstance(loaded, type) and issubclass(loaded, Bot)):
+                raise BotSpecError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a Bot subclass")
+            register(loaded)
+    return _registry
+
+
+def get(name: str) -> type[Bot]:
+    registry = _load()
+    try:
+        return registry[name]
+    except KeyError:
+        raise BotSpecError(f"unknown bot '{name}'{did_you_mean(name, list(registry))}") from None
+
+
+def all_bots(game: str | None = None) -> list[type[Bot]]:
+    """Every registered bot, or those that can play ``game``, sorted by name."""
+    return [bot for name, bot in sorted(_load().items()) if game is None or bot.games is None or game in bot.games]
+
+
+def option_types(bot: type[Bot]) -> dict[str, tuple[Any, Any]]:
+    """Each option's (type, default), read from the bot's ``__init__`` signature."""
+    hints = typing.get_type_hints(bot.__init__)
+    params = list(inspect.signature(bot.__init__).parameters.values())[3:]
+    return {p.name: (hints.get(p.name, str), p.default) for p in params}
+
+
+def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
+    """Build the bot a spec names, for one seat of a match of ``game``."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    cls = get(parsed.name)
+    if cls.games is not None and game not in cls.games:
+        raise BotSpecError(f"bot '{cls.name}' plays {', '.join(cls.games)}, not {game}")
+    types = option_types(cls)
+    kwargs: dict[str, Any] = {}
+    for key, raw in parsed.options.items():
+        if key not in types:
+            known = ", ".join(types) or "none"
+            raise BotSpecError(f"bot '{cls.name}' has no option '{key}'{did_you_mean(key, list(types))}; options: {known}")
+        kwargs[key] = parse_value(key, raw, types[key][0])
+    bot = cls(game, seed, **kwargs)
+    bot.label = str(parsed)
+    return bot
+
+
+def seat_seed(match_seed: int, seat: int) -> int:
+    """The seed of the bot in ``seat``: distinct per seat, fixed by the match seed."""
+    return match_seed * 1_000 + seat

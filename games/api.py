@@ -1,0 +1,400 @@
+"""The one interface every game obeys.
+
+A game is a class: its ``spec`` says what kind of game it is, its ``Config`` says what
+can be tuned, and an instance is one state of one match. Actions are strings, so the
+same game serves scripted bots, language models and the wire. States are deterministic
+given (config, seed, actions): chance draws come from ``chance()``, keyed by the seed
+and the index of the chance event, never from a global generator.
+
+Subclasses write the rules in a handful of hooks (``_setup``, ``to_move``,
+``legal_actions``, ``validate``, ``_apply``, ``observe`` and the two views); the
+machinery shared by every game (config parsing, stepping, simultaneous moves, returns,
+history, serialisation, replay, cloning) lives here once.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Self
+
+from games.chance import ChanceRng
+
+Category = Literal["competitive", "cooperative", "social_dilemma", "negotiation"]
+CATEGORIES: tuple[Category, ...] = ("competitive", "cooperative", "social_dilemma", "negotiation")
+
+
+class GameError(Exception):
+    """Base of the errors a game raises; the message is meant for the user."""
+
+
+class ConfigError(GameError, ValueError):
+    """A config key is unknown or its value is out of range."""
+
+
+class IllegalAction(GameError):
+    """An action the rules do not allow now; ``reason`` says why, for the mover."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class GameOver(GameError):
+    """A step was asked of a finished game."""
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """A suffix for an error message naming the closest valid choice, if any is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Base of every game's config: a frozen dataclass whose fields all have defaults.
+
+    ``check`` runs at construction, so an instance is always valid. ``players`` lives
+    here because every game is played by some number of seats; the game's spec bounds it.
+    """
+
+    players: int = 2
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            expected = _field_types(type(self))[f.name]
+            value = getattr(self, f.name)
+            if not _is_instance(value, expected):
+                raise ConfigError(f"config key '{f.name}' must be {_type_name(expected)}, got {value!r}")
+        self.check()
+
+    def check(self) -> None:
+        """Raise ConfigError naming the bad key; games override and call super()."""
+        if self.players < 1:
+            raise ConfigError(f"config key 'players' must be at least 1, got {self.players}")
+
+    def return_bounds(self) -> tuple[float, float]:
+        """The least and greatest return a seat can get under this config."""
+        raise NotImplementedError
+
+    def action_space(self) -> tuple[str, ...] | None:
+        """Every action the game can ever take under this config, when that set is fixed."""
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def overrides(self) -> dict[str, Any]:
+        """The keys that differ from the defaults: what makes this config a variant."""
+        default = type(self)()
+        return {k: v for k, v in self.to_dict().items() if v != _plain(getattr(default, k))}
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+_TYPE_CACHE: dict[type, dict[str, Any]] = {}
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    if cls not in _TYPE_CACHE:
+        _TYPE_CACHE[cls] = typing.get_type_hints(cls)
+    return _TYPE_CACHE[cls]
+
+
+def _is_instance(value: Any, expected: Any) -> bool:
+    if typing.get_origin(expected) is tuple:
+        (item, *_rest) = typing.get_args(expected)
+        return isinstance(value, tuple) and all(_is_instance(v, item) for v in value)
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, expected)
+
+
+def _type_name(expected: Any) -> str:
+    if typing.get_origin(expected) is tuple:
+        return f"a comma-separated list of {_type_name(typing.get_args(expected)[0])}s"
+    return {int: "an integer", float: "a number", bool: "true or false", str: "text"}.get(expected, str(expected))
+
+
+def parse_value(key: str, text: str, expected: Any) -> Any:
+    """Turn a command-line string into the field's type, or say what was expected."""
+    try:
+        if typing.get_origin(expected) is tuple:
+            item = typing.get_args(expected)[0]
+            return tuple(parse_value(key, part.strip(), item) for part in text.split(",") if part.strip())
+        if expected is bool:
+            lowered = text.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if expected is int:
+            return int(text)
+        if expected is float:
+            return float(text)
+        return text
+    except ValueError:
+        raise ConfigError(f"config key '{key}' must be {_type_name(expected)}, got {text!r}") from None
+
+
+def make_config(config_type: type[GameConfig], values: GameConfig | Mapping[str, Any] | None) -> GameConfig:
+    """Build a validated config from None, an instance, or a mapping (strings are parsed)."""
+    if values is None:
+        return config_type()
+    if isinstance(values, config_type):
+        return values
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"a config must be a mapping of keys to values, got {type(values).__name__}")
+    types = _field_types(config_type)
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in types:
+            raise ConfigError(f"unknown config key '{key}'{did_you_mean(key, list(types))}; keys: {', '.join(types)}")
+        expected = types[key]
+        if isinstance(value, str) and expected is not str:
+            value = parse_value(key, value, expected)
+        elif isinstance(value, list):
+            value = tuple(value)
+        elif expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        kwargs[key] = value
+    return config_type(**kwargs)
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a game is, independent of any match. Return bounds and the action space are
+    those of the default config; ``GameConfig`` gives them for any other."""
+
+    name: str
+    title: str
+    category: Category
+    description: str
+    rules: str
+    default_config: GameConfig
+    min_players: int = 2
+    max_players: int = 2
+    simultaneous: bool = False
+    chance: bool = False
+    hidden_information: bool = False
+    free_text: bool = False
+    zero_sum: bool = False
+    teams: Literal["none", "all"] = "none"
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            raise ValueError(f"{self.name}: unknown category {self.category!r}")
+
+    @property
+    def min_return(self) -> float:
+        return self.default_config.return_bounds()[0]
+
+    @property
+    def max_return(self) -> float:
+        return self.default_config.return_bounds()[1]
+
+    @property
+    def action_space(self) -> tuple[str, ...] | None:
+        return self.default_config.action_space()
+
+    def team_of(self, seat: int, players: int) -> tuple[int, ...]:
+        """The seats that share ``seat``'s fate: all of them in a team game, else itself."""
+        return tuple(range(players)) if self.teams == "all" else (seat,)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "category": self.category,
+            "description": self.description,
+            "players": [self.min_players, self.max_players],
+            "simultaneous": self.simultaneous,
+            "chance": self.chance,
+            "hidden_information": self.hidden_information,
+            "free_text": self.free_text,
+            "zero_sum": self.zero_sum,
+            "teams": self.teams,
+            "min_return": self.min_return,
+            "max_return": self.max_return,
+            "action_space": None if self.action_space is None else list(self.action_space),
+            "default_config": self.default_config.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one seat may know now: ``text`` for language models, ``data`` for scripts."""
+
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+View = dict[str, Any]
+"""A spectator view: ``{"text": str, "render": [block, ...]}``; see games.render."""
+
+
+class Game(ABC):
+    """One state of one match. Subclasses set ``spec`` and ``Config`` and write the hooks."""
+
+    spec: ClassVar[GameSpec]
+    Config: ClassVar[type[GameConfig]]
+
+    config: GameConfig
+    seed: int
+    num_players: int
+    history: list[dict[int, str]]
+    is_over: bool
+    _returns: list[float]
+    _chance_index: int
+
+    @classmethod
+    def new(cls, config: GameConfig | Mapping[str, Any] | None = None, seed: int = 0) -> Self:
+        """The initial state; the same (config, seed) always gives the same match."""
+        spec = cls.spec
+        cfg = spec.default_config if config is None else make_config(cls.Config, config)
+        if not spec.min_players <= cfg.players <= spec.max_players:
+            span = f"{spec.min_players}" if spec.min_players == spec.max_players else f"{spec.min_players} to {spec.max_players}"
+            raise ConfigError(f"{spec.name} is played by {span} players, not {cfg.players}")
+        if not isinstance(seed, int) or seed < 0:
+            raise ConfigError(f"the seed must be a non-negative integer, got {seed!r}")
+        state = cls.__new__(cls)
+        state.config = cfg
+        state.seed = seed
+        state.num_players = cfg.players
+        state.history = []
+        state.is_over = False
+        state._returns = [0.0] * cfg.players
+        state._chance_index = 0
+        state._setup()
+        return state
+
+    def chance(self) -> ChanceRng:
+        """The generator of the next chance event; call it once per event, in rule order."""
+        rng = ChanceRng(self.seed, self._chance_index)
+        self._chance_index += 1
+        return rng
+
+    # ---- the rules: what a game writes -------------------------------------------------
+
+    @abstractmethod
+    def _setup(self) -> None:
+        """Lay out the initial position (config, seed and players are already set)."""
+
+    @abstractmethod
+    def to_move(self) -> tuple[int, ...]:
+        """The seats that act at this step; several in a simultaneous step, none at the end."""
+
+    @abstractmethod
+    def legal_actions(self, seat: int) -> Sequence[str] | None:
+        """The legal actions of ``seat`` now, or None when the action is free-form."""
+
+    def action_format(self, seat: int) -> str:
+        """How to write an action when ``legal_actions`` is None."""
+        return "one of the legal actions, written exactly as listed"
+
+    @abstractmethod
+    def validate(self, seat: int, action: str) -> str:
+        """The canonical form of ``action``, or IllegalAction with the reason."""
+
+    @abstractmethod
+    def _apply(self, actions: Mapping[int, str]) -> Sequence[float] | None:
+        """Apply canonical actions of every mover; return this step's rewards, if any."""
+
+    @abstractmethod
+    def observe(self, seat: int) -> Observation:
+        """Only what ``seat`` may know."""
+
+    @abstractmethod
+    def public_view(self) -> View:
+        """What a spectator of the live match may see: no hidden information."""
+
+    @abstractmethod
+    def full_view(self) -> View:
+        """Everything, for after the end."""
+
+    @classmethod
+    def random_free_action(cls, observation: Observation, rng: Any) -> str:
+        """A random well-formed action when ``legal_actions`` is None, chosen from the
+        observation alone (so a random bot works over the wire). Free-form games override it."""
+        raise NotImplementedError(f"{cls.spec.name} has no free-form actions")
+
+    # ---- the machinery every game shares -----------------------------------------------
+
+    def step(self, actions: Mapping[int, str]) -> Sequence[float] | None:
+        """Apply one action per mover, given as {seat: action}; return the step's rewards.
+
+        Validates everything before changing anything, so an IllegalAction leaves the
+        state as it was. The mapping is kept in the history when it is already canonical.
+        """
+        if self.is_over:
+            raise GameOver(f"{self.spec.name}: the game is over")
+        movers = self.to_move()
+        if len(actions) != len(movers):
+            raise IllegalAction(f"expected actions for seats {list(movers)}, got {sorted(actions)}")
+        canonical = actions
+        for seat in movers:
+            action = actions.get(seat)
+            if action is None:
+                raise IllegalAction(f"seat {seat} must act at this step")
+            fixed = self.validate(seat, action)
+            if fixed is not action and fixed != action:
+                if canonical is actions:
+                    canonical = dict(actions)
+                canonical[seat] = fixed  # type: ignore[index]
+        rewards = self._apply(canonical)
+        self.history.append(canonical if type(canonical) is dict else dict(canonical))
+        if rewards is not None:
+            totals = self._returns
+            for seat, reward in enumerate(rewards):
+                totals[seat] += reward
+        return rewards
+
+    def returns(self) -> tuple[float, ...]:
+        """Each seat's total reward so far (the final returns once the game is over)."""
+        return tuple(self._returns)
+
+    @property
+    def step_count(self) -> int:
+        return len(self.history)
+
+    def clone(self) -> Self:
+        """An independent copy, for search and enumeration."""
+        return copy.deepcopy(self)
+
+    def serialize(self) -> dict[str, Any]:
+        """Everything needed to rebuild this state: the game, config, seed and actions."""
+        return {
+            "game": self.spec.name,
+            "config": self.config.to_dict(),
+            "seed": self.seed,
+            "actions": [{str(seat): action for seat, action in step.items()} for step in self.history],
+        }
+
+    @classmethod
+    def replay(
+        cls,
+        actions: Sequence[Mapping[int | str, str]],
+        config: GameConfig | Mapping[str, Any] | None = None,
+        seed: int = 0,
+    ) -> Self:
+        """Rebuild a state by applying a recorded action log from the start."""
+        state = cls.new(config, seed)
+        for step in actions:
+            state.step({int(seat): action for seat, action in step.items()})
+        return state
+
+    @classmethod
+    def deserialize(cls, record: Mapping[str, Any]) -> Self:
+        if record.get("game") != cls.spec.name:
+            raise GameError(f"record is of game {record.get('game')!r}, not {cls.spec.name!r}")
+        return cls.replay(record["actions"], record.get("config"), int(record.get("seed", 0)))

@@ -1,0 +1,61 @@
+"""The generic view structure, so a spectator can draw any game without its code.
+
+A view is ``{"text": str, "render": [block, ...]}``. Each block is a dict with a
+``type``: ``grid`` (rows of cell strings, optional labels), ``cards`` (labelled groups
+of cards, a hidden card written ``"?"``), ``chat`` (messages by seat), ``facts``
+(label-value pairs such as pot or round), or ``text``. A client that meets an unknown
+type shows the view's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from games.api import View
+
+
+def grid(
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "grid", "rows": [list(r) for r in rows]}
+    if title:
+        block["title"] = title
+    if row_labels is not None:
+        block["row_labels"] = list(row_labels)
+    if col_labels is not None:
+        block["col_labels"] = list(col_labels)
+    return block
+
+
+def cards(groups: Sequence[tuple[str, Sequence[str]]], *, title: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "cards", "groups": [{"label": label, "cards": list(cs)} for label, cs in groups]}
+    if title:
+        block["title"] = title
+    return block
+
+
+def chat(messages: Sequence[tuple[int, str]], *, title: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "chat", "messages": [{"seat": seat, "text": text} for seat, text in messages]}
+    if title:
+        block["title"] = title
+    return block
+
+
+def facts(items: Mapping[str, Any], *, title: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "facts", "items": [[str(k), str(v)] for k, v in items.items()]}
+    if title:
+        block["title"] = title
+    return block
+
+
+def text(body: str) -> dict[str, Any]:
+    return {"type": "text", "text": body}
+
+
+def view(summary: str, *blocks: dict[str, Any]) -> View:
+    return {"text": summary, "render": list(blocks)}
