@@ -1,4 +1,7 @@
-"""A person at the terminal: shown the observation and the legal actions, types a move."""
+"""A person at the terminal: shown the observation and the legal actions, types a move.
+
+Prompts go to stderr so that stdout stays clean for `arena play --json`.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ class HumanBot(Bot):
     description = "You, at the terminal: shows your observation and legal actions and reads your move."
 
     def act(self, turn: Turn) -> str:
-        out = sys.stdout
+        out = sys.stderr
         if turn.retry_reason:
             print(f"\nNot accepted: {turn.retry_reason}. Try again.", file=out)
         else:

@@ -61,9 +61,13 @@ def violations(root: Path) -> list[str]:
                         if not lazy and _matches(name, ROOT_ONLY_INSIDE_FUNCTIONS):
                             found.append(f"{where}: the composition root imports {name} at module level")
                         continue
-                    if package == "tui" and _matches(name, ("arena",)) and not _matches(name, TUI_MAY_USE_FROM_ARENA):
-                        if name != "arena":
-                            found.append(f"{where}: tui imports {name} (only arena.protocol)")
+                    if (
+                        package == "tui"
+                        and _matches(name, ("arena",))
+                        and name != "arena"
+                        and not _matches(name, TUI_MAY_USE_FROM_ARENA)
+                    ):
+                        found.append(f"{where}: tui imports {name} (only arena.protocol)")
                     found += [f"{where}: {package} imports {name}" for _ in _matches(name, FORBIDDEN[package])]
                     if not lazy:
                         found += [

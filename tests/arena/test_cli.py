@@ -1,0 +1,134 @@
+"""The `arena` command: listings, play, demo, the human seat, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import games
+from arena.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_games_lists_every_game_with_its_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "games")
+    assert code == 0
+    for name in games.names():
+        assert name in out
+    assert "social_dilemma" in out and "hidden info" in out
+
+
+def test_games_json_carries_the_spec_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "games", "--json")
+    specs = {spec["name"]: spec for spec in json.loads(out)}
+    assert code == 0 and set(specs) == set(games.names())
+    kuhn = specs["kuhn-poker"]
+    assert kuhn["zero_sum"] and kuhn["hidden_information"] and kuhn["players"] == [2, 2]
+    assert kuhn["min_return"] == -2 and kuhn["max_return"] == 2
+    assert specs["iterated-prisoners-dilemma"]["simultaneous"]
+    assert specs["mini-hanabi"]["teams"] == "all"
+
+
+def test_bots_can_be_filtered_by_game(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "bots", "--game", "connect-four", "--json")
+    names = {bot["name"]: bot for bot in json.loads(out)}
+    assert code == 0 and "alphabeta" in names and "random" in names and "perfect" not in names
+    assert names["alphabeta"]["options"]["depth"]["type"] == "int"
+
+
+def test_play_json_prints_the_match_record(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "play",
+        "iterated-prisoners-dilemma",
+        "--seat",
+        "tit-for-tat",
+        "--seat",
+        "always-defect",
+        "--config",
+        "rounds=10",
+        "--json",
+    )
+    record = json.loads(out)
+    assert code == 0
+    assert record["returns"] == [9.0, 14.0] and record["reason"] == "complete"
+    assert len(record["actions"]) == 10 and record["players"] == ["tit-for-tat", "always-defect"]
+
+
+def test_play_shows_every_turn_and_the_result(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "play", "tic-tac-toe", "--seat", "perfect", "--seat", "perfect", "--seed", "4")
+    assert code == 0
+    assert out.count("step ") == 9 and "draw" in out and "a b c" in out
+
+
+def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("play", "kuhn-poker", "--seat", "random", "--seat", "equilibrium", "--seed", "9", "--json")
+    first = json.loads(run(capsys, *argv)[1])
+    second = json.loads(run(capsys, *argv)[1])
+    assert first["actions"] == second["actions"] and first["returns"] == second["returns"]
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("play tic-tac-to --seat random --seat random", "unknown game 'tic-tac-to'; did you mean 'tic-tac-toe'?"),
+        ("play tic-tac-toe --seat randm --seat random", "unknown bot 'randm'; did you mean 'random'?"),
+        ("play tic-tac-toe --seat random", "needs 2 --seat options, got 1"),
+        ("play tic-tac-toe --seat alphabeta --seat random", "bot 'alphabeta' plays connect-four, not tic-tac-toe"),
+        ("play connect-four --seat alphabeta:depht=3 --seat random", "has no option 'depht'; did you mean 'depth'"),
+        ("play connect-four --seat alphabeta:depth=deep --seat random", "'depth' must be an integer"),
+        ("play iterated-prisoners-dilemma --seat random --seat random --config rounds=x", "'rounds'"),
+        ("play iterated-prisoners-dilemma --seat random --seat random --config nonsense", "key=value"),
+        ("bots --game chess", "unknown game 'chess'"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFixture[str], command: str, message: str) -> None:
+    code, out, err = run(capsys, *command.split())
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("arena: error: ") and message in err
+
+
+def test_demo_plays_every_game(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "demo", "--json")
+    rows = json.loads(out)
+    assert code == 0 and sorted(row["game"] for row in rows) == games.names()
+    assert all(row["status"] == "finished" and row["reason"] == "complete" for row in rows)
+
+
+def test_a_human_seat_plays_from_the_terminal_and_is_asked_again_after_an_illegal_move() -> None:
+    # The installed console script, as a user runs it: an illegal move, then legal ones.
+    moves = "z9\nb2\n[a1]\nc3\na3\nc1\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "play", "tic-tac-toe", "--seat", "human", "--seat", "perfect", "--json"],
+        input=moves,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Not accepted: 'z9' is not a cell" in done.stderr
+    assert "Legal actions: a1, b1, c1, a2, b2, c2, a3, b3, c3" in done.stderr
+    record = json.loads(done.stdout)
+    human_moves = [step["0"] for step in record["actions"] if "0" in step]
+    assert human_moves[:2] == ["b2", "a1"]
+
+
+def test_a_human_whose_input_closes_resigns() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "play", "tic-tac-toe", "--seat", "human", "--seat", "random", "--json"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["reason"] == "resign" and record["outcomes"] == ["forfeit", "win"]

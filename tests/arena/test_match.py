@@ -1,0 +1,271 @@
+"""play_match: turns, clocks, retries, forfeits, voids, events and the record."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+
+import pytest
+import trio
+
+from arena.match import Clock, MatchEvent, play_match
+from arena.seats import LocalSeat, Move, SeatForfeit, Turn
+from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
+from games.mini_hanabi import MiniHanabi
+from games.tic_tac_toe import TicTacToe
+
+
+def scripted(actions: Sequence[str | None], name: str = "scripted") -> LocalSeat:
+    """A seat that answers the given actions in order (None: a reply with no action)."""
+    queue = list(actions)
+
+    async def policy(turn: Turn) -> Move:
+        return Move(action=queue.pop(0), raw="reply")
+
+    return LocalSeat(policy, name=name)
+
+
+def first_legal(name: str = "first") -> LocalSeat:
+    async def policy(turn: Turn) -> str:
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    return LocalSeat(policy, name=name)
+
+
+@pytest.mark.trio
+async def test_a_complete_match_records_returns_outcomes_and_the_action_log() -> None:
+    x = scripted(["a1", "a2", "a3"], "x")
+    o = scripted(["b1", "b2"], "o")
+    result = await play_match(TicTacToe, [x, o], seed=5, match_id="m1")
+    assert result.status == "finished" and result.reason == "complete"
+    assert result.returns == [1.0, -1.0]
+    assert result.outcomes == ["win", "loss"] and result.ranks == [1, 2]
+    assert result.actions == [{0: "a1"}, {1: "b1"}, {0: "a2"}, {1: "b2"}, {0: "a3"}]
+    assert [(t.seat, t.step, t.action, t.accepted) for t in result.turns][-1] == (0, 4, "a3", True)
+    assert result.turns[-1].reward == 1.0 and result.turns[-2].reward == -1.0
+    assert result.players == ["x", "o"] and result.match_id == "m1" and result.seed == 5
+    json.dumps(result.to_dict())
+
+
+@pytest.mark.trio
+async def test_illegal_answers_are_retried_with_the_reason_then_accepted() -> None:
+    reasons: list[str | None] = []
+
+    async def picky(turn: Turn) -> str:
+        reasons.append(turn.retry_reason)
+        assert turn.legal_actions
+        return turn.legal_actions[0] if turn.attempt == 2 else "z9"
+
+    result = await play_match(TicTacToe, [LocalSeat(picky), first_legal()], max_retries=2, clock=Clock(move_ms=5_000))
+    assert result.reason == "complete"
+    assert reasons[0] is None
+    assert reasons[1] == reasons[2] == "'z9' is not a cell; cells are a1 to c3 (column letter, then row)"
+    first_three = result.turns[:3]
+    assert [t.accepted for t in first_three] == [False, False, True]
+    assert [t.attempt for t in first_three] == [0, 1, 2]
+    assert first_three[0].rejection is not None and "not a cell" in first_three[0].rejection
+
+
+@pytest.mark.trio
+async def test_k_plus_one_illegal_answers_forfeit_and_record_the_reason() -> None:
+    result = await play_match(TicTacToe, [first_legal(), scripted(["a1", "a1", "a1"])], max_retries=2)
+    assert result.reason == "illegal" and result.forfeit_seat == 1
+    assert "3 illegal answers" in result.detail and "already taken" in result.detail
+    assert result.returns == [1.0, -1.0]
+    assert result.outcomes == ["win", "forfeit"]
+    assert [t.accepted for t in result.turns if t.seat == 1] == [False, False, False]
+
+
+@pytest.mark.trio
+async def test_a_reply_without_an_action_counts_as_a_format_error_and_a_retry() -> None:
+    result = await play_match(TicTacToe, [scripted([None, "b2", "a1", "c1"]), scripted(["a2", "a3", "c3"])], max_retries=1)
+    record = result.turns[0]
+    assert record.format_error and not record.accepted and record.rejection is not None
+    assert "no action" in record.rejection
+    assert result.turns[1].accepted and result.turns[1].action == "b2"
+
+
+@pytest.mark.trio
+async def test_a_seat_that_sleeps_past_its_deadline_forfeits_on_time(autojump_clock: trio.testing.MockClock) -> None:
+    async def sleeper(turn: Turn) -> str:
+        await trio.sleep(60)
+        return "b2"
+
+    result = await play_match(TicTacToe, [first_legal(), LocalSeat(sleeper)], clock=Clock(move_ms=1_000, grace_ms=500))
+    assert result.reason == "timeout" and result.forfeit_seat == 1
+    assert "1000 ms" in result.detail
+    assert result.returns == [1.0, -1.0] and result.outcomes == ["win", "forfeit"]
+
+
+@pytest.mark.trio
+async def test_the_grace_period_saves_a_move_just_past_the_budget(autojump_clock: trio.testing.MockClock) -> None:
+    async def late(turn: Turn) -> str:
+        await trio.sleep(1.2)
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    result = await play_match(TicTacToe, [LocalSeat(late), first_legal()], clock=Clock(move_ms=1_000, grace_ms=500))
+    assert result.reason == "complete"
+
+
+@pytest.mark.trio
+async def test_the_bank_pays_for_slow_moves_until_it_runs_out(autojump_clock: trio.testing.MockClock) -> None:
+    deadlines: list[int | None] = []
+
+    async def slow(turn: Turn) -> str:
+        deadlines.append(turn.deadline_ms)
+        await trio.sleep(2.0)
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    result = await play_match(TicTacToe, [LocalSeat(slow), first_legal()], clock=Clock(move_ms=1_000, grace_ms=0, bank_ms=2_500))
+    # Each move spends 1 s beyond the budget: the bank goes 2500 -> 1500 -> 500, then the third move times out.
+    assert deadlines[0] == 3_500 and deadlines[1] == 2_500 and deadlines[2] == 1_500
+    assert result.reason == "timeout" and result.forfeit_seat == 0
+
+
+@pytest.mark.trio
+async def test_a_synchronous_policy_stuck_in_a_thread_is_abandoned_by_the_clock() -> None:
+    stop = threading.Event()
+
+    def stuck(turn: Turn) -> str:
+        stop.wait(10)
+        return "b2"
+
+    with trio.fail_after(5):
+        result = await play_match(TicTacToe, [LocalSeat(stuck), first_legal()], clock=Clock(move_ms=100, grace_ms=50))
+    stop.set()
+    assert result.reason == "timeout" and result.forfeit_seat == 0
+
+
+@pytest.mark.trio
+async def test_a_crashing_policy_forfeits_with_the_error() -> None:
+    async def broken(turn: Turn) -> str:
+        raise ZeroDivisionError("oops")
+
+    result = await play_match(TicTacToe, [first_legal(), LocalSeat(broken)])
+    assert result.reason == "crash" and result.forfeit_seat == 1 and "ZeroDivisionError: oops" in result.detail
+
+
+@pytest.mark.trio
+async def test_a_seat_that_resigns_forfeits_with_its_reason() -> None:
+    async def resigner(turn: Turn) -> str:
+        raise SeatForfeit("resign", "lost cause")
+
+    result = await play_match(TicTacToe, [LocalSeat(resigner), first_legal()])
+    assert (result.reason, result.detail, result.forfeit_seat) == ("resign", "lost cause", 0)
+    assert result.outcomes == ["forfeit", "win"]
+
+
+class BrokenTicTacToe(TicTacToe):
+    """A game whose rules crash mid-match: the engine's fault, not a seat's."""
+
+    def _apply(self, actions):  # type: ignore[no-untyped-def]
+        if self.step_count == 2:
+            raise RuntimeError("rules bug")
+        return super()._apply(actions)
+
+
+@pytest.mark.trio
+async def test_an_engine_fault_voids_the_match_and_scores_nobody() -> None:
+    result = await play_match(BrokenTicTacToe, [first_legal(), first_legal()])
+    assert result.status == "void" and result.reason == "void" and "rules bug" in result.detail
+    assert result.outcomes == ["void", "void"] and result.returns == [0.0, 0.0]
+
+
+@pytest.mark.trio
+async def test_simultaneous_seats_are_asked_concurrently() -> None:
+    # Each seat waits for the other to have been asked: asking one after the other would deadlock.
+    asked = [trio.Event(), trio.Event()]
+
+    def waiting(seat: int) -> LocalSeat:
+        async def policy(turn: Turn) -> str:
+            asked[seat].set()
+            await asked[1 - seat].wait()
+            return "cooperate"
+
+        return LocalSeat(policy)
+
+    with trio.fail_after(5):
+        result = await play_match(IteratedPrisonersDilemma, [waiting(0), waiting(1)], config={"rounds": 1})
+    assert result.reason == "complete" and result.returns == [3.0, 3.0]
+
+
+@pytest.mark.trio
+async def test_a_forfeit_in_a_simultaneous_step_cancels_the_other_seat(autojump_clock: trio.testing.MockClock) -> None:
+    cancelled = []
+
+    async def patient(turn: Turn) -> str:
+        try:
+            await trio.sleep(5)
+        except trio.Cancelled:
+            cancelled.append(turn.seat)
+            raise
+        return "defect"
+
+    async def crashes(turn: Turn) -> str:
+        raise ValueError("bad bot")
+
+    result = await play_match(IteratedPrisonersDilemma, [LocalSeat(patient), LocalSeat(crashes)], config={"rounds": 3})
+    assert result.reason == "crash" and result.forfeit_seat == 1 and cancelled == [0]
+    # not zero-sum: the forfeiter gets the minimum return, the other keeps what it had
+    assert result.returns == [0.0, 0.0] and result.outcomes == ["ranked", "forfeit"]
+
+
+@pytest.mark.trio
+async def test_per_round_rewards_belong_to_each_seats_last_turn() -> None:
+    moves = {0: ["cooperate", "defect"], 1: ["cooperate", "cooperate"]}
+
+    def seat(s: int) -> LocalSeat:
+        async def policy(turn: Turn) -> str:
+            return moves[s][turn.step]
+
+        return LocalSeat(policy)
+
+    result = await play_match(IteratedPrisonersDilemma, [seat(0), seat(1)], config={"rounds": 2})
+    rewards = {(t.seat, t.step): t.reward for t in result.turns}
+    assert rewards == {(0, 0): 3.0, (1, 0): 3.0, (0, 1): 5.0, (1, 1): 0.0}
+    assert result.returns == [8.0, 3.0] and result.ranks == [1, 2]
+
+
+@pytest.mark.trio
+async def test_a_forfeit_in_a_team_game_costs_the_whole_team() -> None:
+    async def resigner(turn: Turn) -> str:
+        raise SeatForfeit("resign")
+
+    result = await play_match(MiniHanabi, [LocalSeat(resigner), first_legal()])
+    assert result.returns == [0.0, 0.0] and result.outcomes == ["forfeit", "ranked"]
+
+
+@pytest.mark.trio
+async def test_events_cover_start_turns_steps_and_the_end_in_order() -> None:
+    events: list[MatchEvent] = []
+    result = await play_match(TicTacToe, [scripted(["a1", "q", "a2", "a3"]), scripted(["b1", "b2"])], on_event=events.append)
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "start" and kinds[-1] == "end"
+    assert kinds.count("step") == len(result.actions) == 5
+    assert kinds.count("rejected") == 1
+    assert kinds.count("turn") == len(result.turns) == 6
+    step_views = [e.data["view"] for e in events if e.kind == "step"]
+    assert all("render" in view and "text" in view for view in step_views)
+    assert events[-1].data["result"] is result
+
+
+@pytest.mark.trio
+async def test_async_event_handlers_are_awaited() -> None:
+    seen: list[str] = []
+
+    async def handler(event: MatchEvent) -> None:
+        await trio.sleep(0)
+        seen.append(event.kind)
+
+    await play_match(TicTacToe, [scripted(["a1", "a2", "a3"]), scripted(["b1", "b2"])], on_event=handler)
+    assert seen[0] == "start" and seen[-1] == "end"
+
+
+@pytest.mark.trio
+async def test_a_wrong_seat_count_is_refused_before_anything_starts() -> None:
+    with pytest.raises(ValueError, match="needs 2 seats, got 1"):
+        await play_match(TicTacToe, [first_legal()])

@@ -1,0 +1,156 @@
+"""Properties every registered game must have, whatever its rules.
+
+Random legal play from any seed ends without error and within the return bounds;
+zero-sum games sum to zero; everything a game shows is JSON; the same seed and actions
+give the same record; a replay rebuilds the final state; matches with the same seed see
+the same chance events whatever their seats do.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from importlib.metadata import EntryPoint
+from typing import ClassVar
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import games
+import games.registry
+from games.api import Game
+from games.chance import ChanceRng
+from games.tic_tac_toe import TicTacToe
+
+GAMES = games.all()
+STEP_LIMIT = 2_000
+
+
+def ids(game: type[Game]) -> str:
+    return game.spec.name
+
+
+def random_joint_action(state: Game, rng: random.Random) -> dict[int, str]:
+    actions = {}
+    for seat in state.to_move():
+        legal = state.legal_actions(seat)
+        actions[seat] = rng.choice(legal) if legal is not None else type(state).random_free_action(state.observe(seat), rng)
+    return actions
+
+
+def play_randomly(game: type[Game], seed: int, rng: random.Random) -> Iterator[Game]:
+    """Yield the state after every step of a random legal playout."""
+    state = game.new(None, seed)
+    yield state
+    for _ in range(STEP_LIMIT):
+        if state.is_over:
+            return
+        state.step(random_joint_action(state, rng))
+        yield state
+    raise AssertionError(f"{game.spec.name} did not end within {STEP_LIMIT} steps")
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(min_value=0, max_value=2**63), play_seed=st.integers(min_value=0, max_value=2**32))
+def test_random_legal_play_ends_without_error_within_the_bounds(game: type[Game], seed: int, play_seed: int) -> None:
+    rng = random.Random(play_seed)
+    for state in play_randomly(game, seed, rng):
+        for seat in range(state.num_players):
+            observation = state.observe(seat)
+            assert observation.text
+            json.dumps(observation.data)
+        json.dumps(state.public_view())
+    assert state.is_over and state.to_move() == ()
+    returns = state.returns()
+    low, high = state.config.return_bounds()
+    assert all(low - 1e-9 <= r <= high + 1e-9 for r in returns), (returns, low, high)
+    if game.spec.zero_sum:
+        assert sum(returns) == pytest.approx(0.0, abs=1e-9)
+    if game.spec.teams == "all":
+        assert len(set(returns)) == 1
+    json.dumps(state.full_view())
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_every_legal_action_belongs_to_the_fixed_action_space(game: type[Game]) -> None:
+    space = game.spec.action_space
+    if space is None:
+        pytest.skip("no fixed action space")
+    assert len(set(space)) == len(space)
+    rng = random.Random(1)
+    for seed in range(20):
+        for state in play_randomly(game, seed, rng):
+            for seat in state.to_move():
+                legal = state.legal_actions(seat)
+                assert legal is not None and set(legal) <= set(space)
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_the_same_seed_and_actions_give_an_identical_record(game: type[Game]) -> None:
+    for seed in range(5):
+        final = list(play_randomly(game, seed, random.Random(seed)))[-1]
+        again = game.replay(final.history, final.config, seed)
+        assert again.serialize() == final.serialize()
+        assert again.returns() == final.returns()
+        assert again.full_view() == final.full_view()
+        assert [again.observe(s) for s in range(again.num_players)] == [final.observe(s) for s in range(final.num_players)]
+        record = json.loads(json.dumps(final.serialize()))
+        assert game.deserialize(record).full_view() == final.full_view()
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_a_seat_that_is_not_to_move_has_no_legal_action(game: type[Game]) -> None:
+    state = game.new(None, 3)
+    waiting = [seat for seat in range(state.num_players) if seat not in state.to_move()]
+    for seat in waiting:
+        assert not state.legal_actions(seat)
+
+
+class RecordingRng(ChanceRng):
+    """Logs every draw of one chance event."""
+
+    log: ClassVar[dict[tuple[int, int], list[int]]] = {}
+
+    def __init__(self, seed: int, index: int) -> None:
+        super().__init__(seed, index)
+        self.key = (seed, index)
+        self.draws = RecordingRng.log.setdefault(self.key, [])
+
+    def bits(self) -> int:
+        value = super().bits()
+        self.draws.append(value)
+        return value
+
+
+@pytest.mark.parametrize("game", [g for g in GAMES if g.spec.chance], ids=ids)
+def test_matches_with_the_same_seed_see_the_same_chance_events(game: type[Game], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("games.api.ChanceRng", RecordingRng)
+    logs = []
+    for play_seed in range(50):  # the same match seed, players that act differently
+        RecordingRng.log = {}
+        final = list(play_randomly(game, 42, random.Random(play_seed)))[-1]
+        if not logs or final.history != logs[0][1]:
+            logs.append((RecordingRng.log, final.history))
+        if len(logs) == 2:
+            break
+    assert len(logs) == 2, "no two playouts differed, so the test would mean nothing"
+    (first, _), (second, _) = logs
+    assert first, "a game with chance drew nothing"
+    for key in first.keys() & second.keys():
+        shorter, longer = sorted((first[key], second[key]), key=len)
+        assert longer[: len(shorter)] == shorter
+
+
+def test_games_from_entry_points_join_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Noughts(TicTacToe):
+        spec = TicTacToe.spec.__class__(**{**TicTacToe.spec.__dict__, "name": "noughts"})
+
+    monkeypatch.setattr(games.registry, "_registry", {})
+    monkeypatch.setitem(globals(), "Noughts", Noughts)
+    entry = EntryPoint(name="noughts", value=f"{__name__}:Noughts", group=games.registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
+    assert games.get("noughts") is Noughts
+    assert "tic-tac-toe" in games.names()

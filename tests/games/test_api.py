@@ -1,0 +1,123 @@
+"""The shared game machinery: configs, chance, stepping, serialisation, the registry."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+import games
+from games.api import ConfigError, GameOver, IllegalAction, make_config
+from games.chance import ChanceRng
+from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
+from games.tic_tac_toe import TicTacToe
+
+
+def test_unknown_config_key_names_the_key_and_the_closest_one() -> None:
+    with pytest.raises(ConfigError, match="unknown config key 'round'; did you mean 'rounds'"):
+        IteratedPrisonersDilemma.new({"round": 3})
+
+
+def test_command_line_strings_are_parsed_by_the_field_type() -> None:
+    config = make_config(IteratedPrisonersDilemma.Config, {"rounds": "4", "cheap_talk": "yes", "temptation": "5.5"})
+    assert (config.rounds, config.cheap_talk, config.temptation) == (4, True, 5.5)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"rounds": "four"}, "config key 'rounds' must be an integer, got 'four'"),
+        ({"cheap_talk": "maybe"}, "config key 'cheap_talk' must be true or false"),
+        ({"rounds": 2.5}, "config key 'rounds' must be an integer, got 2.5"),
+    ],
+)
+def test_config_values_of_the_wrong_type_are_refused_with_the_key(values: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        IteratedPrisonersDilemma.new(values)
+
+
+def test_a_player_count_outside_the_spec_is_refused() -> None:
+    with pytest.raises(ConfigError, match="tic-tac-toe is played by 2 players, not 3"):
+        TicTacToe.new({"players": 3})
+
+
+def test_a_negative_seed_is_refused() -> None:
+    with pytest.raises(ConfigError, match="non-negative"):
+        TicTacToe.new(None, -1)
+
+
+def test_config_overrides_list_only_the_changed_keys() -> None:
+    config = make_config(IteratedPrisonersDilemma.Config, {"rounds": 3})
+    assert config.overrides() == {"rounds": 3}
+    assert make_config(IteratedPrisonersDilemma.Config, None).overrides() == {}
+
+
+def test_chance_draws_depend_only_on_seed_and_event_index() -> None:
+    first = [ChanceRng(7, 3).bits() for _ in range(3)]
+    again = [ChanceRng(7, 3).bits() for _ in range(3)]
+    assert first == again
+    assert ChanceRng(7, 4).bits() != first[0]
+    assert ChanceRng(8, 3).bits() != first[0]
+    assert ChanceRng(2**70, 0).bits() != ChanceRng(0, 0).bits()
+
+
+def test_chance_draws_are_uniform_enough() -> None:
+    counts = collections.Counter(ChanceRng(seed, 0).randrange(6) for seed in range(60_000))
+    assert set(counts) == set(range(6))
+    assert all(abs(count - 10_000) < 400 for count in counts.values()), counts  # > 4 standard deviations
+    deck = list(range(10))
+    ChanceRng(1, 0).shuffle(deck)
+    assert sorted(deck) == list(range(10)) and deck != list(range(10))
+    assert 0.0 <= ChanceRng(3, 1).random() < 1.0
+
+
+def test_an_illegal_step_changes_nothing() -> None:
+    state = TicTacToe.new()
+    state.step({0: "b2"})
+    before = state.serialize()
+    with pytest.raises(IllegalAction, match="already taken"):
+        state.step({1: "b2"})
+    with pytest.raises(IllegalAction, match=r"expected actions for seats \[1\]"):
+        state.step({0: "a1", 1: "a2"})
+    with pytest.raises(IllegalAction, match="seat 1 must act"):
+        state.step({0: "a1"})
+    assert state.serialize() == before and state.to_move() == (1,)
+
+
+def test_canonical_forms_are_kept_in_the_history() -> None:
+    state = TicTacToe.new()
+    state.step({0: " B2 "})
+    assert state.history == [{0: "b2"}]
+
+
+def test_a_finished_game_refuses_more_steps() -> None:
+    state = TicTacToe.replay([{0: "a1"}, {1: "b1"}, {0: "a2"}, {1: "b2"}, {0: "a3"}])
+    assert state.is_over and state.returns() == (1.0, -1.0)
+    with pytest.raises(GameOver):
+        state.step({1: "c3"})
+
+
+def test_serialise_then_deserialise_rebuilds_the_same_state() -> None:
+    state = IteratedPrisonersDilemma.new({"rounds": 3}, seed=11)
+    state.step({0: "c", 1: "D"})
+    record = state.serialize()
+    rebuilt = IteratedPrisonersDilemma.deserialize(record)
+    assert rebuilt.serialize() == record
+    assert rebuilt.returns() == state.returns() and rebuilt.observe(0) == state.observe(0)
+
+
+def test_deserialising_another_games_record_is_refused() -> None:
+    with pytest.raises(games.api.GameError, match="is of game 'tic-tac-toe'"):
+        IteratedPrisonersDilemma.deserialize(TicTacToe.new().serialize())
+
+
+def test_an_unknown_game_suggests_the_closest_name() -> None:
+    with pytest.raises(KeyError, match="unknown game 'tic-tac-to'; did you mean 'tic-tac-toe'"):
+        games.get("tic-tac-to")
+
+
+def test_the_registry_holds_the_six_foundation_games_in_all_four_categories() -> None:
+    names = games.names()
+    for name in ("tic-tac-toe", "connect-four", "kuhn-poker", "iterated-prisoners-dilemma", "mini-hanabi", "item-negotiation"):
+        assert name in names
+    assert {game.spec.category for game in games.all()} == {"competitive", "cooperative", "social_dilemma", "negotiation"}
