@@ -129,15 +129,18 @@ def _printer(names: Sequence[str]) -> Callable[[Any], None]:
     return show
 
 
+def _outcome_words(result: Any) -> list[str]:
+    """Outcomes for people: ranked games say the rank."""
+    return [f"rank {rank}" if word == "ranked" else word for word, rank in zip(result.outcomes, result.ranks, strict=True)]
+
+
 def _print_result(result: Any) -> None:
     print(f"\n{result.game}: {result.status}, {result.reason}" + (f" ({result.detail})" if result.detail else ""))
+    words = _outcome_words(result)
     rows = [
-        (seat, name, f"{ret:g}", outcome, rank)
-        for seat, (name, ret, outcome, rank) in enumerate(
-            zip(result.players, result.returns, result.outcomes, result.ranks, strict=True)
-        )
+        (seat, name, f"{ret:g}", words[seat]) for seat, (name, ret) in enumerate(zip(result.players, result.returns, strict=True))
     ]
-    print(_table(rows, ("seat", "player", "return", "outcome", "rank")))
+    print(_table(rows, ("seat", "player", "return", "outcome")))
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -179,12 +182,13 @@ def demo_lineup(game_name: str, players: int) -> list[str]:
     import games
     from bots.registry import all_bots
 
-    experts = [bot.name for bot in all_bots(game_name) if bot.games is not None]
+    experts = sorted((not bot.showcase, bot.name) for bot in all_bots(game_name) if bot.games is not None)
     if not experts:
         return ["random"] * players
+    expert = experts[0][1]
     if games.get(game_name).spec.category == "cooperative":
-        return [experts[0]] * players
-    return [experts[0]] + ["random"] * (players - 1)
+        return [expert] * players
+    return [expert] + ["random"] * (players - 1)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -210,7 +214,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             r.game,
             " vs ".join(r.players),
             " / ".join(f"{x:g}" for x in r.returns),
-            " / ".join(r.outcomes),
+            " / ".join(_outcome_words(r)),
             r.reason,
             len(r.actions),
         )

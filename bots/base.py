@@ -22,6 +22,8 @@ class Bot(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     games: ClassVar[tuple[str, ...] | None] = None
+    showcase: ClassVar[bool] = False
+    """The bot to show a newcomer for its games: the strongest or most telling one."""
 
     def __init__(self, game: str, seed: int = 0) -> None:
         self.game = game

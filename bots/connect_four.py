@@ -137,6 +137,7 @@ class Search:
 @register
 class AlphaBetaConnectFour(Bot):
     name = "alphabeta"
+    showcase = True
     description = "Negamax with alpha-beta pruning to a fixed depth, centre first, threat-aware evaluation."
     games = ("connect-four",)
 

@@ -83,6 +83,7 @@ def _hint_value(action: str) -> str:
 @register
 class HanabiHeuristic(Bot):
     name = "hanabi-heuristic"
+    showcase = True
     description = (
         "Convention bot: plays cards it knows are playable, hints playable cards, discards known-useless "
         "or the oldest unhinted card."

@@ -44,6 +44,7 @@ def bet_probabilities(alpha: float) -> dict[tuple[str, tuple[str, ...]], float]:
 @register
 class KuhnEquilibrium(Bot):
     name = "equilibrium"
+    showcase = True
     description = "Kuhn's closed-form Nash equilibrium; alpha in [0, 1/3] picks the first player's bluffing rate."
     games = ("kuhn-poker",)
 

@@ -23,6 +23,7 @@ ACCEPT_MESSAGE = "Thank you, that works for me. Deal."
 @register
 class NegotiationHeuristic(Bot):
     name = "negotiation-heuristic"
+    showcase = True
     description = "Keeps the items it values most, concedes as the turns run out, accepts offers worth enough to it."
     games = ("item-negotiation",)
 

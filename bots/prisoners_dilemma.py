@@ -37,6 +37,7 @@ class PrisonersDilemmaBot(Bot):
 @register
 class TitForTat(PrisonersDilemmaBot):
     name = "tit-for-tat"
+    showcase = True
     description = "Cooperates first, then copies the other player's previous move."
     message = "I will cooperate as long as you do, and answer a defection with a defection."
 

@@ -51,6 +51,7 @@ def masks(rows: Sequence[str], mark: str) -> tuple[int, int]:
 @register
 class PerfectTicTacToe(Bot):
     name = "perfect"
+    showcase = True
     description = "Minimax over every position: never loses, wins as fast as it can, random among equal moves."
     games = ("tic-tac-toe",)
 
