@@ -22,7 +22,7 @@ import inspect
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import trio
@@ -198,28 +198,12 @@ class _Match:
         started = trio.current_time()
         deadline = started + (budget_ms + self.clock.grace_ms) / 1000
         reason: str | None = None
-        observation = state.observe(seat)
-        legal = state.legal_actions(seat)
-        legal_list = None if legal is None else tuple(legal)
-        action_format = state.action_format(seat) if legal is None else None
+        first = Turn.of(state, seat, match_id=self.match_id, players=self.players)
+        legal_list = None if first.legal_actions is None else list(first.legal_actions)
         for attempt in range(self.max_retries + 1):
             asked = trio.current_time()
             remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
-            turn = Turn(
-                match_id=self.match_id,
-                game=state.spec.name,
-                seat=seat,
-                step=step,
-                attempt=attempt,
-                observation=observation,
-                legal_actions=legal_list,
-                action_format=action_format,
-                deadline_ms=remaining_ms,
-                retry_reason=reason,
-                rules=state.spec.rules,
-                players=self.players,
-                config=self.config,
-            )
+            turn = replace(first, attempt=attempt, deadline_ms=remaining_ms, retry_reason=reason)
             await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=remaining_ms)
             move = await self._answer(seat, turn, deadline)
             think_ms = (trio.current_time() - asked) * 1000
@@ -227,8 +211,8 @@ class _Match:
                 seat=seat,
                 step=step,
                 attempt=attempt,
-                observation=observation.text,
-                legal_actions=None if legal_list is None else list(legal_list),
+                observation=first.observation.text,
+                legal_actions=legal_list,
                 action=move.action,
                 accepted=False,
                 think_ms=think_ms,

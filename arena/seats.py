@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import trio
 
-from games.api import Observation
+from games.api import Game, Observation
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,25 @@ class Turn:
     rules: str = ""
     players: tuple[str, ...] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, state: Game, seat: int, **fields: Any) -> Turn:
+        """The turn ``seat`` faces in ``state``; ``fields`` set the match-level rest."""
+        legal = state.legal_actions(seat)
+        return cls(
+            match_id=fields.pop("match_id", ""),
+            game=state.spec.name,
+            seat=seat,
+            step=state.step_count,
+            attempt=fields.pop("attempt", 0),
+            observation=state.observe(seat),
+            legal_actions=None if legal is None else tuple(legal),
+            action_format=state.action_format(seat) if legal is None else None,
+            deadline_ms=fields.pop("deadline_ms", None),
+            rules=state.spec.rules,
+            config=state.config.to_dict(),
+            **fields,
+        )
 
 
 @dataclass(frozen=True)

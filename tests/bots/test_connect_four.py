@@ -25,18 +25,7 @@ def play(columns: str, config: dict[str, int] | None = None) -> ConnectFour:
 
 
 def turn_for(game: ConnectFour) -> Turn:
-    seat = game.to_move()[0]
-    return Turn(
-        match_id="test",
-        game="connect-four",
-        seat=seat,
-        step=game.step_count,
-        attempt=0,
-        observation=game.observe(seat),
-        legal_actions=tuple(game.legal_actions(seat)),
-        action_format=None,
-        deadline_ms=None,
-    )
+    return Turn.of(game, game.to_move()[0])
 
 
 def play_match(first: Bot, second: Bot, seed: int) -> tuple[float, ...]:

@@ -36,18 +36,7 @@ def initial_states() -> tuple[KuhnPoker, ...]:
 
 
 def turn_for(game: KuhnPoker) -> Turn:
-    seat = game.to_move()[0]
-    return Turn(
-        match_id="test",
-        game="kuhn-poker",
-        seat=seat,
-        step=game.step_count,
-        attempt=0,
-        observation=game.observe(seat),
-        legal_actions=tuple(game.legal_actions(seat)),
-        action_format=None,
-        deadline_ms=None,
-    )
+    return Turn.of(game, game.to_move()[0])
 
 
 def info_set(turn: Turn) -> InfoSet:

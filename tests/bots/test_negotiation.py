@@ -19,17 +19,7 @@ Policy = Callable[[Turn], str]
 
 
 def turn_for(state: ItemNegotiation, seat: int) -> Turn:
-    return Turn(
-        match_id="test",
-        game=GAME,
-        seat=seat,
-        step=state.step_count,
-        attempt=0,
-        observation=state.observe(seat),
-        legal_actions=None,
-        action_format=state.action_format(seat),
-        deadline_ms=None,
-    )
+    return Turn.of(state, seat)
 
 
 def play(seed: int, first: Policy, second: Policy, config: Mapping[str, object] | None = None) -> ItemNegotiation:

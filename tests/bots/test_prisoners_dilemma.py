@@ -18,18 +18,7 @@ Policy = Callable[[Turn], str]
 
 
 def turn_for(state: IteratedPrisonersDilemma, seat: int) -> Turn:
-    legal = state.legal_actions(seat)
-    return Turn(
-        match_id="test",
-        game=GAME,
-        seat=seat,
-        step=state.step_count,
-        attempt=0,
-        observation=state.observe(seat),
-        legal_actions=None if legal is None else tuple(legal),
-        action_format=state.action_format(seat),
-        deadline_ms=None,
-    )
+    return Turn.of(state, seat)
 
 
 def play(first: Policy, second: Policy, config: Mapping[str, object] | None = None) -> IteratedPrisonersDilemma:

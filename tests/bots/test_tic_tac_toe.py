@@ -59,18 +59,7 @@ def cell_value(board: str, mover: str, cell: str) -> int:
 
 
 def turn_for(game: TicTacToe) -> Turn:
-    seat = game.to_move()[0]
-    return Turn(
-        match_id="test",
-        game="tic-tac-toe",
-        seat=seat,
-        step=game.step_count,
-        attempt=0,
-        observation=game.observe(seat),
-        legal_actions=tuple(game.legal_actions(seat)),
-        action_format=None,
-        deadline_ms=None,
-    )
+    return Turn.of(game, game.to_move()[0])
 
 
 @cache
