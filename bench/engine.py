@@ -28,7 +28,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
-from bots.random_bot import RandomBot
+from bots.reference.random_bot import RandomBot
 
 OPEN_SPIEL_NAMES = {"tic-tac-toe": "tic_tac_toe", "kuhn-poker": "kuhn_poker", "connect-four": "connect_four"}
 

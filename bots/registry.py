@@ -1,6 +1,6 @@
 """The registry of reference bots, found by spec: ``name:key=value,key=value``.
 
-Built-in bots register themselves; third-party packages add bots through the
+Built-in bots live in ``bots/reference/`` and register themselves when it is loaded; third-party packages add bots through the
 ``arena.bots`` entry-point group, each entry naming a ``Bot`` subclass.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import typing
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -16,16 +17,6 @@ from typing import Any
 from bots.base import Bot
 from games.api import ConfigError, did_you_mean, parse_value
 
-BUILTIN_MODULES = (
-    "bots.random_bot",
-    "bots.human",
-    "bots.tic_tac_toe",
-    "bots.connect_four",
-    "bots.kuhn_poker",
-    "bots.prisoners_dilemma",
-    "bots.hanabi",
-    "bots.negotiation",
-)
 ENTRY_POINT_GROUP = "arena.bots"
 
 _registry: dict[str, type[Bot]] = {}
@@ -71,8 +62,10 @@ def register(bot: type[Bot]) -> type[Bot]:
 
 def _load() -> dict[str, type[Bot]]:
     if not _registry:
-        for module_name in BUILTIN_MODULES:
-            importlib.import_module(module_name)
+        import bots.reference
+
+        for module in pkgutil.iter_modules(bots.reference.__path__, "bots.reference."):
+            importlib.import_module(module.name)
         for entry in entry_points(group=ENTRY_POINT_GROUP):
             loaded = entry.load()
             if not (isinstance(loaded, type) and issubclass(loaded, Bot)):

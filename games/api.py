@@ -314,6 +314,15 @@ class Game(ABC):
     def observe(self, seat: int) -> Observation:
         """Only what ``seat`` may know."""
 
+    def private_info(self, seat: int) -> Any:
+        """What ``seat`` knows that some other seat does not (its cards, its values, the
+        hands it can see), as JSON data; None in games without hidden information.
+
+        The contract the hidden-information tests check: ``observe(seat)`` is a function of
+        ``public_view()`` and ``private_info(seat)`` alone, so it cannot leak anything else.
+        """
+        return None
+
     @abstractmethod
     def public_view(self) -> View:
         """What a spectator of the live match may see: no hidden information."""

@@ -311,6 +311,9 @@ class ItemNegotiation(Game):
             f"they get {self._pool_text(shares[1 - seat])}."
         )
 
+    def private_info(self, seat: int) -> list[int]:
+        return list(self.values[seat])
+
     def observe(self, seat: int) -> Observation:
         cfg = self.config
         standing: dict[str, Any] | None = None

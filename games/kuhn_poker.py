@@ -166,6 +166,9 @@ class KuhnPoker(Game):
             f"seat {winner} wins {chips} chip{'s' if chips > 1 else ''}."
         )
 
+    def private_info(self, seat: int) -> str:
+        return CARDS[self.cards[seat]]
+
     def observe(self, seat: int) -> Observation:
         other = 1 - seat
         text = (

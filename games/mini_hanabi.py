@@ -370,6 +370,10 @@ class MiniHanabi(Game):
             return "No actions yet."
         return "Actions so far:\n" + "\n".join(f"  {i}. {self._event_text(e)}" for i, e in enumerate(self.events, start=1))
 
+    def private_info(self, seat: int) -> list[list[str]]:
+        """The hands ``seat`` can see: every hand but its own."""
+        return [[card_name(card) for card in hand] for other, hand in enumerate(self.hands) if other != seat]
+
     def observe(self, seat: int) -> Observation:
         partner = self.partner(seat)
         mine = self._knowledge_data(seat)

@@ -1,20 +1,14 @@
-"""The registry of games: built-in modules plus the ``arena.games`` entry points."""
+"""The registry of games: every module of the ``games`` package plus the ``arena.games`` entry points."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
 from importlib.metadata import entry_points
 
 from games.api import Game, GameError, did_you_mean
 
-BUILTIN_MODULES = (
-    "games.tic_tac_toe",
-    "games.connect_four",
-    "games.kuhn_poker",
-    "games.iterated_prisoners_dilemma",
-    "games.mini_hanabi",
-    "games.item_negotiation",
-)
 ENTRY_POINT_GROUP = "arena.games"
 
 _registry: dict[str, type[Game]] = {}
@@ -35,17 +29,24 @@ def register(game: type[Game]) -> type[Game]:
     return game
 
 
+def _is_playable(value: object) -> bool:
+    """A concrete Game class with a spec of its own (shared bases have none)."""
+    return isinstance(value, type) and issubclass(value, Game) and "spec" in vars(value) and not inspect.isabstract(value)
+
+
 def _load() -> dict[str, type[Game]]:
     if not _registry:
-        for module_name in BUILTIN_MODULES:
-            module = importlib.import_module(module_name)
+        import games
+
+        for info in pkgutil.iter_modules(games.__path__, "games."):
+            module = importlib.import_module(info.name)
             for value in vars(module).values():
-                if isinstance(value, type) and issubclass(value, Game) and value.__module__ == module_name:
+                if _is_playable(value) and value.__module__ == info.name:
                     register(value)
         for entry in entry_points(group=ENTRY_POINT_GROUP):
             loaded = entry.load()
-            if not (isinstance(loaded, type) and issubclass(loaded, Game)):
-                raise GameError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a Game subclass")
+            if not _is_playable(loaded):
+                raise GameError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a concrete Game subclass with a spec")
             register(loaded)
     return _registry
 

@@ -25,11 +25,17 @@ from games.chance import ChanceRng
 from games.tic_tac_toe import TicTacToe
 
 GAMES = games.all()
+TABLES = [(game, players) for game in GAMES for players in range(game.spec.min_players, game.spec.max_players + 1)]
+"""Every game at every player count it supports."""
 STEP_LIMIT = 2_000
 
 
 def ids(game: type[Game]) -> str:
     return game.spec.name
+
+
+def table_ids(table: tuple[type[Game], int]) -> str:
+    return f"{table[0].spec.name}/{table[1]}p"
 
 
 def random_joint_action(state: Game, rng: random.Random) -> dict[int, str]:
@@ -40,9 +46,9 @@ def random_joint_action(state: Game, rng: random.Random) -> dict[int, str]:
     return actions
 
 
-def play_randomly(game: type[Game], seed: int, rng: random.Random) -> Iterator[Game]:
+def play_randomly(game: type[Game], seed: int, rng: random.Random, players: int | None = None) -> Iterator[Game]:
     """Yield the state after every step of a random legal playout."""
-    state = game.new(None, seed)
+    state = game.new(None if players is None else {"players": players}, seed)
     yield state
     for _ in range(STEP_LIMIT):
         if state.is_over:
@@ -52,12 +58,13 @@ def play_randomly(game: type[Game], seed: int, rng: random.Random) -> Iterator[G
     raise AssertionError(f"{game.spec.name} did not end within {STEP_LIMIT} steps")
 
 
-@pytest.mark.parametrize("game", GAMES, ids=ids)
+@pytest.mark.parametrize("table", TABLES, ids=table_ids)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(min_value=0, max_value=2**63), play_seed=st.integers(min_value=0, max_value=2**32))
-def test_random_legal_play_ends_without_error_within_the_bounds(game: type[Game], seed: int, play_seed: int) -> None:
+def test_random_legal_play_ends_without_error_within_the_bounds(table: tuple[type[Game], int], seed: int, play_seed: int) -> None:
+    game, players = table
     rng = random.Random(play_seed)
-    for state in play_randomly(game, seed, rng):
+    for state in play_randomly(game, seed, rng, players):
         for seat in range(state.num_players):
             observation = state.observe(seat)
             assert observation.text
@@ -88,10 +95,11 @@ def test_every_legal_action_belongs_to_the_fixed_action_space(game: type[Game]) 
                 assert legal is not None and set(legal) <= set(space)
 
 
-@pytest.mark.parametrize("game", GAMES, ids=ids)
-def test_the_same_seed_and_actions_give_an_identical_record(game: type[Game]) -> None:
+@pytest.mark.parametrize("table", TABLES, ids=table_ids)
+def test_the_same_seed_and_actions_give_an_identical_record(table: tuple[type[Game], int]) -> None:
+    game, players = table
     for seed in range(5):
-        final = list(play_randomly(game, seed, random.Random(seed)))[-1]
+        final = list(play_randomly(game, seed, random.Random(seed), players))[-1]
         again = game.replay(final.history, final.config, seed)
         assert again.serialize() == final.serialize()
         assert again.returns() == final.returns()
@@ -101,9 +109,10 @@ def test_the_same_seed_and_actions_give_an_identical_record(game: type[Game]) ->
         assert game.deserialize(record).full_view() == final.full_view()
 
 
-@pytest.mark.parametrize("game", GAMES, ids=ids)
-def test_a_seat_that_is_not_to_move_has_no_legal_action(game: type[Game]) -> None:
-    state = game.new(None, 3)
+@pytest.mark.parametrize("table", TABLES, ids=table_ids)
+def test_a_seat_that_is_not_to_move_has_no_legal_action(table: tuple[type[Game], int]) -> None:
+    game, players = table
+    state = game.new({"players": players}, 3)
     waiting = [seat for seat in range(state.num_players) if seat not in state.to_move()]
     for seat in waiting:
         assert not state.legal_actions(seat)
@@ -154,3 +163,39 @@ def test_games_from_entry_points_join_the_registry(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
     assert games.get("noughts") is Noughts
     assert "tic-tac-toe" in games.names()
+
+
+def _key(*parts: object) -> str:
+    return json.dumps(parts, sort_keys=True)
+
+
+@pytest.mark.parametrize("table", [t for t in TABLES if t[0].spec.hidden_information], ids=table_ids)
+def test_a_seat_observes_only_the_public_view_and_its_private_information(table: tuple[type[Game], int]) -> None:
+    """Across many deals: when two states agree on the public view and on a seat's private
+    information, that seat's observations are identical (even though the hidden rest differs);
+    when they differ in its private information, its observations differ too."""
+    seen: dict[str, dict[str, tuple[object, str]]] = {}
+    game, players = table
+    hidden_differs = private_differs = 0
+    for seed in range(400):
+        rng = random.Random(0)
+        for depth, state in enumerate(play_randomly(game, seed, rng, players)):
+            for seat in range(state.num_players):
+                public = _key(seat, state.public_view())
+                private = _key(state.private_info(seat))
+                observation = state.observe(seat)
+                full = _key(state.full_view())
+                group = seen.setdefault(public, {})
+                if private in group:
+                    known_observation, known_full = group[private]
+                    assert observation == known_observation, f"seat {seat} sees something hidden (seed {seed})"
+                    hidden_differs += known_full != full
+                else:
+                    for other_observation, _ in group.values():
+                        assert observation != other_observation, f"seat {seat} does not see its own private information"
+                        private_differs += 1
+                    group[private] = (observation, full)
+            if depth >= 4:
+                break
+    assert hidden_differs > 0, "no two states differed only in hidden information: the test proved nothing"
+    assert private_differs > 0

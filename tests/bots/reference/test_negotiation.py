@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 import pytest
 
 from arena.seats import Turn
-from bots.negotiation import NegotiationHeuristic
+from bots.reference.negotiation import NegotiationHeuristic
 from bots.registry import BotSpecError, make_bot
 from games.item_negotiation import ItemNegotiation, format_action, parse_action, worth
 

@@ -8,8 +8,8 @@ from functools import cache
 import pytest
 
 from arena.seats import Turn
-from bots.random_bot import RandomBot
-from bots.tic_tac_toe import PerfectTicTacToe
+from bots.reference.random_bot import RandomBot
+from bots.reference.tic_tac_toe import PerfectTicTacToe
 from games.tic_tac_toe import TicTacToe
 
 WINNING_LINES = (

@@ -7,8 +7,8 @@ from typing import Any
 
 from arena.seats import Turn
 from bots.base import Bot
-from bots.hanabi import HanabiHeuristic
-from bots.random_bot import RandomBot
+from bots.reference.hanabi import HanabiHeuristic
+from bots.reference.random_bot import RandomBot
 from games.api import Observation
 from games.mini_hanabi import MiniHanabi
 

@@ -11,7 +11,7 @@ from functools import cache
 import pytest
 
 from arena.seats import Turn
-from bots.kuhn_poker import THIRD, KuhnEquilibrium
+from bots.reference.kuhn_poker import THIRD, KuhnEquilibrium
 from bots.registry import make_bot
 from games.api import ConfigError
 from games.kuhn_poker import KuhnPoker

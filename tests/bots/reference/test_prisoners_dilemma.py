@@ -8,7 +8,7 @@ import pytest
 
 from arena.seats import Turn
 from bots.base import Bot
-from bots.prisoners_dilemma import AlwaysCooperate, AlwaysDefect, Grim, TitForTat, WinStayLoseShift
+from bots.reference.prisoners_dilemma import AlwaysCooperate, AlwaysDefect, Grim, TitForTat, WinStayLoseShift
 from bots.registry import make_bot
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 

@@ -10,8 +10,8 @@ import pytest
 
 from arena.seats import Turn
 from bots.base import Bot
-from bots.connect_four import WIN, AlphaBetaConnectFour, read_board, tables, winning_cells
-from bots.random_bot import RandomBot
+from bots.reference.connect_four import WIN, AlphaBetaConnectFour, read_board, tables, winning_cells
+from bots.reference.random_bot import RandomBot
 from bots.registry import make_bot
 from games.api import ConfigError
 from games.connect_four import ConnectFour
