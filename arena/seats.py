@@ -11,11 +11,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import trio
 
 from games.api import Game, Observation
+
+if TYPE_CHECKING:
+    from arena.sessions import BotSession
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,14 @@ class Seat(Protocol):
 Policy = Callable[[Turn], "str | Move | Awaitable[str | Move]"]
 
 
+def policy_callable(policy: Policy | Any) -> tuple[Callable[[Turn], Any], bool]:
+    """The callable behind a policy (a function, or an object with ``act``), and whether it is async."""
+    act = getattr(policy, "act", policy)
+    if not callable(act):
+        raise TypeError(f"a policy must be callable or have an act() method, got {type(policy).__name__}")
+    return act, inspect.iscoroutinefunction(act) or inspect.iscoroutinefunction(act.__call__)
+
+
 class LocalSeat:
     """A policy running in this process.
 
@@ -132,13 +143,9 @@ class LocalSeat:
     """
 
     def __init__(self, policy: Policy | Any, name: str | None = None, *, threaded: bool = True) -> None:
-        act = getattr(policy, "act", policy)
-        if not callable(act):
-            raise TypeError(f"a policy must be callable or have an act() method, got {type(policy).__name__}")
-        self._act = act
-        self._is_async = inspect.iscoroutinefunction(act)
+        self._act, self._is_async = policy_callable(policy)
         self._threaded = threaded
-        self.name = name or getattr(policy, "label", None) or getattr(act, "__name__", "policy")
+        self.name = name or getattr(policy, "label", None) or getattr(self._act, "__name__", "policy")
 
     async def start(self, info: Mapping[str, Any]) -> None:
         return None
@@ -154,3 +161,64 @@ class LocalSeat:
 
     async def end(self, result: Mapping[str, Any]) -> None:
         return None
+
+
+class RemoteSeat:
+    """A bot connected to the server, seated in one match.
+
+    The clock is the match loop's; this seat adds the disconnection rule: while the bot
+    is away its clock keeps running, and once the session's grace window has passed
+    without a resume the seat forfeits for disconnection.
+    """
+
+    def __init__(self, session: BotSession, match_id: str, seat: int) -> None:
+        self.session = session
+        self.match_id = match_id
+        self.seat = seat
+        self.name = session.bot
+
+    async def start(self, info: Mapping[str, Any]) -> None:
+        self.session.send("match_start", **match_start_fields(info, self.seat))
+
+    async def act(self, turn: Turn) -> Move:
+        session = self.session
+        slot = session.ask(
+            self.match_id,
+            self.seat,
+            turn.step,
+            turn.attempt,
+            reason=turn.retry_reason,
+            observation={"text": turn.observation.text, "data": turn.observation.data},
+            legal=None if turn.legal_actions is None else list(turn.legal_actions),
+            format=turn.action_format,
+            deadline_ms=turn.deadline_ms,
+        )
+        try:
+            while slot.move is None:
+                if self.match_id in session.resigned:
+                    raise SeatForfeit("resign", f"{self.name} resigned")
+                if session.connected:
+                    await session.changed()
+                    continue
+                left = session.grace_left()
+                if left <= 0:
+                    raise SeatForfeit("disconnect", f"{self.name} stayed away past the {session.grace_s:g} s grace window")
+                with trio.move_on_after(left):
+                    await session.changed()
+            return slot.move
+        finally:
+            session.close_slot(slot)
+
+    async def end(self, result: Mapping[str, Any]) -> None:
+        self.session.send("match_end", **{"match": self.match_id, "seat": self.seat, **_public_result(result)})
+
+
+def match_start_fields(info: Mapping[str, Any], seat: int) -> dict[str, Any]:
+    """What a bot is told when its match starts: never the seed, which would reveal the deals."""
+    keys = ("game", "players", "rules", "config", "clock", "max_retries")
+    return {"match": info["match_id"], "seat": seat, **{key: info[key] for key in keys}}
+
+
+def _public_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("status", "reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
+    return {key: result[key] for key in keys}

@@ -1,0 +1,196 @@
+"""The wire protocol: message shapes, versions, error and close codes.
+
+The one contract every client shares (bots in any language, the SDK, the spectator
+TUI), documented for humans in docs/PROTOCOL.md. Every message is a map with a type
+``t`` and the protocol version ``v``; msgpack travels in binary frames, JSON in text
+frames, and the server answers in the encoding it was spoken to.
+
+This module is pure: it encodes, decodes and checks shapes. It imports nothing of the
+arena's, so the TUI can use it without pulling in trio or the games.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+
+PROTOCOL_VERSION = 1
+
+# ---- close codes (websocket close frames) ----------------------------------------------
+
+CLOSE_NORMAL = 1000
+CLOSE_GOING_AWAY = 1001  # the server shuts down
+CLOSE_POLICY = 1008  # repeated abuse: flooding, endless bad frames
+CLOSE_TOO_BIG = 1009  # a frame over the hard cap (the websocket layer closes)
+CLOSE_AUTH_FAILED = 4001  # unknown bot or wrong token
+CLOSE_SUPERSEDED = 4002  # another connection logged in with the same token
+CLOSE_BAD_VERSION = 4003  # a protocol version this server does not speak
+CLOSE_NO_HELLO = 4004  # the first message was not a hello, or it came too late
+
+# ---- error codes (the `code` of an `error` message) ------------------------------------
+
+BAD_FRAME = "bad_frame"  # not msgpack / JSON, or not a map
+BAD_MESSAGE = "bad_message"  # a field missing or of the wrong type
+UNKNOWN_TYPE = "unknown_type"
+TOO_LARGE = "too_large"  # over the soft size cap
+RATE_LIMITED = "rate_limited"  # with retry_after (seconds)
+NOT_ADMIN = "not_admin"
+NOT_YOUR_MATCH = "not_your_match"  # a move or resign for a match/seat this bot does not hold
+STALE_MOVE = "stale_move"  # a move for a step or attempt that is no longer asked: ignored
+NOT_YOUR_TURN = "not_your_turn"
+UNKNOWN_BOT = "unknown_bot"
+UNKNOWN_GAME = "unknown_game"
+UNKNOWN_MATCH = "unknown_match"
+BAD_CONFIG = "bad_config"
+BOT_EXISTS = "bot_exists"
+BOT_OFFLINE = "bot_offline"
+BUSY = "busy"  # the bot already plays as many matches as it may
+READ_ONLY = "read_only"
+
+ERROR_CODES = (
+    BAD_FRAME,
+    BAD_MESSAGE,
+    UNKNOWN_TYPE,
+    TOO_LARGE,
+    RATE_LIMITED,
+    NOT_ADMIN,
+    NOT_YOUR_MATCH,
+    STALE_MOVE,
+    NOT_YOUR_TURN,
+    UNKNOWN_BOT,
+    UNKNOWN_GAME,
+    UNKNOWN_MATCH,
+    BAD_CONFIG,
+    BOT_EXISTS,
+    BOT_OFFLINE,
+    BUSY,
+    READ_ONLY,
+)
+
+
+class ProtocolError(Exception):
+    """A message that cannot be accepted; ``code`` is one of ERROR_CODES."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# ---- what clients may send -------------------------------------------------------------
+
+_NUMBER = (int, float)
+
+# type -> {field: (accepted python types, required)}
+BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
+    "hello": {"bot": ((str,), True), "token": ((str,), True), "resume": ((dict,), False)},
+    "seek": {"games": ((list,), True), "config": ((dict,), False), "self_play": ((bool,), False)},
+    "cancel": {"games": ((list,), False)},
+    "challenge": {"bot": ((str,), True), "game": ((str,), True), "config": ((dict,), False), "seed": ((int,), False)},
+    "move": {
+        "match": ((str,), True),
+        "seat": ((int,), True),
+        "step": ((int,), True),
+        "attempt": ((int,), True),
+        "action": ((str, type(None)), False),
+        "format_error": ((bool,), False),
+        "raw": ((str,), False),
+        "prompt": ((str,), False),
+        "tokens_in": ((int,), False),
+        "tokens_out": ((int,), False),
+        "cost": (_NUMBER, False),
+        "logprobs": ((list,), False),
+    },
+    "resign": {"match": ((str,), True)},
+    "ping": {},
+    # admin messages: only from a session that said hello with the admin token
+    "register": {"name": ((str,), True)},
+    "rotate": {"name": ((str,), True)},
+    "create_match": {
+        "bots": ((list,), True),
+        "game": ((str,), True),
+        "config": ((dict,), False),
+        "seed": ((int,), False),
+        "clock": ((dict,), False),
+        "max_retries": ((int,), False),
+        "tournament": ((str,), False),
+        "round": ((int,), False),
+        "group": ((str,), False),
+        "group_size": ((int,), False),
+        "key": ((str,), False),
+    },
+    "abort_match": {"match": ((str,), True), "reason": ((str,), False)},
+}
+ADMIN_TYPES = frozenset({"register", "rotate", "create_match", "abort_match"})
+
+WATCH_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
+    "watch": {"match": ((str,), True)},
+    "unwatch": {"match": ((str,), True)},
+    "replay": {"match": ((str,), True)},
+    "lobby": {},
+    "leaderboard": {"game": ((str,), False)},
+    "ping": {},
+}
+
+
+def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
+    """One frame: msgpack bytes for binary frames, JSON text otherwise."""
+    if binary:
+        return msgpack.packb(message, use_bin_type=True)
+    return json.dumps(message, separators=(",", ":"), default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def decode(frame: bytes | str) -> dict[str, Any]:
+    """A frame's message, or ProtocolError(BAD_FRAME) when it is not a map."""
+    try:
+        message = msgpack.unpackb(frame, raw=False, strict_map_key=False) if isinstance(frame, bytes) else json.loads(frame)
+    except Exception:  # malformed input raises many types (ValueError, TypeError, msgpack's own)
+        kind = "msgpack" if isinstance(frame, bytes) else "JSON"
+        raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(BAD_FRAME, f"a message must be a map, got {type(message).__name__}")
+    return message
+
+
+def check(message: Mapping[str, Any], schema: Mapping[str, Mapping[str, tuple[tuple[type, ...], bool]]]) -> str:
+    """The message's type after checking its fields against ``schema``; ProtocolError otherwise."""
+    kind = message.get("t")
+    if not isinstance(kind, str):
+        raise ProtocolError(BAD_MESSAGE, "every message needs a string field 't' naming its type")
+    fields = schema.get(kind)
+    if fields is None:
+        raise ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}; known: {', '.join(sorted(schema))}")
+    for name, (types, required) in fields.items():
+        if name not in message:
+            if required:
+                raise ProtocolError(BAD_MESSAGE, f"'{kind}' needs the field '{name}'")
+            continue
+        value = message[name]
+        if isinstance(value, bool) and bool not in types:
+            raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must be {_names(types)}, got a boolean")
+        if not isinstance(value, types):
+            raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must be {_names(types)}, got {type(value).__name__}")
+    return kind
+
+
+def _names(types: tuple[type, ...]) -> str:
+    words = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list", dict: "a map"}
+    return " or ".join(words.get(t, "null") for t in types)
+
+
+def message(kind: str, **fields: Any) -> dict[str, Any]:
+    """A message of type ``kind`` with the protocol version."""
+    return {"t": kind, "v": PROTOCOL_VERSION, **fields}
+
+
+def error(code: str, text: str, **fields: Any) -> dict[str, Any]:
+    return message("error", code=code, message=text, **fields)

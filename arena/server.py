@@ -1,0 +1,850 @@
+"""The live arena: bots on /bot, spectators on /watch, JSON on plain HTTP.
+
+One trio nursery owns everything: the websocket server, the store's writer thread,
+one task per live match (each running the project's one match loop, ``play_match``,
+with ``RemoteSeat``s) and one writer task per connection. Nothing a client sends can
+crash the server: every frame is size-capped, rate-limited, decoded and checked before
+it is acted on, and each failure is answered with an ``error`` carrying a code from
+``arena.protocol``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import random
+import time
+import urllib.parse
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import trio
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+from websockets.trio.server import Server, ServerConnection, serve
+
+import games
+from arena import protocol as p
+from arena.lobby import Lobby
+from arena.match import Clock, MatchEvent, MatchResult, play_match
+from arena.seats import Move, RemoteSeat, match_start_fields
+from arena.sessions import BotSession, Connection
+from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, variant_of
+from games.api import Game, GameError, make_config
+
+ADMIN = "admin"
+log = logging.getLogger("arena.server")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one connection may do; sent to every bot in its ``welcome``."""
+
+    soft_cap: int = 64 * 1024  # bytes: larger frames are answered with an error
+    hard_cap: int = 1024 * 1024  # bytes: the websocket layer closes with 1009
+    rate: float = 50.0  # messages per second, sustained
+    burst: int = 100  # messages at once
+    strikes: int = 5  # abusive frames (flood, oversize, undecodable) before closing with 1008
+    hello_timeout_s: float = 10.0
+    grace_ms: int = 30_000  # a disconnected bot may resume within this window
+    max_matches: int = 8  # matches one bot may play at once
+    heartbeat_s: float = 20.0
+    queue: int = 1_024  # messages waiting for a slow reader before it is dropped
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class TokenBucket:
+    """Rate limiting: ``rate`` tokens a second, at most ``burst`` saved up."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def take(self) -> float:
+        """0 when a message may pass now, else the seconds until one may."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.rate
+
+
+@dataclass
+class Metrics:
+    started: float = field(default_factory=time.time)
+    moves_relayed: int = 0
+    errors: int = 0
+    matches_finished: int = 0
+    matches_voided: int = 0
+
+
+@dataclass
+class LiveMatch:
+    id: str
+    game: type[Game]
+    bots: tuple[str, ...]
+    config: Mapping[str, Any]
+    seed: int
+    clock: Clock
+    max_retries: int
+    started: float = field(default_factory=time.time)
+    step: int = 0
+    view: Mapping[str, Any] = field(default_factory=dict)
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    void_reason: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)  # what play_match announced at the start
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "match": self.id,
+            "game": self.game.spec.name,
+            "players": list(self.bots),
+            "step": self.step,
+            "started": self.started,
+            "clock": asdict(self.clock),
+        }
+
+
+@dataclass
+class Watcher:
+    connection: Connection
+    watching: set[str] = field(default_factory=set)
+    seq: int = 0
+
+    def send(self, kind: str, **fields: Any) -> None:
+        self.seq += 1
+        try:
+            self.connection.outgoing.send_nowait(p.message(kind, seq=self.seq, **fields))
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            self.connection.close(p.CLOSE_POLICY, "not reading its messages")
+
+
+class Abuse(Exception):
+    """A connection that keeps misbehaving; it is closed with 1008."""
+
+
+class ArenaServer:
+    """Start with ``await nursery.start(server.run, listeners)``; stop with ``shutdown()``."""
+
+    def __init__(
+        self,
+        db: str | Path,
+        *,
+        clock: Clock | None = None,
+        max_retries: int = 2,
+        limits: Limits | None = None,
+        read_only: bool = False,
+        admin_token: str | None = None,
+    ) -> None:
+        self.db = Path(db)
+        self.clock = clock or Clock()
+        self.max_retries = max_retries
+        self.limits = limits or Limits()
+        self.read_only = read_only
+        self.writer = None if read_only else StoreWriter(self.db)
+        self.admin_token = admin_token
+        self.new_admin_token: str | None = None
+        self.sessions: dict[str, BotSession] = {}
+        self.watchers: set[Watcher] = set()
+        self.live: dict[str, LiveMatch] = {}
+        self.recent: list[dict[str, Any]] = []
+        self.metrics = Metrics()
+        self.lobby = Lobby(players=self._players_needed, available=self._available)
+        self.rng = random.Random()
+        self._nursery: trio.Nursery | None = None
+        self._ws_server: Server | None = None
+        self._all_ended = trio.Event()
+
+    # ---- lifecycle -----------------------------------------------------------------------
+
+    async def run(
+        self, listeners: list[trio.SocketListener], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            if self.writer is not None:
+                await nursery.start(self.writer.run)
+                self.new_admin_token = await self.writer.call(lambda s: s.ensure_admin_token(self.admin_token))
+                await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
+            else:
+                read(self.db, lambda s: s.schema_version())  # fail now, not on the first request
+            self._ws_server = await nursery.start(
+                functools.partial(
+                    serve,
+                    self._route,
+                    listeners=listeners,
+                    process_request=self._http,
+                    max_size=self.limits.hard_cap,
+                    ping_interval=self.limits.heartbeat_s,
+                    ping_timeout=self.limits.heartbeat_s,
+                    server_header="selfplay-arena",
+                )
+            )
+            task_status.started()
+
+    async def shutdown(self, reason: str = "the server is shutting down") -> None:
+        """Void live matches (recorded), stop accepting, flush the store, stop every task."""
+        self._all_ended = trio.Event()
+        for live in list(self.live.values()):
+            live.void_reason = reason
+            live.scope.cancel()
+        if self.live:
+            await self._all_ended.wait()
+        if self._ws_server is not None:
+            await self._ws_server.aclose()
+        if self.writer is not None:
+            await self.writer.aclose()
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    def _spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
+        assert self._nursery is not None
+        self._nursery.start_soon(fn, *args)
+
+    # ---- HTTP ----------------------------------------------------------------------------
+
+    async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        url = urllib.parse.urlsplit(request.path)
+        upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
+        if url.path in ("/bot", "/watch") and upgrade:
+            return None
+        status, body = await self._api(url.path, urllib.parse.parse_qs(url.query))
+        response = connection.respond(status, json.dumps(body, default=str))
+        response.headers["Content-Type"] = "application/json"
+        return response
+
+    async def _api(self, path: str, query: Mapping[str, list[str]]) -> tuple[int, Any]:
+        def arg(name: str) -> str | None:
+            return query.get(name, [None])[0]
+
+        if path == "/health":
+            return 200, {"status": "ok", "protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
+        if path == "/metrics":
+            return 200, self.metrics_snapshot()
+        if path == "/api/bots":
+            return 200, await self._read(lambda s: s.bots())
+        if path == "/api/matches":
+            try:
+                limit = int(arg("limit") or 50)
+            except ValueError:
+                return 400, {"error": p.BAD_MESSAGE, "message": "limit must be an integer"}
+            return 200, await self._read(lambda s: s.matches(game=arg("game"), bot=arg("bot"), limit=limit))
+        if path.startswith("/api/matches/"):
+            match_id = path.removeprefix("/api/matches/")
+            record = await self._read(lambda s: s.match(match_id))
+            if record is None:
+                return 404, {"error": p.UNKNOWN_MATCH, "message": f"no match {match_id!r}"}
+            return 200, record
+        if path in ("/bot", "/watch"):
+            return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
+        return 404, {"error": "not_found", "message": f"no such path {path!r}"}
+
+    async def _read(self, query: Callable[[Store], Any]) -> Any:
+        return await trio.to_thread.run_sync(read, self.db, query)
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        return {
+            "bots_connected": sum(1 for s in self.sessions.values() if s.connected),
+            "spectators": len(self.watchers),
+            "live_matches": len(self.live),
+            "waiting_seeks": len(self.lobby.seeks),
+            "moves_relayed": self.metrics.moves_relayed,
+            "errors": self.metrics.errors,
+            "matches_finished": self.metrics.matches_finished,
+            "matches_voided": self.metrics.matches_voided,
+            "uptime_s": round(time.time() - self.metrics.started, 1),
+        }
+
+    # ---- connections ---------------------------------------------------------------------
+
+    async def _route(self, ws: ServerConnection) -> None:
+        path = urllib.parse.urlsplit(ws.request.path).path if ws.request else ""
+        if path == "/bot":
+            await self._bot_connection(ws)
+        elif path == "/watch":
+            await self._watch_connection(ws)
+        else:
+            await ws.aclose(p.CLOSE_POLICY, f"no websocket endpoint at {path}")
+
+    def _connection(self, ws: ServerConnection, binary: bool) -> tuple[Connection, trio.MemoryReceiveChannel[dict[str, Any]]]:
+        send, receive = trio.open_memory_channel[dict[str, Any]](self.limits.queue)
+
+        def close(code: int, reason: str) -> None:
+            send.close()
+            self._spawn(ws.aclose, code, reason)
+
+        return Connection(send, binary, close), receive
+
+    async def _pump(
+        self, ws: ServerConnection, connection: Connection, outgoing: trio.MemoryReceiveChannel[dict[str, Any]]
+    ) -> None:
+        """Write queued messages to the socket, in the encoding the client last spoke."""
+        try:
+            async for out in outgoing:
+                await ws.send(p.encode(out, connection.binary))
+        except ConnectionClosed:
+            pass
+
+    async def _frames(self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]) -> Any:
+        """Yield decoded messages; answer bad ones with an error; close abusers with 1008."""
+        bucket = TokenBucket(self.limits.rate, self.limits.burst)
+        strikes = 0
+        while True:
+            try:
+                frame = await ws.recv()
+            except ConnectionClosed:
+                return
+            connection.binary = isinstance(frame, bytes)
+            failure: tuple[str, str, dict[str, Any]] | None = None
+            decoded: dict[str, Any] = {}
+            wait = bucket.take()
+            if wait:
+                failure = (p.RATE_LIMITED, "too many messages", {"retry_after": round(wait, 3)})
+            elif len(frame) > self.limits.soft_cap:
+                failure = (p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes", {})
+            else:
+                try:
+                    decoded = p.decode(frame)
+                except p.ProtocolError as error:
+                    failure = (error.code, error.message, {})
+            if failure is None:
+                yield decoded
+                continue
+            code, text, extra = failure
+            self.metrics.errors += 1
+            reply("error", code=code, message=text, **extra)
+            strikes += 1
+            if strikes >= self.limits.strikes:
+                connection.close(p.CLOSE_POLICY, "too many bad or excessive messages")
+                return
+
+    # ---- bots ----------------------------------------------------------------------------
+
+    async def _hello(self, ws: ServerConnection) -> tuple[dict[str, Any], bool] | None:
+        """Read and check the first message; close the socket and return None if it fails."""
+        with trio.move_on_after(self.limits.hello_timeout_s):
+            try:
+                frame = await ws.recv()
+            except ConnectionClosed:
+                return None
+            binary = isinstance(frame, bytes)
+            try:
+                hello = p.decode(frame)
+                kind = p.check(hello, p.BOT_MESSAGES)
+            except p.ProtocolError as error:
+                await ws.send(p.encode(p.error(error.code, error.message), binary))
+                await ws.aclose(p.CLOSE_NO_HELLO, "the first message must be a valid hello")
+                return None
+            if kind != "hello":
+                await ws.aclose(p.CLOSE_NO_HELLO, "the first message must be hello")
+                return None
+            if hello.get("v") != p.PROTOCOL_VERSION:
+                await ws.aclose(p.CLOSE_BAD_VERSION, f"this server speaks protocol version {p.PROTOCOL_VERSION}")
+                return None
+            if self.read_only:
+                await ws.send(p.encode(p.error(p.READ_ONLY, "this server is read-only: no bots"), binary))
+                await ws.aclose(p.CLOSE_POLICY, "read-only server")
+                return None
+            bot, token = hello["bot"], hello["token"]
+            assert self.writer is not None
+            ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
+            if not ok:
+                await ws.aclose(p.CLOSE_AUTH_FAILED, "unknown bot or wrong token")
+                return None
+            return hello, binary
+        await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
+        return None
+
+    async def _bot_connection(self, ws: ServerConnection) -> None:
+        opened = await self._hello(ws)
+        if opened is None:
+            return
+        hello, binary = opened
+        connection, outgoing = self._connection(ws, binary)
+        session = self._login(hello, connection)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._pump, ws, connection, outgoing)
+            async for msg in self._frames(ws, connection, session.send):
+                await self._bot_message(session, msg)
+            nursery.cancel_scope.cancel()
+        if session.detach(connection):
+            self._bot_away(session)
+
+    def _login(self, hello: Mapping[str, Any], connection: Connection) -> BotSession:
+        """Attach a connection to the bot's session: resume it, or start afresh and resync."""
+        bot = hello["bot"]
+        session = self.sessions.get(bot)
+        if session is None:
+            session = BotSession(bot, self.limits.grace_ms / 1000)
+            self.sessions[bot] = session
+        elif session.connection is not None:
+            old = session.connection
+            session.detach(old)
+            old.close(p.CLOSE_SUPERSEDED, "another connection logged in with this token")
+        resume = hello.get("resume") or {}
+        last_seq = resume.get("last_seq")
+        resumed = resume.get("session") == session.id and isinstance(last_seq, int) and session.can_replay_after(last_seq)
+        upto = session.seq
+        if not resumed:
+            session.id = uuid.uuid4().hex
+        session.attach(connection)
+        session.send("welcome", session=session.id, bot=bot, resumed=resumed, limits=self.limits.to_wire())
+        if resumed:
+            session.replay(last_seq, upto)
+        else:
+            for match_id, seats in session.matches.items():
+                live = self.live.get(match_id)
+                if live is not None and live.info:
+                    for seat in seats:
+                        session.send("match_start", **match_start_fields(live.info, seat))
+            session.resend_open_turns()
+        for match_id in session.matches:
+            self._tell_others(session, match_id, "opponent_back", bot=bot)
+        return session
+
+    def _bot_away(self, session: BotSession) -> None:
+        self.lobby.cancel(session.bot)
+        for match_id in session.matches:
+            self._tell_others(session, match_id, "opponent_gone", bot=session.bot, ms=int(session.grace_left() * 1000))
+
+    def _tell_others(self, session: BotSession, match_id: str, kind: str, **fields: Any) -> None:
+        live = self.live.get(match_id)
+        if live is None:
+            return
+        for bot in set(live.bots) - {session.bot}:
+            other = self.sessions.get(bot)
+            if other is not None:
+                other.send(kind, match=match_id, **fields)
+
+    async def _bot_message(self, session: BotSession, msg: dict[str, Any]) -> None:
+        try:
+            kind = p.check(msg, p.BOT_MESSAGES)
+            if kind in p.ADMIN_TYPES and session.bot != ADMIN:
+                raise p.ProtocolError(p.NOT_ADMIN, f"'{kind}' needs the admin token")
+            if session.bot == ADMIN and kind in ("seek", "challenge", "move"):
+                raise p.ProtocolError(p.NOT_YOUR_MATCH, "the admin session does not play")
+            handler = getattr(self, f"_on_{kind}")
+            await handler(session, msg)
+        except p.ProtocolError as error:
+            self.metrics.errors += 1
+            session.send("error", code=error.code, message=error.message, ref=msg.get("t"))
+
+    async def _on_hello(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        raise p.ProtocolError(p.BAD_MESSAGE, "already logged in")
+
+    async def _on_ping(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        session.send("pong")
+
+    def _check_game(self, name: str, config: Mapping[str, Any] | None) -> dict[str, Any]:
+        try:
+            game = games.get(name)
+        except GameError as error:
+            raise p.ProtocolError(p.UNKNOWN_GAME, str(error)) from None
+        try:
+            return make_config(game.Config, config or {}).to_dict()
+        except GameError as error:
+            raise p.ProtocolError(p.BAD_CONFIG, f"{name}: {error}") from None
+
+    async def _on_seek(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        names = msg["games"]
+        if not names or not all(isinstance(n, str) for n in names):
+            raise p.ProtocolError(p.BAD_MESSAGE, "'seek.games' must be a non-empty list of game names")
+        for name in names:
+            self._check_game(name, msg.get("config"))
+        self.lobby.seek(session.bot, names, msg.get("config") or {}, bool(msg.get("self_play", False)))
+        session.send("seeking", games=names)
+        await self._pair()
+
+    async def _on_cancel(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        session.send("cancelled", count=self.lobby.cancel(session.bot, msg.get("games")))
+
+    async def _on_challenge(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        config = self._check_game(msg["game"], msg.get("config"))
+        opponent = msg["bot"]
+        if opponent == session.bot:
+            raise p.ProtocolError(p.BAD_MESSAGE, "a bot cannot challenge itself; seek with self_play instead")
+        self._require_ready([session.bot, opponent])
+        bots = [session.bot, opponent]
+        self.rng.shuffle(bots)
+        await self._start_match(msg["game"], bots, config, seed=msg.get("seed"))
+
+    async def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        match_id, seat = msg["match"], msg["seat"]
+        if seat not in session.matches.get(match_id, ()):
+            raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} holds no seat {seat} in match {match_id}")
+        move = Move(
+            action=msg.get("action"),
+            raw=msg.get("raw"),
+            prompt=msg.get("prompt"),
+            tokens_in=msg.get("tokens_in"),
+            tokens_out=msg.get("tokens_out"),
+            cost=msg.get("cost"),
+            logprobs=_floats(msg.get("logprobs")),
+            format_error=bool(msg.get("format_error", False)),
+        )
+        if session.offer_move(match_id, seat, msg["step"], msg["attempt"], move) is not None:
+            raise p.ProtocolError(p.STALE_MOVE, f"no move is asked of seat {seat} at step {msg['step']} attempt {msg['attempt']}")
+        self.metrics.moves_relayed += 1
+
+    async def _on_resign(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        if msg["match"] not in session.matches:
+            raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {msg['match']}")
+        session.resign(msg["match"])
+
+    # ---- admin ---------------------------------------------------------------------------
+
+    async def _store(self, work: Callable[[Store], Any]) -> Any:
+        assert self.writer is not None
+        try:
+            return await self.writer.call(work)
+        except StoreError as error:
+            code = p.BOT_EXISTS if "exists" in str(error) else p.UNKNOWN_BOT
+            raise p.ProtocolError(code, str(error)) from None
+
+    async def _on_register(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        name = msg["name"]
+        if name == ADMIN:
+            raise p.ProtocolError(p.BOT_EXISTS, "'admin' is reserved")
+        token = await self._store(lambda s: s.register_bot(name))
+        session.send("registered", name=name, token=token)
+
+    async def _on_rotate(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        name = msg["name"]
+        token = await self._store(lambda s: s.rotate_token(name))
+        holder = self.sessions.get(name)
+        if holder is not None and holder.connection is not None:
+            holder.connection.close(p.CLOSE_AUTH_FAILED, "the token was rotated")
+        session.send("rotated", name=name, token=token)
+
+    async def _on_create_match(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        config = self._check_game(msg["game"], msg.get("config"))
+        bots = msg["bots"]
+        if not all(isinstance(b, str) for b in bots):
+            raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.bots' must be a list of bot names")
+        needed = self._players_needed(msg["game"], config)
+        if len(bots) != needed:
+            raise p.ProtocolError(p.BAD_CONFIG, f"{msg['game']} with this config needs {needed} bots, got {len(bots)}")
+        try:
+            clock = Clock(**msg.get("clock", {}))
+        except (TypeError, ValueError) as error:
+            raise p.ProtocolError(p.BAD_CONFIG, f"bad clock: {error}") from None
+        retries = msg.get("max_retries", self.max_retries)
+        if retries < 0:
+            raise p.ProtocolError(p.BAD_CONFIG, "max_retries must be >= 0")
+        key = msg.get("key")
+        if key is not None:
+            existing = await self._store(lambda s: s.find_by_key(key))
+            if existing is not None:
+                session.send("match_created", match=existing["id"], existing=True, key=key)
+                return
+        self._require_ready(bots, check_capacity=False)
+        match_id, existing = await self._start_match(
+            msg["game"],
+            bots,
+            config,
+            seed=msg.get("seed"),
+            clock=clock,
+            max_retries=retries,
+            extra={
+                "tournament": msg.get("tournament"),
+                "round": msg.get("round"),
+                "group_id": msg.get("group"),
+                "group_size": msg.get("group_size"),
+                "caller_key": key,
+            },
+        )
+        session.send("match_created", match=match_id, existing=existing, key=key)
+
+    async def _on_abort_match(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        live = self.live.get(msg["match"])
+        if live is None:
+            raise p.ProtocolError(p.UNKNOWN_MATCH, f"no live match {msg['match']!r}")
+        live.void_reason = msg.get("reason") or "aborted by the admin"
+        live.scope.cancel()
+        session.send("match_aborted", match=live.id)
+
+    # ---- matches -------------------------------------------------------------------------
+
+    def _players_needed(self, game: str, config: Mapping[str, Any]) -> int:
+        return make_config(games.get(game).Config, config).players
+
+    def _available(self, bot: str) -> bool:
+        session = self.sessions.get(bot)
+        return session is not None and session.connected and len(session.matches) < self.limits.max_matches
+
+    def _require_ready(self, bots: Sequence[str], *, check_capacity: bool = True) -> None:
+        for bot in bots:
+            session = self.sessions.get(bot)
+            if session is None or not session.connected:
+                raise p.ProtocolError(p.BOT_OFFLINE, f"bot {bot!r} is not connected")
+            if check_capacity and len(session.matches) >= self.limits.max_matches:
+                raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {self.limits.max_matches} matches already")
+
+    async def _pair(self) -> None:
+        for pairing in self.lobby.pair():
+            await self._start_match(pairing.game, list(pairing.bots), pairing.config)
+
+    async def _start_match(
+        self,
+        game_name: str,
+        bots: Sequence[str],
+        config: Mapping[str, Any],
+        *,
+        seed: int | None = None,
+        clock: Clock | None = None,
+        max_retries: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> tuple[str, bool]:
+        """Record a match as live, then start it; (its id, whether the key already had one)."""
+        game = games.get(game_name)
+        cfg = make_config(game.Config, config)
+        live = LiveMatch(
+            id=uuid.uuid4().hex,
+            game=game,
+            bots=tuple(bots),
+            config=cfg.to_dict(),
+            seed=self.rng.getrandbits(62) if seed is None else seed,
+            clock=clock or self.clock,
+            max_retries=self.max_retries if max_retries is None else max_retries,
+        )
+        row = {
+            "id": live.id,
+            "game": game_name,
+            "variant": variant_of(game_name, cfg.overrides()),
+            "config": live.config,
+            "seed": live.seed,
+            "players": list(bots),
+            "max_retries": live.max_retries,
+            "clock": asdict(live.clock),
+            "source": "server",
+            "created_at": live.started,
+            **{k: v for k, v in (extra or {}).items() if v is not None},
+        }
+        existing = await self._store(lambda s: s.open_match(row))
+        if existing is not None:
+            return existing, True
+        self.live[live.id] = live
+        for seat, bot in enumerate(bots):
+            self.sessions[bot].matches.setdefault(live.id, []).append(seat)
+        self._spawn(self._run_match, live)
+        self._broadcast_lobby()
+        return live.id, False
+
+    async def _run_match(self, live: LiveMatch) -> None:
+        seats = [RemoteSeat(self.sessions[bot], live.id, seat) for seat, bot in enumerate(live.bots)]
+        result: MatchResult | None = None
+        with live.scope:
+            try:
+                result = await play_match(
+                    live.game,
+                    seats,
+                    config=live.config,
+                    seed=live.seed,
+                    clock=live.clock,
+                    max_retries=live.max_retries,
+                    match_id=live.id,
+                    on_event=functools.partial(self._on_match_event, live),
+                )
+            except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
+                log.exception("match %s failed", live.id)
+                live.void_reason = f"server fault: {type(error).__name__}: {error}"
+        with trio.CancelScope(shield=True):
+            if result is None:  # cancelled (abort, shutdown) or a fault of ours: seats were not told yet
+                await self._void(live, live.void_reason or "void")
+            self._finish(live)
+
+    async def _on_match_event(self, live: LiveMatch, event: MatchEvent) -> None:
+        if event.kind == "rejected":
+            seat = event.data["seat"]
+            retries_left = live.max_retries - event.data["attempt"]
+            self.sessions[live.bots[seat]].send(
+                "move_rejected",
+                match=live.id,
+                seat=seat,
+                step=event.step,
+                attempt=event.data["attempt"],
+                reason=event.data["reason"],
+                retries_left=retries_left,
+            )
+        elif event.kind == "step":
+            for seat in event.data["actions"]:
+                self.sessions[live.bots[seat]].send("move_ack", match=live.id, seat=seat, step=event.step - 1)
+            live.step = event.step
+            live.view = event.data["view"]
+            self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=live.view)
+        elif event.kind == "start":
+            live.view = event.data["view"]
+            live.info = event.data
+        elif event.kind == "end":
+            result: MatchResult = event.data["result"]
+            await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
+            if result.status == "finished":
+                self.metrics.matches_finished += 1
+            else:
+                self.metrics.matches_voided += 1
+            summary = result.summary() | {"players": result.players}
+            self._to_watchers(live.id, "result", **summary, view=result.final_view)
+            self._remember(summary)
+
+    async def _void(self, live: LiveMatch, reason: str) -> None:
+        await self._store(lambda s: s.void_match(live.id, reason))
+        self.metrics.matches_voided += 1
+        summary = {
+            "match_id": live.id,
+            "game": live.game.spec.name,
+            "players": list(live.bots),
+            "status": "void",
+            "reason": "void",
+        }
+        for seat, bot in enumerate(live.bots):
+            session = self.sessions.get(bot)
+            if session is not None and live.id in session.matches:
+                ended = {"status": "void", "reason": "void", "detail": reason, "returns": None, "outcomes": None, "ranks": None}
+                session.send("match_end", match=live.id, seat=seat, forfeit_seat=None, **ended)
+        self._to_watchers(live.id, "result", **summary, detail=reason)
+        self._remember(summary | {"detail": reason})
+
+    def _finish(self, live: LiveMatch) -> None:
+        self.live.pop(live.id, None)
+        for bot in set(live.bots):
+            session = self.sessions.get(bot)
+            if session is not None:
+                session.matches.pop(live.id, None)
+                session.resigned.discard(live.id)
+        for watcher in self.watchers:
+            watcher.watching.discard(live.id)
+        if not self.live:
+            self._all_ended.set()
+        self._broadcast_lobby()
+
+    def _remember(self, summary: Mapping[str, Any]) -> None:
+        self.recent.insert(0, dict(summary))
+        del self.recent[20:]
+
+    # ---- spectators ----------------------------------------------------------------------
+
+    def _lobby_fields(self) -> dict[str, Any]:
+        return {"live": [live.summary() for live in self.live.values()], "recent": self.recent, "waiting": self.lobby.waiting()}
+
+    def _broadcast_lobby(self) -> None:
+        fields = self._lobby_fields()
+        for watcher in list(self.watchers):
+            watcher.send("lobby", **fields)
+
+    def _to_watchers(self, target: str, kind: str, **fields: Any) -> None:
+        for watcher in list(self.watchers):
+            if target in watcher.watching:
+                watcher.send(kind, **fields)
+
+    async def _watch_connection(self, ws: ServerConnection) -> None:
+        connection, outgoing = self._connection(ws, binary=False)
+        watcher = Watcher(connection)
+        self.watchers.add(watcher)
+        try:
+            watcher.send("lobby", **self._lobby_fields())
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._pump, ws, connection, outgoing)
+                async for msg in self._frames(ws, connection, watcher.send):
+                    try:
+                        await self._watch_message(watcher, msg)
+                    except p.ProtocolError as error:
+                        self.metrics.errors += 1
+                        watcher.send("error", code=error.code, message=error.message, ref=msg.get("t"))
+                nursery.cancel_scope.cancel()
+        finally:
+            self.watchers.discard(watcher)
+
+    async def _watch_message(self, watcher: Watcher, msg: Mapping[str, Any]) -> None:
+        kind = p.check(msg, p.WATCH_MESSAGES)
+        if kind == "ping":
+            watcher.send("pong")
+        elif kind == "lobby":
+            watcher.send("lobby", **self._lobby_fields())
+        elif kind == "unwatch":
+            watcher.watching.discard(msg["match"])
+        elif kind == "watch":
+            live = self.live.get(msg["match"])
+            if live is not None:
+                watcher.watching.add(live.id)
+                watcher.send("snapshot", **live.summary(), status=LIVE, view=live.view)
+                return
+            record = await self._read(lambda s: s.match(msg["match"], turns=False))
+            if record is None:
+                raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
+            watcher.send("snapshot", **_finished_summary(record), view=record.get("final_view") or {})
+        elif kind == "replay":
+            watcher.send("replay", **await self._replay(msg["match"]))
+        elif kind == "leaderboard":
+            rows = await self._read(functools.partial(_leaderboard, game=msg.get("game")))
+            watcher.send("leaderboard", game=msg.get("game"), rows=rows)
+
+    async def _replay(self, match_id: str) -> dict[str, Any]:
+        record = await self._read(lambda s: s.match(match_id))
+        if record is None or record["status"] != FINISHED:
+            raise p.ProtocolError(p.UNKNOWN_MATCH, f"no finished match {match_id!r} to replay")
+        views = await trio.to_thread.run_sync(_replay_views, record)
+        return {**_finished_summary(record), "views": views, "turns": record["turns"]}
+
+
+def _floats(values: Any) -> list[float] | None:
+    if values is None:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise p.ProtocolError(p.BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
+    return [float(v) for v in values]
+
+
+def _finished_summary(record: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("game", "players", "status", "reason", "detail", "returns", "outcomes", "ranks", "config", "forfeit_seat")
+    return {"match": record["id"], **{key: record.get(key) for key in keys}}
+
+
+def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The full view before the first step and after every step, rebuilt from the actions."""
+    game = games.get(record["game"])
+    state = game.new(record["config"], record["seed"])
+    views = [state.full_view()]
+    steps: dict[int, dict[int, str]] = {}
+    for turn in record["turns"]:
+        if turn["accepted"]:
+            steps.setdefault(turn["step"], {})[turn["seat"]] = turn["action"]
+    for step in sorted(steps):
+        if state.is_over:
+            break
+        state.step(steps[step])
+        views.append(state.full_view())
+    return views
+
+
+def _leaderboard(store: Store, game: str | None) -> list[dict[str, Any]]:
+    """Per bot: matches, wins, draws, losses and forfeits among finished matches."""
+    sql = (
+        """SELECT s.bot, COUNT(*) AS matches,
+                    SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
+                    SUM(s.outcome = 'loss') AS losses, SUM(s.outcome = 'forfeit') AS forfeits,
+                    AVG(s.score) AS mean_return
+             FROM seats s JOIN matches m ON m.id = s.match_id
+             WHERE m.status = 'finished'"""
+        + (" AND m.game = ?" if game else "")
+        + " GROUP BY s.bot ORDER BY wins DESC, s.bot"
+    )
+    return [dict(row) for row in store.conn.execute(sql, (game,) if game else ())]
+
+
+async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
+    """Bind ourselves, so that port 0 gives a real port we can print."""
+    return await trio.open_tcp_listeners(port, host=host)
+
+
+def bound_port(listeners: Sequence[trio.SocketListener]) -> int:
+    return int(listeners[0].socket.getsockname()[1])

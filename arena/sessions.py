@@ -1,0 +1,157 @@
+"""A connected bot as the server keeps it: its session outlives any one websocket.
+
+Every message the server sends a bot gets the next sequence number and is kept in a
+bounded outbox, so a bot that reconnects with ``resume`` (its session id and the last
+``seq`` it saw) gets exactly what it missed. While the bot is away its clock keeps
+running; after the grace window its seats forfeit for disconnection.
+"""
+
+from __future__ import annotations
+
+import collections
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from arena.protocol import message
+from arena.seats import Move
+
+
+@dataclass
+class Connection:
+    """One websocket of a session: where its messages go, and in which encoding."""
+
+    outgoing: trio.MemorySendChannel[dict[str, Any]]
+    binary: bool = True
+    close: Callable[[int, str], None] = lambda code, reason: None
+
+
+@dataclass
+class MoveSlot:
+    """A turn a seat has been asked and not yet answered."""
+
+    match_id: str
+    seat: int
+    step: int
+    attempt: int
+    turn_fields: dict[str, Any]
+    move: Move | None = None
+
+
+@dataclass
+class BotSession:
+    bot: str
+    grace_s: float
+    outbox_size: int = 2_000
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    seq: int = 0
+    connection: Connection | None = None
+    disconnected_at: float | None = None
+    matches: dict[str, list[int]] = field(default_factory=dict)  # match id -> this bot's seats
+    slots: dict[tuple[str, int], MoveSlot] = field(default_factory=dict)
+    outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
+    resigned: set[str] = field(default_factory=set)
+    _changed: trio.Event = field(default_factory=trio.Event)
+
+    # ---- connection state ----------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self.connection is not None
+
+    def attach(self, connection: Connection) -> None:
+        self.connection = connection
+        self.disconnected_at = None
+        self._wake()
+
+    def detach(self, connection: Connection) -> bool:
+        """Forget ``connection`` if it is still this session's; True if the bot is now away."""
+        if self.connection is not connection:
+            return False
+        self.connection = None
+        self.disconnected_at = trio.current_time()
+        self._wake()
+        return True
+
+    def grace_left(self) -> float:
+        if self.disconnected_at is None:
+            return self.grace_s
+        return self.disconnected_at + self.grace_s - trio.current_time()
+
+    async def changed(self) -> None:
+        """Wait for the next change: a move arrived, the bot left or came back."""
+        await self._changed.wait()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    # ---- sending -------------------------------------------------------------------------
+
+    def send(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Number, keep and (when connected) queue a message; a bot too slow to read is dropped."""
+        self.seq += 1
+        out = message(kind, seq=self.seq, **fields)
+        self.outbox.append(out)
+        while len(self.outbox) > self.outbox_size:
+            self.outbox.popleft()
+        self._deliver(out)
+        return out
+
+    def _deliver(self, out: dict[str, Any]) -> None:
+        connection = self.connection
+        if connection is None:
+            return
+        try:
+            connection.outgoing.send_nowait(out)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            connection.close(1008, "not reading its messages")
+            self.detach(connection)
+
+    def can_replay_after(self, last_seq: int) -> bool:
+        """Whether the outbox still holds everything after ``last_seq``."""
+        oldest = self.outbox[0]["seq"] if self.outbox else self.seq + 1
+        return 0 <= last_seq <= self.seq and oldest <= last_seq + 1
+
+    def replay(self, after: int, upto: int) -> int:
+        """Resend the kept messages numbered after ``after`` up to ``upto``; how many."""
+        missed = [out for out in self.outbox if after < out["seq"] <= upto]
+        for out in missed:
+            self._deliver(out)
+        return len(missed)
+
+    # ---- moves ---------------------------------------------------------------------------
+
+    def ask(self, match_id: str, seat: int, step: int, attempt: int, **turn_fields: Any) -> MoveSlot:
+        """Open a slot for the seat's answer and send the bot its ``turn``."""
+        fields = {"match": match_id, "seat": seat, "step": step, "attempt": attempt, **turn_fields}
+        slot = MoveSlot(match_id, seat, step, attempt, fields)
+        self.slots[(match_id, seat)] = slot
+        self.send("turn", **fields)
+        return slot
+
+    def close_slot(self, slot: MoveSlot) -> None:
+        if self.slots.get((slot.match_id, slot.seat)) is slot:
+            del self.slots[(slot.match_id, slot.seat)]
+
+    def offer_move(self, match_id: str, seat: int, step: int, attempt: int, move: Move) -> str | None:
+        """Hand a move to the seat waiting for it; None if taken, else why it was not."""
+        slot = self.slots.get((match_id, seat))
+        if slot is None or slot.step != step or slot.attempt != attempt or slot.move is not None:
+            return "stale"
+        slot.move = move
+        self._wake()
+        return None
+
+    def resend_open_turns(self) -> None:
+        """For a bot that lost its session: every turn still waiting for it, sent again."""
+        for slot in list(self.slots.values()):
+            if slot.move is None:
+                self.send("turn", **slot.turn_fields)
+
+    def resign(self, match_id: str) -> None:
+        self.resigned.add(match_id)
+        self._wake()

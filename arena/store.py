@@ -1,0 +1,442 @@
+"""The durable store: bots, matches, seats and turns in one SQLite file (WAL).
+
+SQLite through sqlite-utils is the source of truth. The server writes through one
+dedicated thread (``StoreWriter``) fed by a trio channel, so writes never block the event
+loop and never race; readers open their own connections. A finished match and all its
+turns are committed in one transaction before anyone is told the result, and matches
+still live when a server died are voided at the next start, never half-recorded.
+
+Schema changes go through ``MIGRATIONS``, keyed by the ``schema_version`` table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlite_utils
+import trio
+
+import games
+from arena.match import MatchResult
+from games.api import make_config
+
+T = TypeVar("T")
+
+LIVE, FINISHED, VOID = "live", "finished", "void"
+ADMIN_KEY = "admin_token_hash"
+BOT_NAME_PATTERN = "lowercase letters, digits, '-', '_' and '.', 1 to 64 characters, starting with a letter or digit"
+
+
+class StoreError(Exception):
+    """A request the store cannot honour (an unknown bot, a name taken); the message says why."""
+
+
+def hash_token(token: str) -> str:
+    """Tokens are 32 random bytes, so one SHA-256 is enough: no dictionary to attack."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def valid_bot_name(name: str) -> bool:
+    return (
+        0 < len(name) <= 64
+        and name[0].isalnum()
+        and all(c.isdigit() or c in "-_." or (c.isalpha() and c.islower()) for c in name)
+        and name.isascii()
+    )
+
+
+def variant_of(game: str, overrides: Mapping[str, Any]) -> str:
+    """A game plus its non-default config: the unit ratings are kept per."""
+    if not overrides:
+        return game
+    return game + json.dumps(dict(sorted(overrides.items())), separators=(",", ":"))
+
+
+def _migration_1(db: sqlite_utils.Database) -> None:
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("CREATE TABLE bots (name TEXT PRIMARY KEY, token_hash TEXT NOT NULL, created_at REAL NOT NULL, rotated_at REAL)")
+    db.execute(
+        """CREATE TABLE matches (
+            id TEXT PRIMARY KEY, game TEXT NOT NULL, variant TEXT NOT NULL, config TEXT NOT NULL, seed INTEGER NOT NULL,
+            players TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, detail TEXT, returns TEXT, outcomes TEXT,
+            ranks TEXT, forfeit_seat INTEGER, max_retries INTEGER, clock TEXT, source TEXT NOT NULL,
+            created_at REAL NOT NULL, ended_at REAL, tournament TEXT, round INTEGER, group_id TEXT,
+            group_size INTEGER, caller_key TEXT, final_view TEXT)"""
+    )
+    db.execute(
+        """CREATE TABLE seats (
+            match_id TEXT NOT NULL REFERENCES matches(id), seat INTEGER NOT NULL, bot TEXT NOT NULL,
+            score REAL, outcome TEXT, rank INTEGER, PRIMARY KEY (match_id, seat))"""
+    )
+    db.execute(
+        """CREATE TABLE turns (
+            id INTEGER PRIMARY KEY, match_id TEXT NOT NULL REFERENCES matches(id), seat INTEGER NOT NULL,
+            step INTEGER NOT NULL, attempt INTEGER NOT NULL, observation TEXT, legal_actions TEXT, action TEXT,
+            accepted INTEGER NOT NULL, rejection TEXT, raw TEXT, prompt TEXT, logprobs TEXT,
+            format_error INTEGER NOT NULL, think_ms REAL, reward REAL, tokens_in INTEGER, tokens_out INTEGER, cost REAL)"""
+    )
+    db.execute("CREATE INDEX matches_by_game ON matches (game, status, ended_at)")
+    db.execute("CREATE INDEX matches_by_variant ON matches (variant, status, ended_at)")
+    db.execute("CREATE INDEX matches_by_key ON matches (caller_key)")
+    db.execute("CREATE INDEX matches_by_tournament ON matches (tournament, round)")
+    db.execute("CREATE INDEX matches_by_group ON matches (group_id)")
+    db.execute("CREATE INDEX seats_by_bot ON seats (bot, match_id)")
+    db.execute("CREATE INDEX turns_by_match ON turns (match_id, step, seat)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1,)
+"""MIGRATIONS[i] brings a store from schema version i to i + 1."""
+
+
+def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
+    if read_only:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # survives a crash of the process; FULL only adds power-loss safety
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=5000")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+class Store:
+    """One connection to the store. Not thread-safe: the server gives it to one thread."""
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        if read_only and not self.path.exists():
+            raise StoreError(f"no store at {self.path}")
+        self.read_only = read_only
+        self.conn = _connect(self.path, read_only)
+        self.db = sqlite_utils.Database(self.conn)
+        if not read_only:
+            self.migrate()
+        elif self.schema_version() != len(MIGRATIONS):
+            raise StoreError(f"{self.path} has schema version {self.schema_version()}, this arena reads {len(MIGRATIONS)}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # ---- schema --------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        if "schema_version" not in self.db.table_names():
+            return 0
+        row = self.conn.execute("SELECT version FROM schema_version").fetchone()
+        return int(row["version"]) if row else 0
+
+    def migrate(self) -> None:
+        with self.db.atomic():
+            if "schema_version" not in self.db.table_names():
+                self.conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                self.conn.execute("INSERT INTO schema_version VALUES (0)")
+            version = self.schema_version()
+            if version > len(MIGRATIONS):
+                raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})")
+            for step in MIGRATIONS[version:]:
+                step(self.db)
+            self.conn.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS),))
+
+    # ---- bots and tokens -----------------------------------------------------------------
+
+    def register_bot(self, name: str) -> str:
+        """Create a bot and return its token; only the token's hash is kept."""
+        if not valid_bot_name(name):
+            raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
+        token = new_token()
+        with self.db.atomic():
+            if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():
+                raise StoreError(f"a bot named {name!r} exists already (rotate its token instead)")
+            self.conn.execute("INSERT INTO bots VALUES (?, ?, ?, NULL)", (name, hash_token(token), time.time()))
+        return token
+
+    def rotate_token(self, name: str) -> str:
+        """A new token for ``name``; the old one stops working at once."""
+        token = new_token()
+        with self.db.atomic():
+            changed = self.conn.execute(
+                "UPDATE bots SET token_hash = ?, rotated_at = ? WHERE name = ?", (hash_token(token), time.time(), name)
+            ).rowcount
+        if not changed:
+            raise StoreError(f"no bot named {name!r}")
+        return token
+
+    def authenticate(self, name: str, token: str) -> bool:
+        row = self.conn.execute("SELECT token_hash FROM bots WHERE name = ?", (name,)).fetchone()
+        return row is not None and hmac.compare_digest(row["token_hash"], hash_token(token))
+
+    def bot_exists(self, name: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is not None
+
+    def ensure_admin_token(self, token: str | None) -> str | None:
+        """Use ``token`` as the admin token if given; otherwise make one at first start.
+        Returns a newly made token (to be shown once), or None."""
+        if token is not None:
+            self._set_meta(ADMIN_KEY, hash_token(token))
+            return None
+        if self._meta(ADMIN_KEY) is not None:
+            return None
+        made = new_token()
+        self._set_meta(ADMIN_KEY, hash_token(made))
+        return made
+
+    def is_admin_token(self, token: str) -> bool:
+        stored = self._meta(ADMIN_KEY)
+        return stored is not None and hmac.compare_digest(stored, hash_token(token))
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        with self.db.atomic():
+            self.conn.execute(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)
+            )
+
+    # ---- matches -------------------------------------------------------------------------
+
+    def open_match(self, row: Mapping[str, Any]) -> str | None:
+        """Record a match that starts now, as live (if the server dies, it will be voided).
+
+        When the row has a caller key that a live or finished match already holds, nothing
+        is written and that match's id is returned: creating a match is idempotent on the key.
+        """
+        with self.db.atomic():
+            key = row.get("caller_key")
+            existing = self.find_by_key(key) if key else None
+            if existing is not None:
+                return str(existing["id"])
+            self._insert_match({**row, "status": LIVE})
+        return None
+
+    def _insert_match(self, row: Mapping[str, Any]) -> None:
+        columns = dict(row)
+        for key in ("config", "players", "clock"):
+            columns[key] = json.dumps(columns[key])
+        self.db["matches"].insert(columns)
+
+    def find_by_key(self, key: str) -> dict[str, Any] | None:
+        """The live or finished match made under a caller key; voided ones do not count."""
+        row = self.conn.execute(
+            "SELECT id, status FROM matches WHERE caller_key = ? AND status != ? ORDER BY created_at LIMIT 1", (key, VOID)
+        ).fetchone()
+        return None if row is None else dict(row)
+
+    def finish_match(self, result: MatchResult, meta: Mapping[str, Any] | None = None) -> None:
+        """Commit a match's result, seats and every turn in one transaction.
+
+        ``meta`` (tournament, round, group, caller key, source) is used when the match was
+        not opened before, as for matches played in-process by ``arena play --db``."""
+        with self.db.atomic():
+            exists = self.conn.execute("SELECT 1 FROM matches WHERE id = ?", (result.match_id,)).fetchone()
+            if not exists:
+                overrides = make_config(games.get(result.game).Config, result.config).overrides()
+                self._insert_match(
+                    {
+                        "id": result.match_id,
+                        "game": result.game,
+                        "variant": variant_of(result.game, overrides),
+                        "config": result.config,
+                        "seed": result.seed,
+                        "players": result.players,
+                        "status": LIVE,
+                        "max_retries": result.max_retries,
+                        "clock": asdict(result.clock),
+                        "created_at": result.started_at,
+                        "source": "local",
+                        **(meta or {}),
+                    }
+                )
+            self.conn.execute(
+                """UPDATE matches SET status = ?, reason = ?, detail = ?, returns = ?, outcomes = ?, ranks = ?,
+                   forfeit_seat = ?, ended_at = ?, final_view = ? WHERE id = ?""",
+                (
+                    FINISHED if result.status == "finished" else VOID,
+                    result.reason,
+                    result.detail,
+                    json.dumps(result.returns),
+                    json.dumps(result.outcomes),
+                    json.dumps(result.ranks),
+                    result.forfeit_seat,
+                    result.ended_at,
+                    json.dumps(result.final_view),
+                    result.match_id,
+                ),
+            )
+            self.db["seats"].insert_all(
+                {
+                    "match_id": result.match_id,
+                    "seat": seat,
+                    "bot": bot,
+                    "score": result.returns[seat],
+                    "outcome": result.outcomes[seat],
+                    "rank": result.ranks[seat],
+                }
+                for seat, bot in enumerate(result.players)
+            )
+            self.db["turns"].insert_all(
+                {
+                    **asdict(turn),
+                    "match_id": result.match_id,
+                    "legal_actions": None if turn.legal_actions is None else json.dumps(turn.legal_actions),
+                    "logprobs": None if turn.logprobs is None else json.dumps(turn.logprobs),
+                }
+                for turn in result.turns
+            )
+
+    def void_match(self, match_id: str, reason: str) -> bool:
+        with self.db.atomic():
+            changed = self.conn.execute(
+                "UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE id = ? AND status = ?",
+                (VOID, reason, time.time(), match_id, LIVE),
+            ).rowcount
+        return bool(changed)
+
+    def void_live_matches(self, reason: str) -> int:
+        """Void every match still marked live: at startup after a crash, and at shutdown."""
+        with self.db.atomic():
+            return self.conn.execute(
+                "UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE status = ?",
+                (VOID, reason, time.time(), LIVE),
+            ).rowcount
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def match(self, match_id: str, *, turns: bool = True) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+        if row is None:
+            return None
+        record = _decode_match(row)
+        if turns:
+            record["turns"] = [
+                _decode_turn(t) for t in self.conn.execute("SELECT * FROM turns WHERE match_id = ? ORDER BY id", (match_id,))
+            ]
+        return record
+
+    def matches(
+        self, *, game: str | None = None, bot: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[dict]:
+        """Newest first."""
+        where, args = [], []
+        if game:
+            where.append("m.game = ?")
+            args.append(game)
+        if bot:
+            where.append("m.id IN (SELECT match_id FROM seats WHERE bot = ?)")
+            args.append(bot)
+        if status:
+            where.append("m.status = ?")
+            args.append(status)
+        sql = "SELECT m.* FROM matches m" + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY m.created_at DESC LIMIT ?"
+        return [_decode_match(row) for row in self.conn.execute(sql, (*args, max(1, min(limit, 1000))))]
+
+    def bots(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            """SELECT b.name, b.created_at, COUNT(s.match_id) AS matches FROM bots b
+               LEFT JOIN seats s ON s.bot = b.name GROUP BY b.name ORDER BY b.name"""
+        )
+        return [dict(row) for row in rows]
+
+    def count(self, table: str, **where: Any) -> int:
+        clause = " AND ".join(f"{key} = ?" for key in where)
+        sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {clause}" if clause else "")
+        return int(self.conn.execute(sql, tuple(where.values())).fetchone()[0])
+
+
+def _decode_match(row: sqlite3.Row) -> dict[str, Any]:
+    record = dict(row)
+    for key in ("config", "players", "returns", "outcomes", "ranks", "clock", "final_view"):
+        if record.get(key) is not None:
+            record[key] = json.loads(record[key])
+    return record
+
+
+def _decode_turn(row: sqlite3.Row) -> dict[str, Any]:
+    record = dict(row)
+    for key in ("legal_actions", "logprobs"):
+        if record.get(key) is not None:
+            record[key] = json.loads(record[key])
+    record["accepted"] = bool(record["accepted"])
+    record["format_error"] = bool(record["format_error"])
+    return record
+
+
+# ---- the writer thread -----------------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    work: Callable[[Store], Any]
+    done: trio.Event
+    value: Any = None
+    error: BaseException | None = None
+
+
+class StoreWriter:
+    """The one writer: a dedicated thread owning a Store, fed jobs through a trio channel.
+
+    Start it with ``await nursery.start(writer.run)``; ``await writer.call(fn)`` runs
+    ``fn(store)`` in the thread and returns its value once committed; ``aclose()`` lets
+    the thread finish the queued jobs and stop.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._send, self._receive = trio.open_memory_channel[_Job](256)
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        await trio.to_thread.run_sync(self._thread, task_status)
+
+    def _thread(self, task_status: trio.TaskStatus[None]) -> None:
+        store = Store(self.path)
+        try:
+            trio.from_thread.run_sync(task_status.started)
+            while True:
+                try:
+                    job = trio.from_thread.run(self._receive.receive)
+                except (trio.EndOfChannel, trio.Cancelled, trio.RunFinishedError):
+                    return
+                try:
+                    job.value = job.work(store)
+                except Exception as error:
+                    job.error = error
+                trio.from_thread.run_sync(job.done.set)
+        finally:
+            store.close()
+
+    async def call(self, work: Callable[[Store], T]) -> T:
+        job = _Job(work, trio.Event())
+        await self._send.send(job)
+        await job.done.wait()
+        if job.error is not None:
+            raise job.error
+        return job.value
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+
+
+def read(path: str | Path, query: Callable[[Store], T]) -> T:
+    """Run a read on a connection of its own (for worker threads serving the HTTP API)."""
+    store = Store(path, read_only=True)
+    try:
+        return query(store)
+    finally:
+        store.close()

@@ -1,0 +1,252 @@
+"""The bot SDK: connect any policy to an arena server.
+
+``run_bot(policy, url, name, token, games=[...])`` says hello, seeks matches, answers
+every ``turn`` by calling ``policy(turn)`` (sync or async) with the whole turn, and
+reconnects with ``resume`` after a dropped connection, so the server replays what was
+missed. A policy returns an action string or a ``Move`` carrying the extras (raw reply,
+prompt, tokens, cost, log-probs, format error).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.trio.client import connect
+
+from arena import protocol as p
+from arena.seats import Move, Turn, as_move, policy_callable
+from games.api import Observation
+
+log = logging.getLogger("arena.bot")
+
+Policy = Callable[[Turn], "str | Move | Awaitable[str | Move]"]
+FATAL_CLOSES = {p.CLOSE_AUTH_FAILED: "the server refused the token", p.CLOSE_BAD_VERSION: "protocol version mismatch"}
+
+
+class BotStopped(Exception):
+    """The server will not take this bot (a bad token, another login, a protocol mismatch)."""
+
+
+def backoff(first: float = 0.1, most: float = 5.0) -> Iterator[float]:
+    delay = first
+    while True:
+        yield delay
+        delay = min(most, delay * 2)
+
+
+@dataclass
+class BotRun:
+    """What a run of the SDK saw: every match's end, and the errors the server sent."""
+
+    results: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    reconnects: int = 0
+
+
+@dataclass
+class _State:
+    matches: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # live match id -> its match_start
+    answered: set[tuple[str, int, int, int]] = field(default_factory=set)
+    unsent: dict[tuple[str, int, int, int], dict[str, Any]] = field(default_factory=dict)
+    session: str | None = None
+    last_seq: int = 0
+    seeking: bool = False
+
+
+async def run_bot(
+    policy: Policy,
+    url: str,
+    name: str,
+    token: str,
+    *,
+    games: Sequence[str],
+    config: Mapping[str, Any] | None = None,
+    matches: int | None = None,
+    self_play: bool = False,
+    delay_ms: int = 0,
+    binary: bool = True,
+    retry_delays: Callable[[], Iterator[float]] = backoff,
+    on_message: Callable[[dict[str, Any]], None] | None = None,
+) -> BotRun:
+    """Play until ``matches`` matches have ended (forever if None); returns what happened.
+
+    ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
+    move, so a person can follow. ``binary`` speaks msgpack (else JSON).
+    """
+    run = BotRun()
+    state = _State()
+    policy, is_async = policy_callable(policy)
+    delays = retry_delays()
+
+    def done() -> bool:
+        return matches is not None and len(run.results) >= matches and not state.matches
+
+    while not done():
+        try:
+            async with connect(url.rstrip("/") + "/bot", max_size=None, proxy=None) as ws:
+                await _session(
+                    ws, state, run, policy, is_async, name, token, games, config, matches, self_play, delay_ms, binary, on_message
+                )
+                if done():
+                    return run
+        except ConnectionClosed as closed:
+            code = closed.rcvd.code if closed.rcvd else None
+            if code in FATAL_CLOSES:
+                raise BotStopped(f"{FATAL_CLOSES[code]} ({closed.rcvd.reason if closed.rcvd else ''})") from None
+            if code == p.CLOSE_SUPERSEDED:
+                raise BotStopped("another connection logged in with this token") from None
+        except (OSError, InvalidHandshake, InvalidURI) as error:
+            if isinstance(error, InvalidURI):
+                raise BotStopped(f"bad server URL {url!r}: {error}") from None
+            log.info("connection to %s failed: %s", url, error)
+        if done():
+            break
+        run.reconnects += 1
+        await trio.sleep(next(delays))
+    return run
+
+
+async def _session(
+    ws: Any,
+    state: _State,
+    run: BotRun,
+    policy: Policy,
+    is_async: bool,
+    name: str,
+    token: str,
+    games: Sequence[str],
+    config: Mapping[str, Any] | None,
+    matches: int | None,
+    self_play: bool,
+    delay_ms: int,
+    binary: bool,
+    on_message: Callable[[dict[str, Any]], None] | None,
+) -> None:
+    async def send(kind: str, **fields: Any) -> None:
+        await ws.send(p.encode(p.message(kind, **fields), binary))
+
+    hello: dict[str, Any] = {"bot": name, "token": token}
+    if state.session is not None:
+        hello["resume"] = {"session": state.session, "last_seq": state.last_seq}
+    await send("hello", **hello)
+
+    def wanted() -> int:
+        """How many more matches to seek: one seat each (two when playing itself)."""
+        if matches is None:
+            return 1
+        return max(0, matches - len(run.results) - len(state.matches))
+
+    async def seek() -> None:
+        if not state.seeking and wanted() > 0:
+            state.seeking = True
+            for _ in range(2 if self_play else 1):
+                await send("seek", games=list(games), config=dict(config or {}), self_play=self_play)
+
+    async def answer(msg: Mapping[str, Any]) -> None:
+        start = state.matches.get(msg["match"], {})
+        turn = Turn(
+            match_id=msg["match"],
+            game=start.get("game", ""),
+            seat=msg["seat"],
+            step=msg["step"],
+            attempt=msg["attempt"],
+            observation=Observation(msg["observation"]["text"], msg["observation"].get("data") or {}),
+            legal_actions=None if msg.get("legal") is None else tuple(msg["legal"]),
+            action_format=msg.get("format"),
+            deadline_ms=msg.get("deadline_ms"),
+            retry_reason=msg.get("reason"),
+            rules=start.get("rules", ""),
+            players=tuple(start.get("players", ())),
+            config=start.get("config", {}),
+        )
+        if delay_ms:
+            await trio.sleep(delay_ms / 1000)
+        try:
+            answer = await policy(turn) if is_async else await trio.to_thread.run_sync(policy, turn, abandon_on_cancel=True)
+            move = as_move(answer)
+        except Exception as error:  # the policy's bug: report it as a reply with no action
+            log.exception("policy failed on %s step %s", msg["match"], msg["step"])
+            move = Move(action=None, raw=f"policy error: {type(error).__name__}: {error}", format_error=True)
+        fields = {"match": turn.match_id, "seat": turn.seat, "step": turn.step, "attempt": turn.attempt}
+        extras = move.extras()
+        cost = extras.get("cost")
+        if isinstance(cost, float) and not math.isfinite(cost):
+            extras.pop("cost")
+        await deliver({"action": move.action, **fields, **extras})
+
+    async def deliver(move: dict[str, Any]) -> None:
+        """Send a move; one lost with the connection is sent again after the resume."""
+        key = (move["match"], move["seat"], move["step"], move["attempt"])
+        state.unsent[key] = move
+        try:
+            await send("move", **move)
+        except ConnectionClosed:
+            return
+        state.unsent.pop(key, None)
+
+    closed: ConnectionClosed | None = None
+    async with trio.open_nursery() as nursery:
+        try:
+            await _receive(ws, state, run, nursery, seek, answer, deliver, matches, on_message)
+        except ConnectionClosed as error:  # raised after the nursery, not wrapped in its exception group
+            closed = error
+        nursery.cancel_scope.cancel()
+    if closed is not None:
+        raise closed
+
+
+async def _receive(
+    ws: Any,
+    state: _State,
+    run: BotRun,
+    nursery: trio.Nursery,
+    seek: Callable[[], Awaitable[None]],
+    answer: Callable[[Mapping[str, Any]], Awaitable[None]],
+    deliver: Callable[[dict[str, Any]], Awaitable[None]],
+    matches: int | None,
+    on_message: Callable[[dict[str, Any]], None] | None,
+) -> None:
+    """Dispatch the server's messages until the connection ends or the work is done."""
+    async for frame in ws:
+        msg = p.decode(frame)
+        state.last_seq = max(state.last_seq, int(msg.get("seq", 0)))
+        if on_message is not None:
+            on_message(msg)
+        kind = msg.get("t")
+        if kind == "welcome":
+            state.session = msg["session"]
+            if msg.get("resumed"):
+                for move in list(state.unsent.values()):
+                    nursery.start_soon(deliver, move)
+            else:  # the server lost our session: it sends every live match and open turn again
+                state.seeking = False
+                state.matches.clear()
+                state.answered.clear()
+                state.unsent.clear()
+            await seek()
+        elif kind == "match_start":
+            state.matches[msg["match"]] = msg
+            state.seeking = False
+            await seek()
+        elif kind == "turn":
+            key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
+            if key not in state.answered:
+                state.answered.add(key)
+                nursery.start_soon(answer, msg)
+        elif kind == "match_end":
+            if state.matches.pop(msg["match"], None) is not None:
+                run.results.append(msg)
+                state.answered = {k for k in state.answered if k[0] != msg["match"]}
+            if matches is not None and len(run.results) >= matches and not state.matches:
+                return
+            await seek()
+        elif kind == "error":
+            run.errors.append(msg)
+            if msg.get("ref") == "seek":
+                state.seeking = False
