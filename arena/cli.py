@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,6 +52,11 @@ def _parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
 def cmd_games(args: argparse.Namespace) -> int:
     import games
 
+    if args.doc:
+        from bots.catalog import catalog_doc, game_doc
+
+        sys.stdout.write(catalog_doc() if args.doc == "all" else game_doc(args.doc))
+        return 0
     specs = [game.spec for game in games.all()]
     if args.json:
         _print_json([spec.to_dict() for spec in specs])
@@ -166,10 +172,163 @@ def cmd_play(args: argparse.Namespace) -> int:
             game, seats, config=config, seed=args.seed, clock=Clock(move_ms=move_ms), max_retries=args.retries, on_event=on_event
         )
     )
+    if args.db:
+        from arena.store import Store
+
+        store = Store(args.db)
+        store.finish_match(result)
+        store.close()
     if args.json:
         _print_json(result.to_dict())
     else:
         _print_result(result)
+    return 0
+
+
+# ---- arena serve ---------------------------------------------------------------------
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import signal
+
+    import trio
+
+    from arena.match import Clock
+    from arena.server import ArenaServer, Limits, bound_port, open_listeners
+
+    admin_token = None
+    if args.admin_token_file:
+        with open(args.admin_token_file, encoding="utf-8") as handle:
+            admin_token = handle.read().strip()
+        if not admin_token:
+            raise UsageError(f"{args.admin_token_file} is empty")
+    if args.read_only and not os.path.exists(args.db):
+        raise UsageError(f"--read-only needs an existing store; {args.db} does not exist")
+    server = ArenaServer(
+        args.db,
+        clock=Clock(move_ms=args.move_ms),
+        max_retries=args.retries,
+        limits=Limits(grace_ms=args.grace_ms, max_matches=args.max_matches),
+        read_only=args.read_only,
+        admin_token=admin_token,
+    )
+
+    async def main() -> None:
+        listeners = await open_listeners(args.host, args.port)
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(server.run, listeners)
+                if server.new_admin_token:
+                    print(f"admin token (shown once, stored hashed): {server.new_admin_token}", flush=True)
+                mode = " (read-only)" if args.read_only else ""
+                print(f"arena serving on ws://{args.host}:{bound_port(listeners)}{mode}, store {args.db}", flush=True)
+                async for signum in signals:
+                    print(f"arena: {signal.Signals(signum).name}, shutting down", file=sys.stderr, flush=True)
+                    break
+                await server.shutdown()
+
+    trio.run(main)
+    return 0
+
+
+# ---- arena bot -----------------------------------------------------------------------
+
+
+def cmd_bot_token(args: argparse.Namespace) -> int:
+    """register / rotate, on the store directly or through a running server."""
+    if bool(args.db) == bool(args.url):
+        raise UsageError("give either --db (on the server's machine) or --url with --admin-token")
+    if args.db:
+        from arena.store import Store, StoreError
+
+        store = Store(args.db)
+        try:
+            token = store.register_bot(args.name) if args.action == "register" else store.rotate_token(args.name)
+        except StoreError as error:
+            raise UsageError(str(error)) from None
+        finally:
+            store.close()
+    else:
+        if not args.admin_token:
+            raise UsageError("--url needs --admin-token")
+        token = _admin_request(args.url, args.admin_token, args.action, name=args.name)["token"]
+    print(f"{'registered' if args.action == 'register' else 'new token for'} {args.name}; keep this token, it is shown once:")
+    print(token)
+    return 0
+
+
+def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict[str, Any]:
+    """Send one admin message to a running server and return its answer."""
+    import trio
+    from websockets.trio.client import connect
+
+    from arena import protocol as p
+
+    async def ask() -> dict[str, Any]:
+        async with connect(url.rstrip("/") + "/bot", proxy=None) as ws:
+            await ws.send(p.encode(p.message("hello", bot="admin", token=admin_token), False))
+            await ws.send(p.encode(p.message(kind, **fields), False))
+            async for frame in ws:
+                reply = p.decode(frame)
+                if reply["t"] == "error":
+                    raise UsageError(f"{reply['code']}: {reply['message']}")
+                if reply["t"] not in ("welcome", "pong"):
+                    return reply
+        raise UsageError("the server closed the connection (is the admin token right?)")
+
+    try:
+        return trio.run(ask)
+    except OSError as error:
+        raise UsageError(f"cannot reach {url}: {error}") from None
+
+
+def cmd_bot_run(args: argparse.Namespace) -> int:
+    import zlib
+
+    import trio
+
+    import games
+    from arena.seats import Turn
+    from bots.client import BotStopped, run_bot
+    from bots.registry import make_bot, parse_spec
+
+    spec = parse_spec(args.spec)
+    for name in args.game:
+        make_bot(spec, games.get(name).spec.name)  # unknown games, bots and options fail here, before connecting
+    players: dict[str, Any] = {}
+
+    def policy(turn: Turn) -> Any:
+        bot = players.get(turn.match_id)
+        if bot is None:
+            bot = players[turn.match_id] = make_bot(spec, turn.game, zlib.crc32(f"{turn.match_id}/{turn.seat}".encode()))
+        return bot.act(turn)
+
+    def report(msg: dict[str, Any]) -> None:
+        if msg["t"] == "match_end":
+            players.pop(msg["match"], None)
+            if not args.json:
+                print(f"match {msg['match']}: {msg['status']}, {msg['reason']}, returns {msg['returns']}", flush=True)
+
+    try:
+        run = trio.run(
+            lambda: run_bot(
+                policy,
+                args.url,
+                args.name or spec.name,
+                args.token,
+                games=args.game,
+                config=_parse_pairs(args.config),
+                matches=args.matches,
+                self_play=args.self_play,
+                delay_ms=args.delay,
+                on_message=report,
+            )
+        )
+    except BotStopped as stopped:
+        print(f"arena: error: {stopped}", file=sys.stderr)
+        return FAILURE
+    if args.json:
+        _print_json(run.results)
     return 0
 
 
@@ -234,8 +393,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    games_cmd = commands.add_parser("games", help="list the games", description="List every registered game.")
-    games_cmd.add_argument("--json", action="store_true", help="print the full specs as JSON")
+    games_cmd = commands.add_parser(
+        "games",
+        help="list the games",
+        description="List every registered game, or print the catalog (rules, config keys, actions, bots) as markdown.",
+        epilog="regenerate the catalog page: arena games --doc all > docs/GAMES.md",
+    )
+    games_shown = games_cmd.add_mutually_exclusive_group()
+    games_shown.add_argument("--json", action="store_true", help="print the full specs as JSON")
+    games_shown.add_argument(
+        "--doc", metavar="NAME", help="print the markdown catalog entry of game NAME, or the whole catalog page with 'all'"
+    )
     games_cmd.set_defaults(run=cmd_games)
 
     bots_cmd = commands.add_parser("bots", help="list the reference bots", description="List the bots a --seat spec can name.")
@@ -262,7 +430,53 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
     play.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
     play.add_argument("--json", action="store_true", help="print only the match record as JSON")
+    play.add_argument("--db", help="also record the match in this SQLite store (as the server does)")
     play.set_defaults(run=cmd_play)
+
+    serve = commands.add_parser(
+        "serve",
+        help="run the live arena server",
+        description="Serve bots on /bot, spectators on /watch and JSON on /health, /metrics and /api/. Stop with Ctrl-C.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one and prints it)")
+    serve.add_argument("--db", default="arena.db", help="the SQLite store (default arena.db)")
+    serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
+    serve.add_argument("--admin-token-file", help="read the admin token from this file instead of making one")
+    serve.add_argument("--move-ms", type=int, default=10_000, help="time per move in ms for lobby matches (default 10000)")
+    serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
+    serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
+    serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
+    serve.set_defaults(run=cmd_serve)
+
+    bot = commands.add_parser("bot", help="register bots, rotate tokens, run a bot", description="Manage and run bots.")
+    bot_commands = bot.add_subparsers(dest="bot_command", metavar="ACTION", required=True)
+    for action, text in (("register", "create a bot and print its token"), ("rotate", "give a bot a new token")):
+        sub = bot_commands.add_parser(
+            action, help=text, description=f"{text[0].upper()}{text[1:]}; the token is printed once, alone on the last line."
+        )
+        sub.add_argument("name", help="the bot's name")
+        sub.add_argument("--db", help="the server's store, when on the server's machine")
+        sub.add_argument("--url", help="a running server's base URL (ws://host:port), with --admin-token")
+        sub.add_argument("--admin-token", help="the server's admin token (with --url)")
+        sub.set_defaults(run=cmd_bot_token, action=action)
+    run_bot = bot_commands.add_parser(
+        "run",
+        help="play a bot spec over the wire",
+        description="Connect a bot from the registry to a server and play matches.",
+        epilog="example: arena bot run alphabeta:depth=4 --url ws://127.0.0.1:8765 --name c4bot --token T --game connect-four",
+    )
+    run_bot.add_argument("spec", help="a bot spec: name or name:key=value,...")
+    run_bot.add_argument("--url", default="ws://127.0.0.1:8765", help="the server's base URL")
+    run_bot.add_argument("--name", help="the registered bot name (default: the spec's bot name)")
+    run_bot.add_argument("--token", required=True, help="the bot's token")
+    run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
+    run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
+    run_bot.add_argument("--matches", type=int, default=None, help="stop after this many matches (default: play on)")
+    run_bot.add_argument("--delay", type=int, default=0, metavar="MS", help="wait this long before each move")
+    run_bot.add_argument("--self-play", action="store_true", help="allow matches against itself")
+    run_bot.add_argument("--json", action="store_true", help="print the match results as JSON at the end")
+    run_bot.set_defaults(run=cmd_bot_run)
 
     demo = commands.add_parser(
         "demo", help="one match of every game among built-in bots", description="Play one match of each game."

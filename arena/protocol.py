@@ -158,7 +158,19 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
     if not isinstance(message, dict):
         raise ProtocolError(BAD_FRAME, f"a message must be a map, got {type(message).__name__}")
+    if isinstance(frame, str) and "\\u" in frame and not _is_text(message):
+        raise ProtocolError(BAD_FRAME, "the frame's JSON escapes a lone surrogate (\\ud800-\\udfff), which is not text")
     return message
+
+
+def _is_text(message: Any) -> bool:
+    """False when a string holds a lone surrogate: JSON can escape one, but UTF-8 (msgpack,
+    SQLite) cannot carry it, so it would fail later, when the server stores or relays it."""
+    try:
+        json.dumps(message, ensure_ascii=False).encode()
+    except (UnicodeEncodeError, RecursionError):
+        return False
+    return True
 
 
 def check(message: Mapping[str, Any], schema: Mapping[str, Mapping[str, tuple[tuple[type, ...], bool]]]) -> str:
@@ -179,6 +191,8 @@ def check(message: Mapping[str, Any], schema: Mapping[str, Mapping[str, tuple[tu
             raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must be {_names(types)}, got a boolean")
         if not isinstance(value, types):
             raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must be {_names(types)}, got {type(value).__name__}")
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:  # what msgpack and SQLite can carry
+            raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must fit in a signed 64-bit integer")
     return kind
 
 

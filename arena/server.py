@@ -115,7 +115,7 @@ class LiveMatch:
         }
 
 
-@dataclass
+@dataclass(eq=False)
 class Watcher:
     connection: Connection
     watching: set[str] = field(default_factory=set)
@@ -281,9 +281,19 @@ class ArenaServer:
 
         def close(code: int, reason: str) -> None:
             send.close()
-            self._spawn(ws.aclose, code, reason)
+            self._spawn(self._close_when_sent, ws, receive, code, reason)
 
         return Connection(send, binary, close), receive
+
+    async def _close_when_sent(
+        self, ws: ServerConnection, queue: trio.MemoryReceiveChannel[dict[str, Any]], code: int, reason: str
+    ) -> None:
+        """Close once the pump has written what was queued before (above all the error that
+        says why); a client that does not read gets one second."""
+        with trio.move_on_after(1):
+            while queue.statistics().current_buffer_used:
+                await trio.sleep(0.005)
+        await ws.aclose(code, reason)
 
     async def _pump(
         self, ws: ServerConnection, connection: Connection, outgoing: trio.MemoryReceiveChannel[dict[str, Any]]
@@ -376,7 +386,8 @@ class ArenaServer:
             nursery.start_soon(self._pump, ws, connection, outgoing)
             async for msg in self._frames(ws, connection, session.send):
                 await self._bot_message(session, msg)
-            nursery.cancel_scope.cancel()
+            if outgoing.statistics().open_send_channels:  # else we closed it: the pump drains the queue, then stops
+                nursery.cancel_scope.cancel()
         if session.detach(connection):
             self._bot_away(session)
 
@@ -437,7 +448,7 @@ class ArenaServer:
             await handler(session, msg)
         except p.ProtocolError as error:
             self.metrics.errors += 1
-            session.send("error", code=error.code, message=error.message, ref=msg.get("t"))
+            session.send("error", code=error.code, message=error.message, ref=_ref(msg))
 
     async def _on_hello(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         raise p.ProtocolError(p.BAD_MESSAGE, "already logged in")
@@ -759,8 +770,9 @@ class ArenaServer:
                         await self._watch_message(watcher, msg)
                     except p.ProtocolError as error:
                         self.metrics.errors += 1
-                        watcher.send("error", code=error.code, message=error.message, ref=msg.get("t"))
-                nursery.cancel_scope.cancel()
+                        watcher.send("error", code=error.code, message=error.message, ref=_ref(msg))
+                if outgoing.statistics().open_send_channels:  # else we closed it: the pump drains the queue, then stops
+                    nursery.cancel_scope.cancel()
         finally:
             self.watchers.discard(watcher)
 
@@ -801,7 +813,18 @@ def _floats(values: Any) -> list[float] | None:
         return None
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise p.ProtocolError(p.BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
-    return [float(v) for v in values]
+    try:
+        return [float(v) for v in values]
+    except OverflowError:  # an integer beyond any float
+        raise p.ProtocolError(p.BAD_MESSAGE, "'move.logprobs' holds a number too large for a float") from None
+
+
+def _ref(msg: Mapping[str, Any]) -> str | None:
+    """The type of the message an error answers. Only a string is echoed: anything else the
+    client sent there may not survive the other encoding when the error is replayed on resume
+    (an integer over 64 bits in msgpack, a bytes map key in JSON)."""
+    kind = msg.get("t")
+    return kind if isinstance(kind, str) else None
 
 
 def _finished_summary(record: Mapping[str, Any]) -> dict[str, Any]:

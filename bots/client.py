@@ -76,6 +76,9 @@ async def run_bot(
 ) -> BotRun:
     """Play until ``matches`` matches have ended (forever if None); returns what happened.
 
+    With no ``games`` the bot seeks nothing and plays the matches made for it (by an
+    admin's ``create_match`` or another bot's challenge).
+
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
     move, so a person can follow. ``binary`` speaks msgpack (else JSON).
     """
@@ -143,7 +146,7 @@ async def _session(
         return max(0, matches - len(run.results) - len(state.matches))
 
     async def seek() -> None:
-        if not state.seeking and wanted() > 0:
+        if games and not state.seeking and wanted() > 0:
             state.seeking = True
             for _ in range(2 if self_play else 1):
                 await send("seek", games=list(games), config=dict(config or {}), self_play=self_play)

@@ -20,6 +20,7 @@ from games.api import ConfigError, did_you_mean, parse_value
 ENTRY_POINT_GROUP = "arena.bots"
 
 _registry: dict[str, type[Bot]] = {}
+_loaded = False
 
 
 class BotSpecError(ConfigError):
@@ -61,7 +62,10 @@ def register(bot: type[Bot]) -> type[Bot]:
 
 
 def _load() -> dict[str, type[Bot]]:
-    if not _registry:
+    """Import every reference module and entry point once; a bot module imported earlier
+    (a test importing its bot directly) has registered itself, but not the others."""
+    global _loaded
+    if not _loaded:
         import bots.reference
 
         for module in pkgutil.iter_modules(bots.reference.__path__, "bots.reference."):
@@ -71,6 +75,7 @@ def _load() -> dict[str, type[Bot]]:
             if not (isinstance(loaded, type) and issubclass(loaded, Bot)):
                 raise BotSpecError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a Bot subclass")
             register(loaded)
+        _loaded = True
     return _registry
 
 

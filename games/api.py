@@ -119,10 +119,18 @@ def _is_instance(value: Any, expected: Any) -> bool:
     return isinstance(value, expected)
 
 
-def _type_name(expected: Any) -> str:
+_TYPE_NAMES = {
+    int: ("an integer", "integers"),
+    float: ("a number", "numbers"),
+    bool: ("true or false", "booleans"),
+    str: ("text", "texts"),
+}
+
+
+def _type_name(expected: Any, plural: bool = False) -> str:
     if typing.get_origin(expected) is tuple:
-        return f"a comma-separated list of {_type_name(typing.get_args(expected)[0])}s"
-    return {int: "an integer", float: "a number", bool: "true or false", str: "text"}.get(expected, str(expected))
+        return f"a comma-separated list of {_type_name(typing.get_args(expected)[0], plural=True)}"
+    return _TYPE_NAMES.get(expected, (str(expected), str(expected)))[plural]
 
 
 def parse_value(key: str, text: str, expected: Any) -> Any:

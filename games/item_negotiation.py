@@ -17,7 +17,19 @@ from functools import cache
 from typing import Any
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, did_you_mean
+from games.api import ConfigError, GameSpec, IllegalAction, Observation, View
+from games.bargaining import (
+    ACCEPT,
+    AlternatingOffers,
+    AlternatingOffersConfig,
+    chat,
+    message_hint,
+    named_numbers,
+    no_arguments,
+    read_move,
+    whole_numbers,
+)
+from games.bargaining import format_action as format_move
 
 MIN_COUNT = 1
 MAX_COUNT = 4
@@ -26,9 +38,7 @@ MAX_ITEM_TYPES = 5
 MAX_TOTAL_VALUE = 30
 """Bounds that keep the enumeration of value vectors at setup small."""
 PROPOSE = "propose"
-ACCEPT = "accept"
-ACCEPT_PROBABILITY = 1 / 3
-"""How often a random player accepts a standing proposal."""
+VERBS = (PROPOSE, ACCEPT)
 SAMPLE_MESSAGES: tuple[str, ...] = (
     "How about this?",
     "This seems fair to me.",
@@ -38,15 +48,12 @@ SAMPLE_MESSAGES: tuple[str, ...] = (
 )
 """What a random player says with its action."""
 _ITEM_NAME = re.compile(r"[a-z][a-z0-9_-]*")
-_EQUALS = re.compile(r"\s*=\s*")
 
 
 @dataclass(frozen=True)
-class ItemNegotiationConfig(GameConfig):
+class ItemNegotiationConfig(AlternatingOffersConfig):
     items: tuple[str, ...] = ("books", "hats", "balls")
     total_value: int = 10
-    max_turns: int = 10
-    message_chars: int = 300
 
     def check(self) -> None:
         super().check()
@@ -65,10 +72,6 @@ class ItemNegotiationConfig(GameConfig):
                 f"config key 'total_value' must be between {len(self.items)} (one per item type) and {MAX_TOTAL_VALUE}, "
                 f"got {self.total_value}"
             )
-        if self.max_turns < 1:
-            raise ConfigError(f"config key 'max_turns' must be at least 1, got {self.max_turns}")
-        if self.message_chars < 0:
-            raise ConfigError(f"config key 'message_chars' must be at least 0, got {self.message_chars}")
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.total_value))
@@ -102,50 +105,25 @@ def parse_action(action: str, items: Sequence[str]) -> tuple[tuple[int, ...] | N
 
     Checks the grammar only; whether the action is allowed now is the game's business.
     """
-    head, _, message = action.partition(":")
-    message = " ".join(message.split())
-    words = _EQUALS.sub("=", head.strip().lower()).replace(",", " ").split()
     grammar = f"write 'propose <{'> <'.join(items)}>' with the numbers you keep, or 'accept'"
-    if not words:
-        raise IllegalAction(f"empty action; {grammar}")
-    verb, args = words[0], words[1:]
+    verb, args, message = read_move(action, VERBS, grammar)
     if verb == ACCEPT:
-        if args:
-            raise IllegalAction("put your message after a colon, as in 'accept: thank you'")
+        no_arguments(verb, args)
         return None, message
-    if verb != PROPOSE:
-        raise IllegalAction(f"'{verb}' is not an action{did_you_mean(verb, (PROPOSE, ACCEPT))}; {grammar}")
-    if args and all("=" in arg for arg in args):
-        return _named_counts(args, items), message
-    if len(args) != len(items) or not all(arg.isdigit() for arg in args):
+    take = named_numbers(args, items, "item type", "the proposal must say how many of every item type you keep")
+    if take is None:
+        take = whole_numbers(args, len(items))
+    if take is None:
         raise IllegalAction(
             f"a proposal is 'propose' and {len(items)} whole numbers, the {', '.join(items)} you keep "
             "(put any message after a colon, as in 'propose 1 2 0: I need the hats')"
         )
-    return tuple(int(arg) for arg in args), message
-
-
-def _named_counts(args: Sequence[str], items: Sequence[str]) -> tuple[int, ...]:
-    named: dict[str, int] = {}
-    for arg in args:
-        name, _, number = arg.partition("=")
-        if name not in items:
-            raise IllegalAction(f"there is no item type '{name}'{did_you_mean(name, items)}; the items are {', '.join(items)}")
-        if name in named:
-            raise IllegalAction(f"'{name}' is given twice in the proposal")
-        if not number.isdigit():
-            raise IllegalAction(f"'{arg}' needs a whole number after '=', as in '{name}=1'")
-        named[name] = int(number)
-    missing = [name for name in items if name not in named]
-    if missing:
-        raise IllegalAction(f"the proposal must say how many of every item type you keep; missing: {', '.join(missing)}")
-    return tuple(named[name] for name in items)
+    return take, message
 
 
 def format_action(take: Sequence[int] | None, message: str = "") -> str:
     """The canonical action: 'propose 1 2 0' or 'accept', then ': message' if there is one."""
-    head = ACCEPT if take is None else f"{PROPOSE} {' '.join(str(n) for n in take)}"
-    return f"{head}: {message}" if message else head
+    return format_move(ACCEPT if take is None else f"{PROPOSE} {' '.join(str(n) for n in take)}", message)
 
 
 RULES = """\
@@ -168,7 +146,7 @@ turn can never be accepted. Your goal is the highest score of your own; it is no
 zero-sum: a division that gives each side the items it values most is good for both."""
 
 
-class ItemNegotiation(Game):
+class ItemNegotiation(AlternatingOffers[tuple[int, ...]]):
     spec = GameSpec(
         name="item-negotiation",
         title="Item negotiation",
@@ -181,20 +159,14 @@ class ItemNegotiation(Game):
         free_text=True,
     )
     Config = ItemNegotiationConfig
+    sample_messages = SAMPLE_MESSAGES
 
     config: ItemNegotiationConfig
     counts: tuple[int, ...]
     values: tuple[tuple[int, ...], tuple[int, ...]]
-    """Each seat's private values per item type, indexed by seat."""
-    turn: int
-    """Actions taken so far; the mover is turn % 2."""
-    standing: tuple[int, ...] | None
-    """What the last proposer (the seat not to move) keeps, while its proposal stands."""
-    log: list[tuple[tuple[int, ...] | None, str]]
-    """(what the mover proposed to keep, or None for accept; its message) of every turn."""
-    agreed: bool
+    """Each seat's private values per item type, indexed by seat. An offer is what its proposer keeps."""
 
-    def _setup(self) -> None:
+    def _deal(self) -> None:
         rng = self.chance()
         size = MAX_COUNT - MIN_COUNT + 1
         while True:
@@ -209,18 +181,25 @@ class ItemNegotiation(Game):
                 break
         self.counts = counts
         self.values = (first, second)
-        self.turn = 0
-        self.standing = None
-        self.log = []
-        self.agreed = False
 
-    def to_move(self) -> tuple[int, ...]:
-        return () if self.is_over else (self.turn % 2,)
+    def parse(self, action: str) -> tuple[tuple[int, ...] | None, str]:
+        return parse_action(action, self.config.items)
 
-    def legal_actions(self, seat: int) -> Sequence[str] | None:
-        if self.is_over or seat != self.turn % 2:
-            return ()
-        return None
+    def check_offer(self, offer: tuple[int, ...]) -> None:
+        for name, wanted, available in zip(self.config.items, offer, self.counts, strict=True):
+            if wanted > available:
+                raise IllegalAction(f"you asked for {wanted} {name} but the pool has only {available}")
+
+    def offer_move(self, offer: tuple[int, ...]) -> str:
+        return format_action(offer)
+
+    def deal_rewards(self) -> tuple[float, float]:
+        shares = self._shares()
+        return (float(worth(self.values[0], shares[0])), float(worth(self.values[1], shares[1])))
+
+    @classmethod
+    def random_offer(cls, data: Mapping[str, Any], rng: Any) -> str:
+        return format_action([rng.randrange(count + 1) for count in data["counts"]])
 
     def action_format(self, seat: int) -> str:
         items = self.config.items
@@ -228,57 +207,15 @@ class ItemNegotiation(Game):
         example = format_action([count // 2 for count in self.counts], "your message")
         return (
             f"'propose <{'> <'.join(items)}>' with the number of each item type you keep (pool: {self._pool_text()}; "
-            f"the other player gets the rest), {accept}optionally followed by ': <message>' of up to "
-            f"{self.config.message_chars} characters, e.g. '{example}'"
+            f"the other player gets the rest), {accept}{message_hint(self.config.message_chars)}, e.g. '{example}'"
         )
-
-    def validate(self, seat: int, action: str) -> str:
-        if self.is_over:
-            raise IllegalAction("the game is over")
-        mover = self.turn % 2
-        if seat != mover:
-            raise IllegalAction(f"it is seat {mover}'s turn, not seat {seat}'s")
-        take, message = parse_action(action, self.config.items)
-        if len(message) > self.config.message_chars:
-            raise IllegalAction(f"your message has {len(message)} characters; the limit is {self.config.message_chars}")
-        if take is None:
-            if self.standing is None:
-                raise IllegalAction("there is no proposal to accept yet; make one with 'propose'")
-        else:
-            for name, wanted, available in zip(self.config.items, take, self.counts, strict=True):
-                if wanted > available:
-                    raise IllegalAction(f"you asked for {wanted} {name} but the pool has only {available}")
-        return format_action(take, message)
-
-    def _apply(self, actions: Mapping[int, str]) -> Sequence[float] | None:
-        seat = self.turn % 2
-        take, message = parse_action(actions[seat], self.config.items)
-        self.log.append((take, message))
-        self.turn += 1
-        if take is None:
-            self.agreed = True
-            self.is_over = True
-            shares = self._shares()
-            return tuple(float(worth(self.values[s], shares[s])) for s in (0, 1))
-        self.standing = take
-        if self.turn == self.config.max_turns:
-            self.is_over = True
-        return None
 
     def _shares(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """Each seat's share under the standing proposal, indexed by seat."""
         assert self.standing is not None
         kept = self.standing
         rest = tuple(c - n for c, n in zip(self.counts, kept, strict=True))
-        return (kept, rest) if self._proposer() == 0 else (rest, kept)
-
-    def _proposer(self) -> int:
-        """The seat whose proposal stands: the one that moved last before any acceptance."""
-        return (self.turn - 2) % 2 if self.agreed else (self.turn - 1) % 2
-
-    def _turn_number(self) -> int:
-        """The current turn, counted from 1, or the number of turns played once over."""
-        return self.turn if self.is_over else self.turn + 1
+        return (kept, rest) if self.proposer() == 0 else (rest, kept)
 
     # ---- rendering ---------------------------------------------------------------------
 
@@ -289,14 +226,6 @@ class ItemNegotiation(Game):
 
     def _values_text(self, seat: int) -> str:
         return ", ".join(f"{name} {v}" for name, v in zip(self.config.items, self.values[seat], strict=True))
-
-    def _log_lines(self, seat: int | None) -> list[str]:
-        lines = []
-        for index, (take, message) in enumerate(self.log):
-            mover = index % 2
-            who = f"seat {mover}" if seat is None else ("you" if mover == seat else "them")
-            lines.append(f"  turn {index + 1}, {who}: {format_action(take, message)}")
-        return lines or ["  (nothing yet)"]
 
     def _deal_text(self, seat: int | None) -> str:
         if not self.is_over:
@@ -325,23 +254,15 @@ class ItemNegotiation(Game):
         ]
         if self.standing is not None and not self.is_over:
             shares = self._shares()
-            by = self._proposer()
+            by = self.proposer()
             standing = {"by": by, "mine": list(shares[seat]), "theirs": list(shares[1 - seat])}
             author = "yours" if by == seat else "theirs"
             lines.append(
                 f"Standing proposal ({author}): you get {self._pool_text(shares[seat])} "
                 f"(worth {worth(self.values[seat], shares[seat])} to you); they get {self._pool_text(shares[1 - seat])}."
             )
-        lines += ["Turns so far:", *self._log_lines(seat)]
-        if self.is_over:
-            lines.append(self._deal_text(seat))
-        else:
-            mover = self.turn % 2
-            lines.append(f"Turn {self.turn + 1} of {cfg.max_turns}: {'your' if mover == seat else 'their'} turn.")
-            if mover == seat:
-                lines.append(f"Answer {self.action_format(seat)}.")
-                if self.turn + 1 == cfg.max_turns:
-                    lines.append("This is the last turn: unless you accept, the game ends with no deal and 0 for both.")
+        lines += self.transcript_lines(seat)
+        lines += [self._deal_text(seat)] if self.is_over else self.prompt_lines(seat)
         deal: dict[str, list[int]] | None = None
         if self.agreed:
             shares = self._shares()
@@ -352,33 +273,22 @@ class ItemNegotiation(Game):
             "counts": list(self.counts),
             "my_values": list(self.values[seat]),
             "total_value": cfg.total_value,
-            "turn": self._turn_number(),
-            "max_turns": cfg.max_turns,
-            "to_move": None if self.is_over else self.turn % 2,
             "standing_proposal": standing,
-            "messages": [{"seat": i % 2, "text": message} for i, (_, message) in enumerate(self.log) if message],
-            "history": [{"seat": i % 2, "action": format_action(take, message)} for i, (take, message) in enumerate(self.log)],
-            "over": self.is_over,
+            **self.protocol_data(),
             "deal": deal,
         }
         return Observation(text="\n".join(lines), data=data)
 
     def _status(self) -> str:
-        if self.is_over:
-            return self._deal_text(None)
-        return f"Turn {self.turn + 1} of {self.config.max_turns}: seat {self.turn % 2} to move."
+        return self._deal_text(None) if self.is_over else self.progress_text()
 
     def _public_blocks(self) -> list[dict[str, Any]]:
-        facts: dict[str, Any] = {"pool": self._pool_text(), "turn": f"{self._turn_number()} of {self.config.max_turns}"}
+        facts: dict[str, Any] = {"pool": self._pool_text(), "turn": f"{self.turn_number()} of {self.config.max_turns}"}
         if self.standing is not None:
             shares = self._shares()
-            label = "deal" if self.agreed else f"proposal by seat {self._proposer()}"
+            label = "deal" if self.agreed else f"proposal by seat {self.proposer()}"
             facts[label] = f"seat 0 gets {self._pool_text(shares[0])}; seat 1 gets {self._pool_text(shares[1])}"
-        return [
-            render.facts(facts),
-            render.chat([(i % 2, message) for i, (_, message) in enumerate(self.log) if message], title="messages"),
-            render.text("\n".join(["Turns:", *self._log_lines(None)])),
-        ]
+        return [render.facts(facts), chat(self.said()), render.text("\n".join(self.transcript_lines(None)))]
 
     def public_view(self) -> View:
         return render.view(self._status(), *self._public_blocks())
@@ -389,11 +299,3 @@ class ItemNegotiation(Game):
             shares = self._shares()
             values |= {f"seat {s} scores": worth(self.values[s], shares[s]) for s in (0, 1)}
         return render.view(self._status(), *self._public_blocks(), render.facts(values, title="private values"))
-
-    @classmethod
-    def random_free_action(cls, observation: Observation, rng: Any) -> str:
-        data = observation.data
-        if data["standing_proposal"] is not None and rng.random() < ACCEPT_PROBABILITY:
-            return ACCEPT
-        take = [rng.randrange(count + 1) for count in data["counts"]]
-        return format_action(take, rng.choice(SAMPLE_MESSAGES))

@@ -12,6 +12,7 @@ from games.api import Game, GameError, did_you_mean
 ENTRY_POINT_GROUP = "arena.games"
 
 _registry: dict[str, type[Game]] = {}
+_loaded = False
 
 
 class UnknownGame(GameError, KeyError):
@@ -35,7 +36,10 @@ def _is_playable(value: object) -> bool:
 
 
 def _load() -> dict[str, type[Game]]:
-    if not _registry:
+    """Import every module of the package and every entry point, once; a game registered
+    by hand before that does not stop the others from loading."""
+    global _loaded
+    if not _loaded:
         import games
 
         for info in pkgutil.iter_modules(games.__path__, "games."):
@@ -48,6 +52,7 @@ def _load() -> dict[str, type[Game]]:
             if not _is_playable(loaded):
                 raise GameError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a concrete Game subclass with a spec")
             register(loaded)
+        _loaded = True
     return _registry
 
 

@@ -1,21 +1,23 @@
-"""A simple convention bot for Mini Hanabi, the cooperative baseline a learner must beat.
+"""A simple convention bot for Hanabi at any size, the cooperative baseline a learner must beat.
 
 It never gambles: it plays a card only when every card it could still be is playable,
-counting the copies it can see (fireworks, discards, the partner's hand). Otherwise it
-hints the partner towards a playable card, discards what is surely useless, or the
-oldest card no hint has named. It reads only the observation data and legal actions.
+counting the copies it can see (fireworks, discards, the other hands). Otherwise it
+hints a player towards a playable card (the soonest to act first), discards what is
+surely useless, or the oldest card no hint has named. It reads only the observation data
+and legal actions, so it plays ``mini-hanabi`` and ``hanabi`` at every player count.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import register
-from games.mini_hanabi import copies
+from games.hanabi_rules import copies
 
 Face = tuple[str, int]
 """A card as the bot reasons about it: (colour letter, rank)."""
@@ -30,16 +32,33 @@ def _parse(card: str) -> Face:
     return card[0], int(card[1:])
 
 
+@dataclass
+class _Hand:
+    """Another player's hand as the bot sees it: the cards and what their holder knows."""
+
+    seat: int
+    distance: int
+    """How many turns after the bot's own this player acts."""
+    cards: list[Face]
+    knowledge: list[dict[str, Any]]
+
+
 class _Table:
     """What one observation says about the cards, with the derived facts the policy needs."""
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.fireworks: dict[str, int] = dict(data["fireworks"])
         self.top: int = data["top_rank"]
-        self.partner_hand = [_parse(c) for c in data["partner_hand"]]
-        self.partner_knowledge: list[dict[str, Any]] = [dict(k) for k in data["partner_knowledge"]]
+        # Two-seat observations made before ``others`` existed carry only the partner's hand.
+        others = data.get("others") or [
+            {"seat": 1 - data["seat"], "hand": data["partner_hand"], "knowledge": data["partner_knowledge"]}
+        ]
+        self.hands = {
+            o["seat"]: _Hand(o["seat"], d, [_parse(c) for c in o["hand"]], [dict(k) for k in o["knowledge"]])
+            for d, o in enumerate(others, start=1)
+        }
         self.discarded = Counter(_parse(c) for c in data["discards"])
-        seen = self.discarded + Counter(self.partner_hand)
+        seen = self.discarded + Counter(face for hand in self.hands.values() for face in hand.cards)
         self.unseen = {
             (c, r): copies(r, self.top) - seen[(c, r)] - (1 if height >= r else 0)
             for c, height in self.fireworks.items()
@@ -58,14 +77,40 @@ class _Table:
             return True
         return any(self.discarded[(colour, r)] == copies(r, self.top) for r in range(height + 1, rank))
 
-    def partner_knows_playable(self, known: Mapping[str, Any]) -> bool:
+    def knows_playable(self, known: Mapping[str, Any]) -> bool:
         return all(self.playable(f) for f in _faces(known))
 
+    def waiting(self) -> dict[int, list[int]]:
+        """Per seat, the slots (from 0) of playable cards their holder does not know to be
+        playable, leaving out faces someone already knows to play (a second copy would misplay)."""
+        known = {
+            face
+            for hand in self.hands.values()
+            for face, k in zip(hand.cards, hand.knowledge, strict=True)
+            if self.knows_playable(k)
+        }
+        return {
+            hand.seat: [
+                i
+                for i, (face, k) in enumerate(zip(hand.cards, hand.knowledge, strict=True))
+                if self.playable(face) and face not in known and not self.knows_playable(k)
+            ]
+            for hand in self.hands.values()
+        }
 
-def _after_hint(table: _Table, value: str) -> list[dict[str, Any]]:
-    """The partner's knowledge records after a hint of ``value`` (a colour letter or a rank)."""
+
+def _hint(table: _Table, action: str) -> tuple[_Hand, str]:
+    """The hand a legal hint is for and its value (a colour letter, upper case as in card
+    names, or a rank digit); a two-seat hint names no seat."""
+    words = action.split(" ")
+    hand = table.hands[int(words[1])] if len(words) == 3 else next(iter(table.hands.values()))
+    return hand, words[-1].upper()
+
+
+def _after_hint(hand: _Hand, value: str) -> list[dict[str, Any]]:
+    """The holder's knowledge records after a hint of ``value`` (a colour letter or a rank)."""
     records = []
-    for (colour, rank), known in zip(table.partner_hand, table.partner_knowledge, strict=True):
+    for (colour, rank), known in zip(hand.cards, hand.knowledge, strict=True):
         known = dict(known)
         if value.isdigit():
             known["ranks"] = value if rank == int(value) else known["ranks"].replace(value, "")
@@ -73,11 +118,6 @@ def _after_hint(table: _Table, value: str) -> list[dict[str, Any]]:
             known["colours"] = value if colour == value else known["colours"].replace(value, "")
         records.append(known)
     return records
-
-
-def _hint_value(action: str) -> str:
-    """The hinted colour letter (upper case, as in card names) or rank digit."""
-    return action.split(" ")[1].upper()
 
 
 @register
@@ -88,7 +128,7 @@ class HanabiHeuristic(Bot):
         "Convention bot: plays cards it knows are playable, hints playable cards, discards known-useless "
         "or the oldest unhinted card."
     )
-    games = ("mini-hanabi",)
+    games = ("mini-hanabi", "hanabi")
 
     def act(self, turn: Turn) -> str:
         legal = turn.legal_actions or ()
@@ -97,16 +137,13 @@ class HanabiHeuristic(Bot):
             if all(table.playable(f) for f in faces):
                 return f"play {slot}"
         hints = [a for a in legal if a.startswith("hint ")]
-        waiting = [
-            i
-            for i, (face, known) in enumerate(zip(table.partner_hand, table.partner_knowledge, strict=True))
-            if table.playable(face) and not table.partner_knows_playable(known)
-        ]
-        if hints and waiting:
-            return self._best(hints, lambda h: _playable_gain(table, _hint_value(h), waiting))
+        waiting = table.waiting()
+        useful = [h for h in hints if waiting[_hint(table, h)[0].seat]]
+        if useful:
+            return self._best(useful, lambda h: _playable_gain(table, *_hint(table, h), waiting))
         if "discard 1" in legal:
             return f"discard {self._discard_slot(table, turn.observation.data['my_knowledge'])}"
-        return self._best(hints, lambda h: _information(table, _hint_value(h)))
+        return self._best(hints, lambda h: _information(*_hint(table, h)))
 
     def _best(self, actions: Sequence[str], value: Callable[[str], Any]) -> str:
         """One of the actions of highest value, ties broken at random."""
@@ -124,16 +161,17 @@ class HanabiHeuristic(Bot):
         return 1
 
 
-def _playable_gain(table: _Table, value: str, waiting: Sequence[int]) -> tuple[int, int]:
-    """How much a hint helps with the partner's playable cards: how many it makes known
-    playable, then how many possibilities it rules out for them."""
-    after = _after_hint(table, value)
-    known = sum(table.partner_knows_playable(after[i]) for i in waiting)
-    ruled_out = sum(len(_faces(table.partner_knowledge[i])) - len(_faces(after[i])) for i in waiting)
-    return known, ruled_out
+def _playable_gain(table: _Table, hand: _Hand, value: str, waiting: Mapping[int, Sequence[int]]) -> tuple[int, int, int]:
+    """How much a hint helps with its holder's playable cards: how many it makes known
+    playable, then how many possibilities it rules out for them, then how soon they act."""
+    after = _after_hint(hand, value)
+    slots = waiting[hand.seat]
+    known = sum(table.knows_playable(after[i]) for i in slots)
+    ruled_out = sum(len(_faces(hand.knowledge[i])) - len(_faces(after[i])) for i in slots)
+    return known, ruled_out, -hand.distance
 
 
-def _information(table: _Table, value: str) -> int:
-    """How many possibilities a hint rules out over the partner's whole hand."""
-    after = _after_hint(table, value)
-    return sum(len(_faces(b)) - len(_faces(a)) for b, a in zip(table.partner_knowledge, after, strict=True))
+def _information(hand: _Hand, value: str) -> int:
+    """How many possibilities a hint rules out over its holder's whole hand."""
+    after = _after_hint(hand, value)
+    return sum(len(_faces(b)) - len(_faces(a)) for b, a in zip(hand.knowledge, after, strict=True))

@@ -46,9 +46,11 @@ def random_joint_action(state: Game, rng: random.Random) -> dict[int, str]:
     return actions
 
 
-def play_randomly(game: type[Game], seed: int, rng: random.Random, players: int | None = None) -> Iterator[Game]:
+def play_randomly(
+    game: type[Game], seed: int, rng: random.Random, players: int | None = None, **config: object
+) -> Iterator[Game]:
     """Yield the state after every step of a random legal playout."""
-    state = game.new(None if players is None else {"players": players}, seed)
+    state = game.new(config | ({} if players is None else {"players": players}), seed)
     yield state
     for _ in range(STEP_LIMIT):
         if state.is_over:
@@ -158,6 +160,7 @@ def test_games_from_entry_points_join_the_registry(monkeypatch: pytest.MonkeyPat
         spec = TicTacToe.spec.__class__(**{**TicTacToe.spec.__dict__, "name": "noughts"})
 
     monkeypatch.setattr(games.registry, "_registry", {})
+    monkeypatch.setattr(games.registry, "_loaded", False)
     monkeypatch.setitem(globals(), "Noughts", Noughts)
     entry = EntryPoint(name="noughts", value=f"{__name__}:Noughts", group=games.registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
@@ -167,6 +170,10 @@ def test_games_from_entry_points_join_the_registry(monkeypatch: pytest.MonkeyPat
 
 def _key(*parts: object) -> str:
     return json.dumps(parts, sort_keys=True)
+
+
+SMALL_DECKS: dict[str, dict[str, object]] = {"hanabi": {"colours": 1, "ranks": 3, "hand_size": 1}}
+"""Configs small enough that distinct deals often look the same to a seat, which the test needs."""
 
 
 @pytest.mark.parametrize("table", [t for t in TABLES if t[0].spec.hidden_information], ids=table_ids)
@@ -179,7 +186,7 @@ def test_a_seat_observes_only_the_public_view_and_its_private_information(table:
     hidden_differs = private_differs = 0
     for seed in range(400):
         rng = random.Random(0)
-        for depth, state in enumerate(play_randomly(game, seed, rng, players)):
+        for depth, state in enumerate(play_randomly(game, seed, rng, players, **SMALL_DECKS.get(game.spec.name, {}))):
             for seat in range(state.num_players):
                 public = _key(seat, state.public_view())
                 private = _key(state.private_info(seat))

@@ -1,15 +1,19 @@
-"""The Mini Hanabi convention bot: sound single decisions, and far better than chance."""
+"""The Hanabi convention bot: sound single decisions, and far better than chance in both variants at every size."""
 
 from __future__ import annotations
 
 import statistics
 from typing import Any
 
+import pytest
+
 from arena.seats import Turn
 from bots.base import Bot
 from bots.reference.hanabi import HanabiHeuristic
 from bots.reference.random_bot import RandomBot
 from games.api import Observation
+from games.hanabi import Hanabi
+from games.hanabi_rules import CardKnowledge
 from games.mini_hanabi import MiniHanabi
 
 UNKNOWN = {"colours": "RY", "ranks": "123", "touched": False}
@@ -140,3 +144,46 @@ def test_self_play_scores_far_better_than_random_play() -> None:
     random = mean_score(RandomBot, range(50))
     assert heuristic > 2.0
     assert heuristic >= 2 * random
+
+
+# ---- Hanabi at every player count -------------------------------------------------------
+
+
+def three_player_game(hands: list[list[str]], hints: int = 8) -> Hanabi:
+    """A three-player game of three colours and three ranks dealt ``hands``, seat 0 to move."""
+    game = Hanabi.new({"players": 3, "colours": 3, "ranks": 3, "hand_size": 2}, 0)
+    game.hands = [[("RYG".index(c[0]), int(c[1])) for c in hand] for hand in hands]
+    game.knowledge = [[game._blank() for _ in hand] for hand in hands]
+    game.hints = hints
+    return game
+
+
+def test_a_hint_names_the_seat_and_goes_to_the_player_who_acts_sooner() -> None:
+    game = three_player_game([["G3", "G3"], ["R1", "G2"], ["Y1", "G2"]])
+    assert HanabiHeuristic("hanabi", seed=0).act(Turn.of(game, 0)) == "hint 1 1"
+
+
+def test_does_not_hint_a_second_copy_of_a_card_another_player_knows_to_play() -> None:
+    game = three_player_game([["G3", "G3"], ["R1", "G2"], ["R1", "G2"]], hints=7)
+    game.knowledge[1][0] = CardKnowledge(colours=0b111, ranks=0b001, touched=True)
+    assert HanabiHeuristic("hanabi", seed=0).act(Turn.of(game, 0)) == "discard 1"
+
+
+def hanabi_mean(make: type[Bot], players: int, seeds: range) -> float:
+    scores = []
+    for seed in seeds:
+        game = Hanabi.new({"players": players}, seed)
+        bots = [make("hanabi", players * seed + i) for i in range(players)]
+        while not game.is_over:
+            seat = game.to_move()[0]
+            game.step({seat: bots[seat].act(Turn.of(game, seat))})
+        assert len(set(game.returns())) == 1
+        scores.append(game.returns()[0])
+    return statistics.mean(scores)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_hanabi_self_play_scores_far_better_than_random_play(players: int) -> None:
+    heuristic = hanabi_mean(HanabiHeuristic, players, range(6))
+    assert heuristic >= 14.0
+    assert heuristic >= 10 * max(hanabi_mean(RandomBot, players, range(6)), 1.0)

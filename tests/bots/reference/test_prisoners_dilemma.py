@@ -89,13 +89,13 @@ def test_with_cheap_talk_the_bots_announce_their_rule_and_play_the_same() -> Non
     assert state.returns() == (9.0, 14.0)
     messages = state.observe(0).data["messages"]
     assert len(messages) == 20
-    assert {m["text"] for m in messages if m["seat"] == 0} == {TitForTat.message}
-    assert {m["text"] for m in messages if m["seat"] == 1} == {AlwaysDefect.message}
+    assert {m["text"] for m in messages if m["seat"] == 0} == {TitForTat.message.format(nice="cooperate", nasty="defect")}
+    assert {m["text"] for m in messages if m["seat"] == 1} == {AlwaysDefect.message.format(nice="cooperate", nasty="defect")}
 
 
 @pytest.mark.parametrize("cls", BOTS, ids=lambda cls: cls.name)
 def test_every_bot_talks_within_the_limit_and_is_found_by_name(cls: type[Bot]) -> None:
-    assert cls.games == (GAME,)
+    assert GAME in cls.games
     assert cls.description and "\n" not in cls.description
     assert 0 < len(cls.message) <= IteratedPrisonersDilemma.Config().message_chars
     assert isinstance(make_bot(cls.name, GAME), cls)

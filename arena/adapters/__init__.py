@@ -1,0 +1,1 @@
+"""Adapters that present arena games through other frameworks' interfaces (optional extras)."""

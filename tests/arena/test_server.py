@@ -1,0 +1,387 @@
+"""The live server over real websockets on loopback, with a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import trio
+
+import games
+from arena import protocol as p
+from arena.seats import Turn
+from arena.server import Limits
+from arena.store import Store
+from bots.client import BotRun, BotStopped, run_bot
+from bots.registry import make_bot
+from tests.conftest import Arena, ArenaFactory
+
+
+def random_policy(seed: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+
+    def policy(turn: Turn) -> str:
+        if turn.legal_actions is not None:
+            return rng.choice(turn.legal_actions)
+        return games.get(turn.game).random_free_action(turn.observation, rng)
+
+    return policy
+
+
+@pytest.mark.trio
+async def test_sdk_bots_play_every_game_and_the_store_matches_what_they_saw(arena: Arena) -> None:
+    for game in games.all():
+        seats = game.spec.default_config.players
+        names = [f"{game.spec.name[:40]}-{i}" for i in range(seats)]
+        tokens = [await arena.register(name) for name in names]
+        runs: dict[str, BotRun] = {}
+
+        async def play(i: int, name: str, token: str, game_name: str = game.spec.name, runs: dict[str, BotRun] = runs) -> None:
+            runs[name] = await run_bot(random_policy(i), arena.url, name, token, games=[game_name], matches=1, binary=i % 2 == 0)
+
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                for i, (name, token) in enumerate(zip(names, tokens, strict=True)):
+                    nursery.start_soon(play, i, name, token)
+        ends = [runs[name].results[0] for name in names]
+        assert len({end["match"] for end in ends}) == 1, game.spec.name
+        end = ends[0]
+        assert end["status"] == "finished" and end["reason"] == "complete", (game.spec.name, end)
+        record = Store(arena.db, read_only=True).match(end["match"])
+        assert record is not None and record["status"] == "finished"
+        assert record["returns"] == end["returns"] and sorted(record["players"]) == sorted(names)
+        assert all(turn["accepted"] for turn in record["turns"])
+
+
+async def play_fixed_match(arena: Arena, binary: bool, names: tuple[str, str]) -> dict:
+    """One Kuhn match with a fixed seed between two seeded equilibrium bots."""
+    tokens = [await arena.register(name) for name in names]
+    ends: dict[str, dict] = {}
+
+    async def play(seat: int) -> None:
+        bot = make_bot("equilibrium", "kuhn-poker", seed=seat)
+        run = await run_bot(bot.act, arena.url, names[seat], tokens[seat], games=[], matches=1, binary=binary)
+        ends[names[seat]] = run.results[0]
+
+    async with arena.admin() as admin, trio.open_nursery() as nursery:
+        for seat in range(2):
+            nursery.start_soon(play, seat)
+        await wait_connected(arena, names)
+        await admin.send("create_match", bots=list(names), game="kuhn-poker", seed=7)
+        created = await admin.expect("match_created")
+    record = Store(arena.db, read_only=True).match(created["match"])
+    assert record is not None
+    return record
+
+
+async def wait_connected(arena: Arena, names: tuple[str, ...] | list[str]) -> None:
+    with trio.fail_after(10):
+        while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
+            await trio.sleep(0.01)
+
+
+@pytest.mark.trio
+async def test_json_and_msgpack_give_the_same_record(arena: Arena) -> None:
+    packed = await play_fixed_match(arena, True, ("pack-a", "pack-b"))
+    text = await play_fixed_match(arena, False, ("text-a", "text-b"))
+    assert packed["returns"] == text["returns"]
+    assert [(t["seat"], t["step"], t["action"]) for t in packed["turns"]] == [
+        (t["seat"], t["step"], t["action"]) for t in text["turns"]
+    ]
+    assert packed["final_view"] == text["final_view"]
+
+
+async def start_direct_match(arena: Arena, game: str, names: list[str], **fields) -> str:  # type: ignore[no-untyped-def]
+    async with arena.admin() as admin:
+        await admin.send("create_match", bots=names, game=game, **fields)
+        return (await admin.expect("match_created"))["match"]
+
+
+@pytest.mark.trio
+async def test_illegal_moves_are_rejected_with_retries_left_then_forfeit(arena: Arena) -> None:
+    async with arena.bot("cheater") as cheater, arena.bot("honest") as honest:
+        match = await start_direct_match(arena, "tic-tac-toe", ["cheater", "honest"], seed=1, max_retries=1)
+        turn = await cheater.expect("turn", match=match)
+        await cheater.send("move", match=match, seat=0, step=0, attempt=0, action="z9")
+        rejected = await cheater.expect("move_rejected")
+        assert rejected["retries_left"] == 1 and "not a cell" in rejected["reason"]
+        retry = await cheater.expect("turn", match=match)
+        assert retry["attempt"] == 1 and "not a cell" in retry["reason"] and retry["step"] == turn["step"]
+        await cheater.send("move", match=match, seat=0, step=0, attempt=1, action="a0")
+        end = await cheater.expect("match_end", match=match)
+        assert end["reason"] == "illegal" and end["outcomes"] == ["forfeit", "win"] and end["returns"] == [-1.0, 1.0]
+        assert (await honest.expect("match_end", match=match))["outcomes"] == ["forfeit", "win"]
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["reason"] == "illegal" and record["max_retries"] == 1
+    assert [t["rejection"] is not None for t in record["turns"]] == [True, True]
+
+
+@pytest.mark.trio
+async def test_a_timeout_forfeits_and_is_recorded(arena: Arena) -> None:
+    async with arena.bot("sleepy") as sleepy, arena.bot("quick"):
+        match = await start_direct_match(arena, "tic-tac-toe", ["sleepy", "quick"], clock={"move_ms": 200, "grace_ms": 50})
+        turn = await sleepy.expect("turn", match=match)
+        assert turn["deadline_ms"] <= 200
+        end = await sleepy.expect("match_end", match=match)
+        assert end["reason"] == "timeout" and end["forfeit_seat"] == 0
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["reason"] == "timeout" and record["clock"]["move_ms"] == 200
+
+
+@pytest.mark.trio
+async def test_a_bot_that_reconnects_mid_match_resumes_and_finishes(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(grace_ms=5_000))
+    token = await arena.register("flaky")
+    async with arena.bot("steady") as steady:
+        async with arena.bot("flaky", token) as flaky:
+            session = flaky.welcome["session"]
+            match = await start_direct_match(arena, "tic-tac-toe", ["steady", "flaky"], seed=3)
+            first = await steady.expect("turn", match=match)
+            await steady.send("move", match=match, seat=0, step=0, attempt=0, action=first["legal"][0])
+            await flaky.expect("match_start", match=match)
+            last_seq = flaky.last_seq  # flaky leaves before reading its turn
+        gone = await steady.expect("opponent_gone", match=match)
+        assert gone["bot"] == "flaky" and 0 < gone["ms"] <= 5_000
+        async with arena.socket() as ws:
+            from tests.conftest import Client
+
+            back = Client(ws)
+            await back.send("hello", bot="flaky", token=token, resume={"session": session, "last_seq": last_seq})
+            welcome = await back.expect("welcome")
+            assert welcome["resumed"] is True and welcome["session"] == session
+            missed = await back.expect("turn", match=match)  # the turn it missed, replayed by seq
+            assert missed["seq"] > last_seq and missed["step"] == 1
+            await steady.expect("opponent_back", match=match)
+
+            async def answer(client: Client, seat: int) -> None:
+                turn = missed if seat == 1 else None
+                while True:
+                    msg = turn or await client.receive()
+                    turn = None
+                    if msg["t"] == "match_end" and msg["match"] == match:
+                        return
+                    if msg["t"] == "turn" and msg["match"] == match:
+                        await client.send(
+                            "move", match=match, seat=seat, step=msg["step"], attempt=msg["attempt"], action=msg["legal"][0]
+                        )
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(answer, steady, 0)
+                nursery.start_soon(answer, back, 1)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "finished" and record["reason"] == "complete"
+
+
+@pytest.mark.trio
+async def test_a_disconnect_past_the_grace_window_forfeits(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(grace_ms=300))
+    async with arena.bot("stayer") as stayer:
+        async with arena.bot("leaver") as leaver:
+            match = await start_direct_match(arena, "tic-tac-toe", ["leaver", "stayer"], clock={"move_ms": 10_000})
+            await leaver.expect("turn", match=match)
+        end = await stayer.expect("match_end", match=match)
+        assert end["reason"] == "disconnect" and end["forfeit_seat"] == 0 and end["outcomes"] == ["forfeit", "win"]
+    assert Store(arena.db, read_only=True).match(match)["reason"] == "disconnect"  # type: ignore[index]
+
+
+@pytest.mark.trio
+async def test_the_move_deadline_beats_a_longer_grace_window(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(grace_ms=10_000))
+    async with arena.bot("stayer2") as stayer:
+        async with arena.bot("leaver2") as leaver:
+            match = await start_direct_match(arena, "tic-tac-toe", ["leaver2", "stayer2"], clock={"move_ms": 300, "grace_ms": 0})
+            await leaver.expect("turn", match=match)
+        end = await stayer.expect("match_end", match=match)
+        assert end["reason"] == "timeout"
+
+
+@pytest.mark.trio
+async def test_an_aborted_match_is_void_and_unrated(arena: Arena) -> None:
+    async with arena.bot("a1") as a, arena.bot("b1"), arena.admin() as admin:
+        await admin.send("create_match", bots=["a1", "b1"], game="tic-tac-toe")
+        match = (await admin.expect("match_created"))["match"]
+        await a.expect("turn", match=match)
+        await admin.send("abort_match", match=match, reason="testing")
+        await admin.expect("match_aborted", match=match)
+        end = await a.expect("match_end", match=match)
+        assert end["status"] == "void" and end["detail"] == "testing" and end["returns"] is None
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "void" and record["detail"] == "testing"
+
+
+@pytest.mark.trio
+async def test_the_lobby_pairs_seeks_and_never_a_bot_with_itself(arena: Arena) -> None:
+    async with arena.bot("solo") as solo:
+        await solo.send("seek", games=["tic-tac-toe"])
+        await solo.send("seek", games=["tic-tac-toe"])
+        await solo.expect("seeking")
+        with trio.move_on_after(0.3):
+            msg = await solo.expect("match_start")
+            pytest.fail(f"paired with itself: {msg}")
+        async with arena.bot("friend") as friend:
+            await friend.send("seek", games=["connect-four", "tic-tac-toe"])
+            start = await friend.expect("match_start")
+            assert start["game"] == "tic-tac-toe" and sorted(start["players"]) == ["friend", "solo"]
+            assert "seed" not in start
+
+
+@pytest.mark.trio
+async def test_self_play_seeks_pair_a_bot_with_itself(arena: Arena) -> None:
+    async with arena.bot("mirror") as mirror:
+        await mirror.send("seek", games=["tic-tac-toe"], self_play=True)
+        await mirror.send("seek", games=["tic-tac-toe"], self_play=True)
+        start = await mirror.expect("match_start")
+        assert start["players"] == ["mirror", "mirror"]
+
+
+@pytest.mark.trio
+async def test_a_challenge_starts_a_match_with_the_named_bot(arena: Arena) -> None:
+    async with arena.bot("challenger") as challenger, arena.bot("target") as target:
+        await challenger.send("challenge", bot="target", game="kuhn-poker")
+        start = await target.expect("match_start")
+        assert sorted(start["players"]) == ["challenger", "target"] and start["game"] == "kuhn-poker"
+        await challenger.send("challenge", bot="nobody", game="kuhn-poker")
+        assert (await challenger.expect("error"))["code"] == p.BOT_OFFLINE
+
+
+# ---- security ------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_a_wrong_token_is_refused_with_4001(arena: Arena) -> None:
+    await arena.register("victim")
+    with pytest.raises(BotStopped, match="refused the token"):
+        await run_bot(random_policy(0), arena.url, "victim", "not-the-token", games=["tic-tac-toe"], matches=1)
+
+
+@pytest.mark.trio
+async def test_a_bot_cannot_move_for_another_bots_seat(arena: Arena) -> None:
+    async with arena.bot("mallory") as mallory, arena.bot("alice2") as alice:
+        match = await start_direct_match(arena, "tic-tac-toe", ["alice2", "mallory"], seed=2)
+        await alice.expect("turn", match=match)
+        await mallory.send("move", match=match, seat=0, step=0, attempt=0, action="b2")
+        error = await mallory.expect("error")
+        assert error["code"] == p.NOT_YOUR_MATCH
+        await alice.send("move", match=match, seat=0, step=0, attempt=0, action="a1")
+        ack = await alice.expect("move_ack", match=match)
+        assert ack["step"] == 0
+        await alice.send("move", match=match, seat=0, step=0, attempt=0, action="a2")
+        assert (await alice.expect("error"))["code"] == p.STALE_MOVE
+        board = (await mallory.expect("turn", match=match))["observation"]["data"]["board"]
+        assert board == ["X..", "...", "..."]  # alice's a1 only: not mallory's b2, nor the stale a2
+
+
+@pytest.mark.trio
+async def test_a_spectator_of_live_kuhn_poker_never_sees_the_hidden_card(arena: Arena) -> None:
+    async with arena.bot("k1") as k1, arena.bot("k2") as k2, arena.socket("/watch") as ws:
+        from tests.conftest import Client
+
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        match = await start_direct_match(arena, "kuhn-poker", ["k1", "k2"], seed=11)
+        await watcher.send("watch", match=match)
+        snapshot = await watcher.expect("snapshot")
+        first = await k1.expect("turn", match=match)
+        own_card = first["observation"]["data"]["card"]
+        other_card = None
+        await k1.send("move", match=match, seat=0, step=0, attempt=0, action="bet")
+        second = await k2.expect("turn", match=match)
+        other_card = second["observation"]["data"]["card"]
+        live_messages = [snapshot, await watcher.expect("delta")]
+        for msg in live_messages:
+            text = json.dumps(msg)
+            assert other_card not in text.replace('"?"', "") or own_card == other_card
+            cards = [
+                c for block in msg["view"]["render"] if block["type"] == "cards" for g in block["groups"] for c in g["cards"]
+            ]
+            assert set(cards) <= {"?"}
+        await k2.send("move", match=match, seat=1, step=1, attempt=0, action="fold")
+        result = await watcher.expect("result")
+        assert result["match_id"] == match
+
+
+@pytest.mark.trio
+async def test_admin_messages_need_the_admin_token(arena: Arena) -> None:
+    async with arena.bot("plain") as plain:
+        for kind, fields in (("register", {"name": "x"}), ("create_match", {"bots": ["plain"], "game": "nim"})):
+            await plain.send(kind, **fields)
+            assert (await plain.expect("error"))["code"] == p.NOT_ADMIN
+
+
+@pytest.mark.trio
+async def test_create_match_is_idempotent_on_its_key(arena: Arena) -> None:
+    async with arena.bot("i1"), arena.bot("i2"), arena.admin() as admin:
+        await admin.send("create_match", bots=["i1", "i2"], game="kuhn-poker", key="round-1/table-1")
+        first = await admin.expect("match_created")
+        await admin.send("create_match", bots=["i1", "i2"], game="kuhn-poker", key="round-1/table-1")
+        second = await admin.expect("match_created")
+    assert first["existing"] is False and second["existing"] is True and first["match"] == second["match"]
+    assert Store(arena.db, read_only=True).count("matches", caller_key="round-1/table-1") == 1
+
+
+@pytest.mark.trio
+async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: Arena) -> None:
+    async with arena.admin() as admin:
+        await admin.send("register", name="newbie")
+        token = (await admin.expect("registered"))["token"]
+        await admin.send("register", name="newbie")
+        assert (await admin.expect("error"))["code"] == p.BOT_EXISTS
+        await admin.send("rotate", name="newbie")
+        fresh = (await admin.expect("rotated"))["token"]
+    with pytest.raises(BotStopped):
+        await run_bot(random_policy(0), arena.url, "newbie", token, games=["nim"], matches=1)
+    async with arena.bot("newbie", fresh) as client:
+        assert client.welcome["bot"] == "newbie"
+    store = Store(arena.db, read_only=True)
+    assert token not in json.dumps(store.bots()) and fresh not in str(list(store.conn.execute("SELECT * FROM bots")))
+
+
+# ---- spectators and HTTP ---------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_a_finished_match_can_be_replayed_with_full_views(arena: Arena) -> None:
+    record = await play_fixed_match(arena, True, ("r-a", "r-b"))
+    async with arena.socket("/watch") as ws:
+        from tests.conftest import Client
+
+        watcher = Client(ws, binary=False)
+        await watcher.send("replay", match=record["id"])
+        replay = await watcher.expect("replay")
+        await watcher.send("watch", match=record["id"])
+        snapshot = await watcher.expect("snapshot")
+        await watcher.send("leaderboard")
+        board = await watcher.expect("leaderboard")
+    assert replay["returns"] == record["returns"] and len(replay["views"]) == 1 + len({t["step"] for t in record["turns"]})
+    assert replay["views"][-1] == record["final_view"] and snapshot["view"] == record["final_view"]
+    assert {row["bot"] for row in board["rows"]} >= {"r-a", "r-b"}
+
+
+@pytest.mark.trio
+async def test_http_endpoints_answer_json(arena: Arena) -> None:
+    record = await play_fixed_match(arena, True, ("h-a", "h-b"))
+    host, port = arena.url.removeprefix("ws://").split(":")
+
+    async def get(path: str) -> tuple[int, object]:
+        stream = await trio.open_tcp_stream(host, int(port))
+        async with stream:
+            await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+            data = b""
+            while chunk := await stream.receive_some():
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert b"application/json" in head
+        return int(head.split()[1]), json.loads(body)
+
+    assert (await get("/health"))[1]["status"] == "ok"  # type: ignore[index]
+    status, metrics = await get("/metrics")
+    assert status == 200 and metrics["matches_finished"] >= 1 and metrics["moves_relayed"] >= 2  # type: ignore[index]
+    bots = (await get("/api/bots"))[1]
+    assert {"h-a", "h-b"} <= {b["name"] for b in bots}  # type: ignore[union-attr]
+    listed = (await get("/api/matches?bot=h-a&limit=5"))[1]
+    assert [m["id"] for m in listed] == [record["id"]]  # type: ignore[union-attr]
+    status, full = await get(f"/api/matches/{record['id']}")
+    assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
+    assert (await get("/api/matches/nope"))[0] == 404
+    assert (await get("/elsewhere"))[0] == 404

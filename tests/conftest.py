@@ -1,0 +1,111 @@
+"""Fixtures that start a real arena server on loopback, with a real SQLite file.
+
+``arena_factory(**options)`` starts a server (options go to ArenaServer; ``limits`` to
+Limits) in the test's nursery and returns an ``Arena`` handle: its URL, store path,
+admin token, and helpers to register bots and to speak the protocol over a raw websocket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from websockets.trio.client import ClientConnection, connect
+
+from arena import protocol as p
+from arena.match import Clock
+from arena.server import ArenaServer, Limits, bound_port, open_listeners
+
+ADMIN_TOKEN = "test-admin-token"
+
+
+@dataclass
+class Arena:
+    server: ArenaServer
+    url: str
+    db: Path
+    admin_token: str = ADMIN_TOKEN
+
+    async def register(self, name: str) -> str:
+        assert self.server.writer is not None
+        return await self.server.writer.call(lambda store: store.register_bot(name))
+
+    @asynccontextmanager
+    async def socket(self, path: str = "/bot") -> AsyncIterator[ClientConnection]:
+        async with connect(self.url + path, proxy=None, max_size=None) as ws:
+            yield ws
+
+    @asynccontextmanager
+    async def bot(self, name: str, token: str | None = None, *, binary: bool = True) -> AsyncIterator[Client]:
+        """A logged-in raw protocol client (registers the bot first unless a token is given)."""
+        token = token if token is not None else await self.register(name)
+        async with self.socket() as ws:
+            client = Client(ws, binary)
+            await client.send("hello", bot=name, token=token)
+            client.welcome = await client.expect("welcome")
+            yield client
+
+    @asynccontextmanager
+    async def admin(self) -> AsyncIterator[Client]:
+        async with self.bot("admin", self.admin_token) as client:
+            yield client
+
+
+class Client:
+    """One raw websocket speaking the protocol: what a bot in another language would do."""
+
+    def __init__(self, ws: ClientConnection, binary: bool = True) -> None:
+        self.ws = ws
+        self.binary = binary
+        self.welcome: dict[str, Any] = {}
+        self.seen: list[dict[str, Any]] = []
+
+    async def send(self, kind: str, **fields: Any) -> None:
+        await self.ws.send(p.encode(p.message(kind, **fields), self.binary))
+
+    async def receive(self, timeout: float = 10) -> dict[str, Any]:
+        with trio.fail_after(timeout):
+            msg = p.decode(await self.ws.recv())
+        self.seen.append(msg)
+        return msg
+
+    async def expect(self, kind: str, timeout: float = 10, **match: Any) -> dict[str, Any]:
+        """Read until a message of ``kind`` (whose fields equal ``match``) arrives."""
+        with trio.fail_after(timeout):
+            while True:
+                msg = await self.receive(timeout)
+                if msg["t"] == kind and all(msg.get(k) == v for k, v in match.items()):
+                    return msg
+
+    @property
+    def last_seq(self) -> int:
+        return max((m.get("seq", 0) for m in self.seen), default=0)
+
+
+ArenaFactory = Callable[..., Awaitable[Arena]]
+
+
+@pytest.fixture
+def arena_factory(tmp_path: Path, nursery: trio.Nursery) -> ArenaFactory:
+    async def start(*, limits: Limits | None = None, clock: Clock | None = None, **options: Any) -> Arena:
+        db = tmp_path / f"arena-{len(list(tmp_path.glob('arena-*.db')))}.db"
+        server = ArenaServer(
+            db, clock=clock or Clock(move_ms=5_000), limits=limits or Limits(), admin_token=ADMIN_TOKEN, **options
+        )
+        listeners = await open_listeners("127.0.0.1", 0)
+        await nursery.start(server.run, listeners)
+        return Arena(server, f"ws://127.0.0.1:{bound_port(listeners)}", db)
+
+    return start
+
+
+@pytest.fixture
+async def arena(arena_factory: ArenaFactory) -> AsyncIterator[Arena]:
+    started = await arena_factory()
+    yield started
+    await started.server.shutdown()

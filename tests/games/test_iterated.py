@@ -1,0 +1,169 @@
+"""The shared iterated machinery (games.iterated): move parsing, payoff orderings, the
+round and talk structure, views; checked on every game built on it."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import games
+from games.api import ConfigError, Game, IllegalAction
+from games.iterated import Choices, IteratedGame, MatrixGame, amount, normalise, or_list, require_order
+from games.iterated_chicken import IteratedChicken
+from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
+from games.iterated_rock_paper_scissors import IteratedRockPaperScissors
+from games.iterated_stag_hunt import IteratedStagHunt
+from games.public_goods import PublicGoods
+
+MATRIX_GAMES: tuple[type[MatrixGame], ...] = (
+    IteratedPrisonersDilemma,
+    IteratedStagHunt,
+    IteratedChicken,
+    IteratedRockPaperScissors,
+)
+ITERATED_NAMES = {
+    "iterated-prisoners-dilemma",
+    "iterated-stag-hunt",
+    "iterated-chicken",
+    "iterated-rock-paper-scissors",
+    "public-goods",
+    "commons-harvest",
+    "trust-and-split",
+}
+
+
+def names(game: type[Game]) -> str:
+    return game.spec.name
+
+
+def test_text_helpers() -> None:
+    assert or_list(["a"]) == "a"
+    assert or_list(["a", "b"]) == "a or b"
+    assert or_list(["a", "b", "c"]) == "a, b or c"
+    assert amount("contribute 12") == 12
+    assert normalise("  Take   5 ") == "take 5"
+
+
+def test_named_moves_accept_unambiguous_prefixes_only() -> None:
+    choices = Choices.words(("swerve", "straight"))
+    assert choices.aliases["sw"] == "swerve" and choices.aliases["str"] == "straight"
+    assert "s" not in choices.aliases
+    assert choices.hint == "swerve or straight"
+    assert (choices.label("swerve"), choices.label("straight")) == ("SW", "ST")
+
+
+def test_a_move_that_prefixes_another_still_means_itself() -> None:
+    choices = Choices.words(("go", "gone"))
+    assert choices.aliases["go"] == "go" and choices.aliases["gon"] == "gone"
+    assert choices.label("go") == "GO" and choices.label("gone") == "GON"
+
+
+def test_numbered_moves_accept_the_bare_number() -> None:
+    choices = Choices.numbered("take", 0, 3)
+    assert choices.actions == ("take 0", "take 1", "take 2", "take 3")
+    assert choices.aliases["2"] == "take 2" and choices.aliases["take 3"] == "take 3"
+    assert "4" not in choices.aliases
+    assert "from 0 to 3" in choices.hint
+
+
+def test_require_order_names_the_first_broken_link_and_why() -> None:
+    config = IteratedStagHunt.Config()
+    require_order(config, (("stag_stag", ">", "hare_stag"), ("hare_stag", ">=", "hare_hare")), "because")
+    with pytest.raises(
+        ConfigError, match=r"'hare_hare' must be greater than 'hare_stag' \(because\), got hare_hare=3, hare_stag=3"
+    ):
+        require_order(config, (("hare_hare", ">", "hare_stag"),), "because")
+    with pytest.raises(ConfigError, match="'stag_hare' must be at least 'hare_hare'"):
+        require_order(config, (("stag_hare", ">=", "hare_hare"),), "because")
+
+
+def test_the_shared_bases_are_not_games_but_every_iterated_game_is() -> None:
+    registered = set(games.names())
+    assert registered >= ITERATED_NAMES
+    assert all(issubclass(games.get(name), IteratedGame) for name in ITERATED_NAMES)
+    assert IteratedGame not in games.all() and MatrixGame not in games.all()
+
+
+@pytest.mark.parametrize("game", MATRIX_GAMES, ids=names)
+def test_a_matrix_game_pays_its_table_round_by_round_and_ends_after_the_rounds(game: type[MatrixGame]) -> None:
+    state = game.new({"rounds": 3})
+    moves = state.config.moves()
+    table = state.config.table()
+    total = [0.0, 0.0]
+    for number, pair in enumerate([(moves[0], moves[-1]), (moves[-1], moves[0]), (moves[0], moves[0])], start=1):
+        assert state.observe(0).data["round"] == number and state.legal_actions(1) == moves
+        assert tuple(state.step({0: pair[0], 1: pair[1]})) == table[pair]
+        total = [total[0] + table[pair][0], total[1] + table[pair][1]]
+    assert state.is_over and state.to_move() == () and state.legal_actions(0) == ()
+    assert state.returns() == tuple(total)
+    assert state.observe(1).data["phase"] == "over" and "The game is over." in state.observe(1).text
+    assert state.public_view()["text"].startswith("Game over after 3 rounds.")
+
+
+@pytest.mark.parametrize("game", MATRIX_GAMES, ids=names)
+def test_a_matrix_game_gives_bots_its_moves_and_payoffs(game: type[MatrixGame]) -> None:
+    data = game.new().observe(1).data
+    assert data["actions"] == list(game.Config().moves())
+    assert data["payoffs"] == game.Config().payoff_parameters()
+    assert game.spec.action_space == game.Config().moves()
+    assert game.Config(cheap_talk=True).action_space() is None
+    json.dumps(data)
+
+
+@pytest.mark.parametrize("game", MATRIX_GAMES, ids=names)
+def test_with_cheap_talk_every_round_opens_with_a_message_step(game: type[MatrixGame]) -> None:
+    state = game.new({"rounds": 2, "cheap_talk": True})
+    move = state.config.moves()[0]
+    for number in (1, 2):
+        assert state.observe(0).data["phase"] == "talk" and state.legal_actions(0) is None
+        assert state.step({0: f"round {number} from 0", 1: ""}) is None
+        assert state.observe(0).data["phase"] == "move"
+        state.step({0: move, 1: move})
+    assert state.step_count == 4 and state.is_over
+    messages = state.observe(1).data["messages"]
+    assert [(m["round"], m["seat"], m["text"]) for m in messages] == [
+        (1, 0, "round 1 from 0"),
+        (1, 1, ""),
+        (2, 0, "round 2 from 0"),
+        (2, 1, ""),
+    ]
+    assert 'they said "round 2 from 0"' in state.observe(1).text
+
+
+@pytest.mark.parametrize("game", MATRIX_GAMES, ids=names)
+def test_an_unknown_move_is_refused_naming_the_choices(game: type[MatrixGame]) -> None:
+    state = game.new()
+    with pytest.raises(IllegalAction, match=f"'fold' is not a move; answer {state.action_format(0)}"):
+        state.validate(0, "fold")
+    with pytest.raises(IllegalAction, match="no seat 2; the seats are 0 and 1"):
+        state.validate(2, state.config.moves()[0])
+
+
+def test_a_message_over_the_limit_is_refused_and_whitespace_is_collapsed() -> None:
+    state = IteratedRockPaperScissors.new({"cheap_talk": True, "message_chars": 5})
+    assert state.validate(1, "  a \n  b ") == "a b"
+    with pytest.raises(IllegalAction, match="6 characters; the limit is 5"):
+        state.validate(1, "abcdef")
+
+
+def test_talk_among_many_players_is_shown_to_each_from_its_own_seat() -> None:
+    state = PublicGoods.new({"players": 3, "cheap_talk": True})
+    assert state.action_format(0).startswith("a message to the other players")
+    state.step({0: "give all", 1: "", 2: "me too"})
+    text = state.observe(1).text
+    assert 'round 1: you said nothing; seat 0 said "give all"; seat 2 said "me too"' in text
+    chat = next(block for block in state.public_view()["render"] if block["type"] == "chat")
+    assert [m["seat"] for m in chat["messages"]] == [0, 2]
+    with pytest.raises(IllegalAction, match="no seat 3; the seats are 0 to 2"):
+        state.validate(3, "contribute 1")
+
+
+@pytest.mark.parametrize("game", [games.get(name) for name in sorted(ITERATED_NAMES)], ids=names)
+def test_random_talk_is_always_a_valid_message(game: type[IteratedGame]) -> None:
+    state = game.new({"cheap_talk": True})
+    rng = random.Random(0)
+    for _ in range(10):
+        message = game.random_free_action(state.observe(0), rng)
+        assert state.validate(0, message) == message
