@@ -332,6 +332,107 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- arena ratings and report --------------------------------------------------------
+
+
+def _open_store(path: str) -> Any:
+    from arena.store import Store, StoreError
+
+    if not os.path.exists(path):
+        raise UsageError(f"no store at {path}")
+    try:
+        return Store(path, read_only=True)
+    except StoreError as error:
+        raise UsageError(str(error)) from None
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    import games
+    from arena.ratings.leaderboard import overall, variant_leaderboard
+
+    store = _open_store(args.db)
+    if args.game:
+        games.get(args.game)
+        variants = [r["variant"] for r in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE game = ?", (args.game,))]
+        boards = {variant: variant_leaderboard(store, variant, resamples=args.resamples) for variant in sorted(variants)}
+        if args.json:
+            _print_json(boards)
+            return 0
+        if not boards:
+            print(f"no finished matches of {args.game} in {args.db}")
+        for variant, rows in boards.items():
+            print(f"\n{variant}")
+            print(
+                _table(
+                    [
+                        (
+                            r["rank"],
+                            r["bot"],
+                            f"{r['mu']:.2f}",
+                            f"{r['sigma']:.2f}",
+                            f"{r['conservative']:.2f}",
+                            r["games"],
+                            f"{r['wins']}/{r['draws']}/{r['losses']}",
+                            r["forfeits"],
+                            r["format_errors"],
+                            f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}]",
+                            f"{r['mass']:.2f}",
+                            f"{r['cost_per_match']:.4g}",
+                        )
+                        for r in rows
+                    ],
+                    (
+                        "rank",
+                        "bot",
+                        "mu",
+                        "sigma",
+                        "mu-3σ",
+                        "games",
+                        "W/D/L",
+                        "forfeits",
+                        "format errors",
+                        "Nash [95%]",
+                        "mass",
+                        "cost/match",
+                    ),
+                )
+            )
+        return 0
+    whole = overall(store)
+    if args.json:
+        _print_json(None if whole is None else {"bots": whole.rows(), "games": whole.game_rows()})
+        return 0
+    if whole is None:
+        print(f"no finished matches in {args.db}")
+        return 0
+    print(
+        _table(
+            [(r["bot"], f"{r['skill']:.3f}", f"{r['mass']:.3f}", r["games"]) for r in whole.rows()],
+            ("bot", "skill", "mass", "games"),
+        )
+    )
+    print()
+    rows = [
+        (g["variant"], "-" if g["difficulty"] is None else f"{g['difficulty']:.3f}", f"{g['mass']:.3f}")
+        for g in whole.game_rows()
+    ]
+    print(_table(rows, ("game", "difficulty", "mass")))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    try:
+        from arena.ratings.report import write_report
+    except ImportError as error:
+        raise UsageError(f"the report needs matplotlib: pip install 'selfplay-arena[report]' ({error})") from None
+    store = _open_store(args.db)
+    page = write_report(store, Path(args.out), resamples=args.resamples)
+    print(f"report written to {page}")
+    return 0
+
+
 # ---- arena demo ----------------------------------------------------------------------
 
 
@@ -448,6 +549,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
     serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
     serve.set_defaults(run=cmd_serve)
+
+    ratings = commands.add_parser(
+        "ratings",
+        help="the leaderboard: TrueSkill, Nash averaging, records",
+        description="Per bot: TrueSkill mu, sigma, mu-3sigma, record, forfeits, format errors, Nash rating with its "
+        "bootstrap interval and equilibrium mass. Without --game: the agents-versus-games table and each game's difficulty.",
+    )
+    ratings.add_argument("--game", help="one game's leaderboard (one table per variant)")
+    ratings.add_argument("--db", default="arena.db", help="the store (default arena.db)")
+    ratings.add_argument("--resamples", type=int, default=200, help="bootstrap resamples for the Nash intervals (default 200)")
+    ratings.add_argument("--json", action="store_true", help="print as JSON")
+    ratings.set_defaults(run=cmd_ratings)
+
+    report = commands.add_parser(
+        "report", help="write the ratings report (markdown and PNG plots)", description="Write a report."
+    )
+    report.add_argument("--db", default="arena.db", help="the store (default arena.db)")
+    report.add_argument("--out", required=True, help="the folder to write README.md and the plots into")
+    report.add_argument("--resamples", type=int, default=200, help="bootstrap resamples (default 200)")
+    report.set_defaults(run=cmd_report)
 
     bot = commands.add_parser("bot", help="register bots, rotate tokens, run a bot", description="Manage and run bots.")
     bot_commands = bot.add_subparsers(dest="bot_command", metavar="ACTION", required=True)

@@ -40,7 +40,6 @@ RATE_LIMITED = "rate_limited"  # with retry_after (seconds)
 NOT_ADMIN = "not_admin"
 NOT_YOUR_MATCH = "not_your_match"  # a move or resign for a match/seat this bot does not hold
 STALE_MOVE = "stale_move"  # a move for a step or attempt that is no longer asked: ignored
-NOT_YOUR_TURN = "not_your_turn"
 UNKNOWN_BOT = "unknown_bot"
 UNKNOWN_GAME = "unknown_game"
 UNKNOWN_MATCH = "unknown_match"
@@ -59,7 +58,6 @@ ERROR_CODES = (
     NOT_ADMIN,
     NOT_YOUR_MATCH,
     STALE_MOVE,
-    NOT_YOUR_TURN,
     UNKNOWN_BOT,
     UNKNOWN_GAME,
     UNKNOWN_MATCH,

@@ -31,6 +31,7 @@ import games
 from arena import protocol as p
 from arena.lobby import Lobby
 from arena.match import Clock, MatchEvent, MatchResult, play_match
+from arena.ratings.leaderboard import overall, variant_leaderboard
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
 from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, variant_of
@@ -159,7 +160,8 @@ class ArenaServer:
         self.live: dict[str, LiveMatch] = {}
         self.recent: list[dict[str, Any]] = []
         self.metrics = Metrics()
-        self.lobby = Lobby(players=self._players_needed, available=self._available)
+        self.skill: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu, for pairing
+        self.lobby = Lobby(players=self._players_needed, available=self._available, rating=self._rating)
         self.rng = random.Random()
         self._nursery: trio.Nursery | None = None
         self._ws_server: Server | None = None
@@ -176,6 +178,8 @@ class ArenaServer:
                 await nursery.start(self.writer.run)
                 self.new_admin_token = await self.writer.call(lambda s: s.ensure_admin_token(self.admin_token))
                 await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
+                for row in await self.writer.call(lambda s: s.ratings()):
+                    self.skill[(row["bot"], row["variant"])] = row["mu"]
             else:
                 read(self.db, lambda s: s.schema_version())  # fail now, not on the first request
             self._ws_server = await nursery.start(
@@ -231,6 +235,8 @@ class ArenaServer:
             return 200, {"status": "ok", "protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
         if path == "/metrics":
             return 200, self.metrics_snapshot()
+        if path == "/api/leaderboard":
+            return 200, await self._read(functools.partial(leaderboard, game=arg("game")))
         if path == "/api/bots":
             return 200, await self._read(lambda s: s.bots())
         if path == "/api/matches":
@@ -336,6 +342,7 @@ class ArenaServer:
             strikes += 1
             if strikes >= self.limits.strikes:
                 connection.close(p.CLOSE_POLICY, "too many bad or excessive messages")
+                await ws.wait_closed()  # returning sooner would let the handler's exit close with 1000
                 return
 
     # ---- bots ----------------------------------------------------------------------------
@@ -386,8 +393,7 @@ class ArenaServer:
             nursery.start_soon(self._pump, ws, connection, outgoing)
             async for msg in self._frames(ws, connection, session.send):
                 await self._bot_message(session, msg)
-            if outgoing.statistics().open_send_channels:  # else we closed it: the pump drains the queue, then stops
-                nursery.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
         if session.detach(connection):
             self._bot_away(session)
 
@@ -589,6 +595,11 @@ class ArenaServer:
     def _players_needed(self, game: str, config: Mapping[str, Any]) -> int:
         return make_config(games.get(game).Config, config).players
 
+    def _rating(self, bot: str, game: str) -> float | None:
+        """The bot's TrueSkill mu in the game's default variant, if it has one (lobby seeks
+        may carry a config; pairing by the default variant's rating is close enough)."""
+        return self.skill.get((bot, game))
+
     def _available(self, bot: str) -> bool:
         session = self.sessions.get(bot)
         return session is not None and session.connected and len(session.matches) < self.limits.max_matches
@@ -699,6 +710,9 @@ class ArenaServer:
         elif event.kind == "end":
             result: MatchResult = event.data["result"]
             await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
+            variant = variant_of(result.game, make_config(live.game.Config, result.config).overrides())
+            for row in await self._store(lambda s: s.ratings(variant=variant)):
+                self.skill[(row["bot"], variant)] = row["mu"]
             if result.status == "finished":
                 self.metrics.matches_finished += 1
             else:
@@ -771,8 +785,7 @@ class ArenaServer:
                     except p.ProtocolError as error:
                         self.metrics.errors += 1
                         watcher.send("error", code=error.code, message=error.message, ref=_ref(msg))
-                if outgoing.statistics().open_send_channels:  # else we closed it: the pump drains the queue, then stops
-                    nursery.cancel_scope.cancel()
+                nursery.cancel_scope.cancel()
         finally:
             self.watchers.discard(watcher)
 
@@ -797,8 +810,8 @@ class ArenaServer:
         elif kind == "replay":
             watcher.send("replay", **await self._replay(msg["match"]))
         elif kind == "leaderboard":
-            rows = await self._read(functools.partial(_leaderboard, game=msg.get("game")))
-            watcher.send("leaderboard", game=msg.get("game"), rows=rows)
+            board = await self._read(functools.partial(leaderboard, game=msg.get("game")))
+            watcher.send("leaderboard", **board)
 
     async def _replay(self, match_id: str) -> dict[str, Any]:
         record = await self._read(lambda s: s.match(match_id))
@@ -849,19 +862,14 @@ def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return views
 
 
-def _leaderboard(store: Store, game: str | None) -> list[dict[str, Any]]:
-    """Per bot: matches, wins, draws, losses and forfeits among finished matches."""
-    sql = (
-        """SELECT s.bot, COUNT(*) AS matches,
-                    SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
-                    SUM(s.outcome = 'loss') AS losses, SUM(s.outcome = 'forfeit') AS forfeits,
-                    AVG(s.score) AS mean_return
-             FROM seats s JOIN matches m ON m.id = s.match_id
-             WHERE m.status = 'finished'"""
-        + (" AND m.game = ?" if game else "")
-        + " GROUP BY s.bot ORDER BY wins DESC, s.bot"
-    )
-    return [dict(row) for row in store.conn.execute(sql, (game,) if game else ())]
+def leaderboard(store: Store, game: str | None, resamples: int = 100) -> dict[str, Any]:
+    """What /api/leaderboard and the spectators' ``leaderboard`` carry: one game's variants
+    (TrueSkill, record, Nash with intervals), or without a game the agents-versus-games table."""
+    if game:
+        variants = [r["variant"] for r in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE game = ?", (game,))]
+        return {"game": game, "variants": {v: variant_leaderboard(store, v, resamples=resamples) for v in sorted(variants)}}
+    whole = overall(store)
+    return {"game": None, "bots": [] if whole is None else whole.rows(), "games": [] if whole is None else whole.game_rows()}
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

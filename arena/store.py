@@ -27,6 +27,7 @@ import trio
 
 import games
 from arena.match import MatchResult
+from arena.ratings.trueskill import DuplicateMatch, Rating, duplicate_ranks, ranks_from_returns, rate_match
 from games.api import make_config
 
 T = TypeVar("T")
@@ -37,7 +38,12 @@ BOT_NAME_PATTERN = "lowercase letters, digits, '-', '_' and '.', 1 to 64 charact
 
 
 class StoreError(Exception):
-    """A request the store cannot honour (an unknown bot, a name taken); the message says why."""
+    """A request the store cannot honour; the message says why, ``kind`` what went wrong:
+    "exists" (a name taken), "unknown" (no such bot), "invalid" (a bad name), "schema"."""
+
+    def __init__(self, message: str, kind: str = "invalid") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def hash_token(token: str) -> str:
@@ -97,7 +103,23 @@ def _migration_1(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX turns_by_match ON turns (match_id, step, seat)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1,)
+def _migration_2(db: sqlite_utils.Database) -> None:
+    """TrueSkill: the current rating per (bot, game variant) and every rating a match produced."""
+    db.execute(
+        """CREATE TABLE ratings (
+            bot TEXT NOT NULL, variant TEXT NOT NULL, game TEXT NOT NULL, mu REAL NOT NULL, sigma REAL NOT NULL,
+            matches INTEGER NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (bot, variant))"""
+    )
+    db.execute(
+        """CREATE TABLE rating_history (
+            id INTEGER PRIMARY KEY, bot TEXT NOT NULL, variant TEXT NOT NULL, match_id TEXT NOT NULL REFERENCES matches(id),
+            mu REAL NOT NULL, sigma REAL NOT NULL, at REAL NOT NULL)"""
+    )
+    db.execute("CREATE INDEX ratings_by_game ON ratings (game, variant)")
+    db.execute("CREATE INDEX rating_history_by_variant ON rating_history (variant, bot, at)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1, _migration_2)
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
 
 
@@ -120,14 +142,15 @@ class Store:
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         if read_only and not self.path.exists():
-            raise StoreError(f"no store at {self.path}")
+            raise StoreError(f"no store at {self.path}", "unknown")
         self.read_only = read_only
         self.conn = _connect(self.path, read_only)
         self.db = sqlite_utils.Database(self.conn)
         if not read_only:
             self.migrate()
         elif self.schema_version() != len(MIGRATIONS):
-            raise StoreError(f"{self.path} has schema version {self.schema_version()}, this arena reads {len(MIGRATIONS)}")
+            version = self.schema_version()
+            raise StoreError(f"{self.path} has schema version {version}, this arena reads {len(MIGRATIONS)}", "schema")
 
     def close(self) -> None:
         self.conn.close()
@@ -147,7 +170,7 @@ class Store:
                 self.conn.execute("INSERT INTO schema_version VALUES (0)")
             version = self.schema_version()
             if version > len(MIGRATIONS):
-                raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})")
+                raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
             for step in MIGRATIONS[version:]:
                 step(self.db)
             self.conn.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS),))
@@ -161,7 +184,7 @@ class Store:
         token = new_token()
         with self.db.atomic():
             if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():
-                raise StoreError(f"a bot named {name!r} exists already (rotate its token instead)")
+                raise StoreError(f"a bot named {name!r} exists already (rotate its token instead)", "exists")
             self.conn.execute("INSERT INTO bots VALUES (?, ?, ?, NULL)", (name, hash_token(token), time.time()))
         return token
 
@@ -173,7 +196,7 @@ class Store:
                 "UPDATE bots SET token_hash = ?, rotated_at = ? WHERE name = ?", (hash_token(token), time.time(), name)
             ).rowcount
         if not changed:
-            raise StoreError(f"no bot named {name!r}")
+            raise StoreError(f"no bot named {name!r}", "unknown")
         return token
 
     def authenticate(self, name: str, token: str) -> bool:
@@ -223,6 +246,8 @@ class Store:
             if existing is not None:
                 return str(existing["id"])
             self._insert_match({**row, "status": LIVE})
+            seats = ({"match_id": row["id"], "seat": seat, "bot": bot} for seat, bot in enumerate(row["players"]))
+            self.db["seats"].insert_all(seats)
         return None
 
     def _insert_match(self, row: Mapping[str, Any]) -> None:
@@ -280,15 +305,18 @@ class Store:
                 ),
             )
             self.db["seats"].insert_all(
-                {
-                    "match_id": result.match_id,
-                    "seat": seat,
-                    "bot": bot,
-                    "score": result.returns[seat],
-                    "outcome": result.outcomes[seat],
-                    "rank": result.ranks[seat],
-                }
-                for seat, bot in enumerate(result.players)
+                (
+                    {
+                        "match_id": result.match_id,
+                        "seat": seat,
+                        "bot": bot,
+                        "score": result.returns[seat],
+                        "outcome": result.outcomes[seat],
+                        "rank": result.ranks[seat],
+                    }
+                    for seat, bot in enumerate(result.players)
+                ),
+                replace=True,
             )
             self.db["turns"].insert_all(
                 {
@@ -299,6 +327,73 @@ class Store:
                 }
                 for turn in result.turns
             )
+            if result.status == "finished":
+                self._rate(result)
+
+    # ---- ratings -------------------------------------------------------------------------
+
+    def _rate(self, result: MatchResult) -> None:
+        """Update TrueSkill in the match's own transaction.
+
+        Competitive and mixed games rate each match by outcome or rank of return (a forfeit
+        ranks last). Cooperative games have no opponent inside the match: they are rated
+        when a duplicate group (matches sharing seeds, made with a group id and size)
+        completes, teams ranked by score. A bot on two sides of one comparison (self-play)
+        is not rated: TrueSkill has no meaning for a bot against itself.
+        """
+        row = self.conn.execute("SELECT variant, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)).fetchone()
+        if games.get(result.game).spec.teams == "all":
+            teams, ranks = self._duplicate_teams(row["group_id"], row["group_size"])
+        else:
+            teams, ranks = [(bot,) for bot in result.players], ranks_from_returns(result.returns, result.forfeit_seat)
+        bots = [bot for team in teams for bot in team]
+        if len(teams) < 2 or len(set(bots)) < len(bots):
+            return
+        current = {bot: self.rating(bot, row["variant"]) for bot in bots}
+        rated = rate_match([[current[bot] for bot in team] for team in teams], ranks)
+        now = time.time()
+        for team, new in zip(teams, rated, strict=True):
+            for bot, rating in zip(team, new, strict=True):
+                self.conn.execute(
+                    """INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT(bot, variant) DO UPDATE SET
+                       mu = excluded.mu, sigma = excluded.sigma, matches = matches + 1, updated_at = excluded.updated_at""",
+                    (bot, row["variant"], result.game, rating.mu, rating.sigma, now),
+                )
+                self.conn.execute(
+                    "INSERT INTO rating_history (bot, variant, match_id, mu, sigma, at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (bot, row["variant"], result.match_id, rating.mu, rating.sigma, now),
+                )
+
+    def _duplicate_teams(self, group: str | None, size: int | None) -> tuple[list[tuple[str, ...]], list[int]]:
+        """The teams of a just-completed duplicate group and their ranks; nothing before it completes."""
+        if not group or not size:
+            return [], []
+        played = self.conn.execute(
+            "SELECT players, seed, returns FROM matches WHERE group_id = ? AND status = ? ORDER BY created_at", (group, FINISHED)
+        ).fetchall()
+        if len(played) != size:  # not complete yet, or completed before (a late extra match rates nobody twice)
+            return [], []
+        group_matches = [DuplicateMatch(tuple(json.loads(m["players"])), m["seed"], json.loads(m["returns"])[0]) for m in played]
+        ranks = duplicate_ranks(group_matches, size)
+        if ranks is None:
+            return [], []
+        return list(ranks), list(ranks.values())
+
+    def rating(self, bot: str, variant: str) -> Rating:
+        row = self.conn.execute("SELECT mu, sigma FROM ratings WHERE bot = ? AND variant = ?", (bot, variant)).fetchone()
+        return Rating() if row is None else Rating(row["mu"], row["sigma"])
+
+    def ratings(self, *, game: str | None = None, variant: str | None = None) -> list[dict[str, Any]]:
+        """Current ratings, best conservative skill first."""
+        where, args = [], []
+        if game:
+            where.append("game = ?")
+            args.append(game)
+        if variant:
+            where.append("variant = ?")
+            args.append(variant)
+        sql = "SELECT * FROM ratings" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY mu - 3 * sigma DESC"
+        return [dict(row) for row in self.conn.execute(sql, args)]
 
     def void_match(self, match_id: str, reason: str) -> bool:
         with self.db.atomic():

@@ -224,11 +224,11 @@ async def _receive(
         kind = msg.get("t")
         if kind == "welcome":
             state.session = msg["session"]
+            state.seeking = False  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
                 for move in list(state.unsent.values()):
                     nursery.start_soon(deliver, move)
             else:  # the server lost our session: it sends every live match and open turn again
-                state.seeking = False
                 state.matches.clear()
                 state.answered.clear()
                 state.unsent.clear()

@@ -351,11 +351,13 @@ async def test_a_finished_match_can_be_replayed_with_full_views(arena: Arena) ->
         replay = await watcher.expect("replay")
         await watcher.send("watch", match=record["id"])
         snapshot = await watcher.expect("snapshot")
-        await watcher.send("leaderboard")
+        await watcher.send("leaderboard", game="kuhn-poker")
         board = await watcher.expect("leaderboard")
     assert replay["returns"] == record["returns"] and len(replay["views"]) == 1 + len({t["step"] for t in record["turns"]})
     assert replay["views"][-1] == record["final_view"] and snapshot["view"] == record["final_view"]
-    assert {row["bot"] for row in board["rows"]} >= {"r-a", "r-b"}
+    rows = board["variants"]["kuhn-poker"]
+    assert {row["bot"] for row in rows} == {"r-a", "r-b"} and all(row["games"] == 1 for row in rows)
+    assert {row["bot"] for row in rows if row["rated"]} == {"r-a", "r-b"}
 
 
 @pytest.mark.trio
@@ -375,6 +377,10 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
         return int(head.split()[1]), json.loads(body)
 
     assert (await get("/health"))[1]["status"] == "ok"  # type: ignore[index]
+    board = (await get("/api/leaderboard?game=kuhn-poker"))[1]
+    assert {row["bot"] for row in board["variants"]["kuhn-poker"]} == {"h-a", "h-b"}  # type: ignore[index]
+    overall = (await get("/api/leaderboard"))[1]
+    assert {row["bot"] for row in overall["bots"]} == {"h-a", "h-b"}  # type: ignore[index]
     status, metrics = await get("/metrics")
     assert status == 200 and metrics["matches_finished"] >= 1 and metrics["moves_relayed"] >= 2  # type: ignore[index]
     bots = (await get("/api/bots"))[1]

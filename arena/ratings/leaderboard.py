@@ -1,0 +1,211 @@
+"""Leaderboards assembled from the store: TrueSkill, Nash averaging, records, costs.
+
+Two tables. Per game variant: each bot's TrueSkill (mu, sigma, mu - 3 sigma), its record
+(games, W/D/L, forfeits, format errors), its Nash rating from the pairwise log-odds
+meta-game with a bootstrap interval, and its equilibrium mass. Overall: the agents-versus-
+games meta-game, giving each bot a skill and each game a difficulty. Ranks follow
+LMArena: 1 + the number of bots whose 95% interval lies wholly above this one's, so bots
+that cannot be told apart share a rank.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from arena.ratings.nash import agent_task_nash, bootstrap, logodds_matrix, nash_ratings, win_matrix
+from arena.ratings.trueskill import Rating, interval95, rank_by_intervals
+from arena.store import FINISHED, Store
+
+Pair = tuple[str, str, float]
+
+
+@dataclass(frozen=True)
+class FinishedMatch:
+    id: str
+    variant: str
+    players: tuple[str, ...]
+    returns: tuple[float, ...]
+
+
+def finished_matches(store: Store, *, game: str | None = None, variant: str | None = None) -> list[FinishedMatch]:
+    where, args = ["status = ?"], [FINISHED]
+    if game:
+        where.append("game = ?")
+        args.append(game)
+    if variant:
+        where.append("variant = ?")
+        args.append(variant)
+    sql = f"SELECT id, variant, players, returns FROM matches WHERE {' AND '.join(where)} ORDER BY ended_at"
+    rows = store.conn.execute(sql, args)
+    return [FinishedMatch(r["id"], r["variant"], tuple(json.loads(r["players"])), tuple(json.loads(r["returns"]))) for r in rows]
+
+
+def pairwise(match: FinishedMatch) -> list[Pair]:
+    """Every pair of distinct bots at the table: 1 if the first got more, 0.5 if equal, 0 if less."""
+    out: list[Pair] = []
+    seats = range(len(match.players))
+    for i in seats:
+        for j in seats:
+            a, b = match.players[i], match.players[j]
+            if i < j and a != b:
+                x, y = match.returns[i], match.returns[j]
+                out.append((a, b, 1.0 if x > y else 0.5 if x == y else 0.0))
+    return out
+
+
+def nash_of(matches: Sequence[FinishedMatch], agents: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Nash ratings and equilibrium mass of ``agents`` (in that order) from these matches."""
+    counts = win_matrix((pair for m in matches for pair in pairwise(m)), agents=agents)
+    return nash_ratings(logodds_matrix(counts.wins, counts.games))
+
+
+def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
+    rows = store.conn.execute(
+        """SELECT s.bot, COUNT(*) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
+                  SUM(s.outcome = 'loss') AS losses, SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS mean_return
+           FROM seats s JOIN matches m ON m.id = s.match_id
+           WHERE m.status = ? AND m.variant = ? GROUP BY s.bot""",
+        (FINISHED, variant),
+    )
+    records = {row["bot"]: dict(row) for row in rows}
+    errors = store.conn.execute(
+        """SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
+                  SUM(t.cost) AS cost, SUM(t.tokens_in) AS tokens_in, SUM(t.tokens_out) AS tokens_out
+           FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
+           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? GROUP BY s.bot""",
+        (FINISHED, variant),
+    )
+    for row in errors:
+        records.setdefault(row["bot"], {}).update({k: row[k] or 0 for k in row.keys() if k != "bot"})  # noqa: SIM118
+    return records
+
+
+def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, seed: int = 0) -> list[dict[str, Any]]:
+    """One row per bot that finished a match of ``variant``, best first."""
+    records = _records(store, variant)
+    ratings = {row["bot"]: Rating(row["mu"], row["sigma"]) for row in store.ratings(variant=variant)}
+    agents = sorted(records)
+    if not agents:
+        return []
+    matches = finished_matches(store, variant=variant)
+    nash, mass = nash_of(matches, agents)
+    if len(matches) >= 2 and len(agents) >= 2:
+        low, high = bootstrap(matches, lambda sample: nash_of(sample, agents)[0], resamples=resamples, seed=seed)
+    else:
+        low, high = nash.copy(), nash.copy()
+    skills = [ratings.get(bot, Rating()) for bot in agents]
+    ts_rank = rank_by_intervals([interval95(r) for r in skills])
+    nash_rank = rank_by_intervals(list(zip(low.tolist(), high.tolist(), strict=True)))
+    rows = []
+    for i, bot in enumerate(agents):
+        record, rating = records[bot], skills[i]
+        games_played = record.get("games", 0)
+        rows.append(
+            {
+                "bot": bot,
+                "variant": variant,
+                "rank": ts_rank[i],
+                "mu": rating.mu,
+                "sigma": rating.sigma,
+                "conservative": rating.conservative,
+                "rated": bot in ratings,
+                "games": games_played,
+                "wins": record.get("wins", 0),
+                "draws": record.get("draws", 0),
+                "losses": record.get("losses", 0),
+                "forfeits": record.get("forfeits", 0),
+                "format_errors": record.get("format_errors", 0),
+                "illegal_moves": record.get("illegal_moves", 0),
+                "mean_return": record.get("mean_return"),
+                "nash": float(nash[i]),
+                "nash_low": float(low[i]),
+                "nash_high": float(high[i]),
+                "nash_rank": nash_rank[i],
+                "mass": float(mass[i]),
+                "cost": record.get("cost", 0) or 0.0,
+                "cost_per_match": (record.get("cost", 0) or 0.0) / games_played if games_played else 0.0,
+                "cost_per_win": (record.get("cost", 0) or 0.0) / record["wins"] if record.get("wins") else None,
+                "tokens_in": record.get("tokens_in", 0),
+                "tokens_out": record.get("tokens_out", 0),
+            }
+        )
+    rows.sort(key=lambda r: (r["rank"], -r["conservative"], r["bot"]))
+    return rows
+
+
+@dataclass(frozen=True)
+class Overall:
+    agents: list[str]
+    variants: list[str]
+    scores: np.ndarray  # agents x variants, mean return; missing cells filled with the column's lowest
+    played: np.ndarray  # agents x variants, matches behind each score
+    skill: np.ndarray
+    difficulty: np.ndarray
+    agent_mass: np.ndarray
+    game_mass: np.ndarray
+    dropped: list[str]
+
+    def rows(self) -> list[dict[str, Any]]:
+        order = np.argsort(-self.skill, kind="stable")
+        return [
+            {
+                "bot": self.agents[i],
+                "skill": float(self.skill[i]),
+                "mass": float(self.agent_mass[i]),
+                "games": int(self.played[i].sum()),
+            }
+            for i in order
+        ]
+
+    def game_rows(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "variant": v,
+                "difficulty": None if np.isnan(self.difficulty[j]) else float(self.difficulty[j]),
+                "mass": float(self.game_mass[j]),
+                "informative": v not in self.dropped,
+            }
+            for j, v in enumerate(self.variants)
+        ]
+
+
+def overall(store: Store) -> Overall | None:
+    """Agents versus games across every variant with finished matches.
+
+    A bot that never played a game gets that game's lowest observed mean return: the
+    pessimistic reading, so that skipping hard games cannot raise a bot's skill.
+    """
+    totals: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for match in finished_matches(store):
+        for bot, ret in zip(match.players, match.returns, strict=True):
+            totals[(bot, match.variant)].append(ret)
+    if not totals:
+        return None
+    agents = sorted({bot for bot, _ in totals})
+    variants = sorted({v for _, v in totals})
+    scores = np.full((len(agents), len(variants)), np.nan)
+    played = np.zeros_like(scores)
+    for (bot, variant), values in totals.items():
+        i, j = agents.index(bot), variants.index(variant)
+        scores[i, j] = float(np.mean(values))
+        played[i, j] = len(values)
+    lowest = np.nanmin(scores, axis=0)
+    scores = np.where(np.isnan(scores), lowest, scores)
+    solved = agent_task_nash(scores)
+    return Overall(
+        agents,
+        variants,
+        scores,
+        played,
+        solved.skill,
+        solved.difficulty,
+        solved.p,
+        solved.q,
+        [variants[j] for j in solved.dropped],
+    )

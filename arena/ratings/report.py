@@ -1,0 +1,164 @@
+"""The ratings report: a markdown page and PNG plots, written from the store.
+
+For each game variant: the pairwise win-rate heatmap ordered by Nash rating, the Nash
+equilibrium mixture, and TrueSkill over time per bot; across games, the agent-by-game
+score matrix. matplotlib (the ``report`` extra) is imported here only, so nothing else
+in the arena pays for it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arena.ratings.leaderboard import finished_matches, overall, pairwise, variant_leaderboard
+from arena.ratings.nash import win_matrix
+from arena.store import Store
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _slug(variant: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
+
+
+def win_rate_heatmap(store: Store, variant: str, order: list[str], path: Path) -> None:
+    """Row bot's score against column bot (draws count half), bots ordered by Nash rating."""
+    plt = _pyplot()
+    counts = win_matrix((pair for m in finished_matches(store, variant=variant) for pair in pairwise(m)), agents=order)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(counts.games > 0, counts.wins / counts.games, np.nan)
+    size = max(4.0, 0.6 * len(order) + 2)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    image = ax.imshow(rate, vmin=0, vmax=1, cmap="RdBu")
+    ax.set_xticks(range(len(order)), order, rotation=45, ha="right")
+    ax.set_yticks(range(len(order)), order)
+    for i in range(len(order)):
+        for j in range(len(order)):
+            if counts.games[i, j]:
+                ax.text(j, i, f"{rate[i, j]:.2f}\n({int(counts.games[i, j])})", ha="center", va="center", fontsize=7)
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("bot (ordered by Nash rating, best first)")
+    ax.set_title(f"{variant}: score against each opponent\n(games played in brackets)")
+    fig.colorbar(image, ax=ax, label="score (win 1, draw 0.5)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def mixture_chart(rows: list[dict[str, Any]], variant: str, path: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.7 * len(rows) + 2), 4))
+    ax.bar([r["bot"] for r in rows], [r["mass"] for r in rows], color="tab:green")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("equilibrium mass")
+    ax.set_xlabel("bot")
+    ax.set_title(f"{variant}: maximum-entropy Nash mixture")
+    ax.tick_params(axis="x", rotation=45)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def trueskill_over_time(store: Store, variant: str, path: Path) -> None:
+    plt = _pyplot()
+    history = store.conn.execute(
+        "SELECT bot, mu, sigma FROM rating_history WHERE variant = ? ORDER BY at, id", (variant,)
+    ).fetchall()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for bot in sorted({row["bot"] for row in history}):
+        mine = [row for row in history if row["bot"] == bot]
+        mu = np.array([row["mu"] for row in mine])
+        sigma = np.array([row["sigma"] for row in mine])
+        steps = np.arange(1, len(mine) + 1)
+        ax.plot(steps, mu, label=bot)
+        ax.fill_between(steps, mu - sigma, mu + sigma, alpha=0.15)
+    ax.set_xlabel("rated matches played")
+    ax.set_ylabel("TrueSkill mu (band: +- sigma)")
+    ax.set_title(f"{variant}: TrueSkill over time")
+    if history:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def score_matrix(agents: list[str], variants: list[str], scores: np.ndarray, path: Path) -> None:
+    plt = _pyplot()
+    low, high = scores.min(axis=0), scores.max(axis=0)
+    spread = np.where(high > low, high - low, 1.0)
+    normalised = (scores - low) / spread
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.8 * len(variants) + 3), max(4.0, 0.5 * len(agents) + 2)))
+    image = ax.imshow(normalised, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(variants)), variants, rotation=45, ha="right")
+    ax.set_yticks(range(len(agents)), agents)
+    for i in range(len(agents)):
+        for j in range(len(variants)):
+            ax.text(
+                j,
+                i,
+                f"{scores[i, j]:.2g}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if normalised[i, j] < 0.5 else "black",
+            )
+    ax.set_xlabel("game")
+    ax.set_ylabel("bot")
+    ax.set_title("Mean return per game (colour: normalised per game)")
+    fig.colorbar(image, ax=ax, label="normalised score")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
+    """Write ``out/README.md`` and its plots; returns the page's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    variants = [row["variant"] for row in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE status = 'finished'")]
+    lines = ["# Arena ratings report", ""]
+    whole = overall(store)
+    if whole is not None:
+        score_matrix(whole.agents, whole.variants, whole.scores, out / "scores.png")
+        lines += ["## Across games", "", "| bot | skill | mass | games |", "|---|---|---|---|"]
+        lines += [f"| {r['bot']} | {r['skill']:.3f} | {r['mass']:.3f} | {r['games']} |" for r in whole.rows()]
+        lines += ["", "| game | difficulty | mass |", "|---|---|---|"]
+        for g in whole.game_rows():
+            difficulty = "uninformative" if g["difficulty"] is None else f"{g['difficulty']:.3f}"
+            lines.append(f"| {g['variant']} | {difficulty} | {g['mass']:.3f} |")
+        lines += ["", "![Mean return per game](scores.png)", ""]
+    for variant in sorted(variants):
+        rows = variant_leaderboard(store, variant, resamples=resamples)
+        slug = _slug(variant)
+        order = [r["bot"] for r in sorted(rows, key=lambda r: (-r["nash"], r["bot"]))]
+        win_rate_heatmap(store, variant, order, out / f"{slug}-winrates.png")
+        mixture_chart(rows, variant, out / f"{slug}-mixture.png")
+        trueskill_over_time(store, variant, out / f"{slug}-trueskill.png")
+        lines += [f"## {variant}", "", "| rank | bot | mu | sigma | mu-3σ | games | W/D/L | forfeits | Nash [95%] | mass |"]
+        lines += ["|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(
+                f"| {r['rank']} | {r['bot']} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['conservative']:.2f} | {r['games']} | "
+                f"{r['wins']}/{r['draws']}/{r['losses']} | {r['forfeits']} | "
+                f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}] | {r['mass']:.2f} |"
+            )
+        lines += [
+            "",
+            f"![Win rates]({slug}-winrates.png)",
+            f"![Nash mixture]({slug}-mixture.png)",
+            f"![TrueSkill over time]({slug}-trueskill.png)",
+            "",
+        ]
+    page = out / "README.md"
+    page.write_text("\n".join(lines), encoding="utf-8")
+    return page

@@ -1,0 +1,214 @@
+"""TrueSkill through the ``trueskill`` package, plus the pure ranking helpers it needs.
+
+Why a wrapper: the package keeps a global environment and raises FloatingPointError on
+big upsets with its default backend. Here every call uses an explicit environment (the
+documented defaults: mu 25, sigma 25/3, beta sigma/2, tau sigma/100, draw probability
+0.10), and an upset is retried with the mpmath backend, as the package advises, so one
+surprising result never stops the rating of a match. Ratings are plain frozen values;
+the store decides where they live (one per bot and game variant).
+
+Ranks everywhere here are 1-based with ties shared (rank 1 is best; two bots of rank 1
+drew), which is what ``trueskill.rate`` needs (lower is better, equal is a draw).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+import trueskill as _ts
+
+__all__ = [
+    "BETA",
+    "DRAW_PROBABILITY",
+    "MU",
+    "SIGMA",
+    "TAU",
+    "DuplicateMatch",
+    "Rating",
+    "duplicate_ranks",
+    "interval95",
+    "rank_by_intervals",
+    "ranks_from_returns",
+    "rate_match",
+    "win_probability",
+]
+
+MU = 25.0
+SIGMA = MU / 3.0
+BETA = SIGMA / 2.0
+TAU = SIGMA / 100.0
+DRAW_PROBABILITY = 0.10
+Z95 = 1.959963984540054  # the two-sided 95% normal quantile (the "1.96")
+_DECIMALS = 9  # returns equal to this many decimals tie: float noise must not decide a rank
+_MPMATH_DIGITS = (15, 30, 60, 120, 240)  # precisions tried in turn after the float backend fails
+_MPMATH = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """A TrueSkill belief: skill ~ Normal(mu, sigma^2)."""
+
+    mu: float = MU
+    sigma: float = SIGMA
+
+    @property
+    def conservative(self) -> float:
+        """``mu - 3 sigma``: the skill we are 99.7% sure the bot exceeds, used for ordering."""
+        return self.mu - 3.0 * self.sigma
+
+
+@lru_cache(maxsize=8)
+def _environment(mu: float, sigma: float, beta: float, tau: float, draw_probability: float, backend: str | None) -> _ts.TrueSkill:
+    return _ts.TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=tau, draw_probability=draw_probability, backend=backend)
+
+
+def rate_match(
+    teams: Sequence[Sequence[Rating]],
+    ranks: Sequence[int],
+    *,
+    mu: float = MU,
+    sigma: float = SIGMA,
+    beta: float = BETA,
+    tau: float = TAU,
+    draw_probability: float = DRAW_PROBABILITY,
+) -> list[list[Rating]]:
+    """New ratings after one match of two or more teams (lower rank is better, equal ranks drew).
+
+    Uses an explicit environment; on FloatingPointError (an upset the default backend's
+    precision cannot handle) the same update is recomputed with the mpmath backend, at
+    15 significant digits and then more (an upset between ratings 10^5 apart needs 30).
+    """
+    if len(teams) < 2:
+        raise ValueError(f"TrueSkill needs at least two teams, got {len(teams)}")
+    if len(ranks) != len(teams):
+        raise ValueError(f"{len(ranks)} ranks for {len(teams)} teams")
+    if any(len(team) == 0 for team in teams):
+        raise ValueError("every team needs at least one rating")
+    settings = (float(mu), float(sigma), float(beta), float(tau), float(draw_probability))
+    try:
+        return _rate(_environment(*settings, None), teams, ranks)
+    except FloatingPointError:
+        pass
+    env = _environment(*settings, "mpmath")
+    with _MPMATH:  # mpmath's precision is process-global: one retry at a time
+        for digits in _MPMATH_DIGITS:
+            with mpmath.workdps(digits):
+                try:
+                    return _rate(env, teams, ranks)
+                except FloatingPointError:
+                    continue
+    raise FloatingPointError(
+        f"TrueSkill update failed even at {_MPMATH_DIGITS[-1]} digits: ratings {[[(r.mu, r.sigma) for r in t] for t in teams]} "
+        "are too far apart to update"
+    )
+
+
+def _rate(env: _ts.TrueSkill, teams: Sequence[Sequence[Rating]], ranks: Sequence[int]) -> list[list[Rating]]:
+    groups = [tuple(env.create_rating(r.mu, r.sigma) for r in team) for team in teams]
+    rated = env.rate(groups, ranks=list(ranks))
+    return [[Rating(float(r.mu), float(r.sigma)) for r in team] for team in rated]
+
+
+def win_probability(a: Rating, b: Rating, beta: float = BETA) -> float:
+    """P(a beats b) = Phi((mu_a - mu_b) / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)).
+
+    Not ``trueskill.quality``, which is a draw probability.
+    """
+    spread = math.sqrt(2.0 * beta * beta + a.sigma * a.sigma + b.sigma * b.sigma)
+    return 0.5 * math.erfc(-(a.mu - b.mu) / (spread * math.sqrt(2.0)))
+
+
+def interval95(rating: Rating) -> tuple[float, float]:
+    """The 95% interval ``mu +- 1.96 sigma``."""
+    half = Z95 * rating.sigma
+    return rating.mu - half, rating.mu + half
+
+
+def rank_by_intervals(intervals: Sequence[tuple[float, float]]) -> list[int]:
+    """LMArena ranks: 1 + the number of bots whose interval lies wholly above this bot's.
+
+    Bots whose intervals overlap cannot be told apart and may share a rank; the ranks are
+    not necessarily consecutive.
+    """
+    if not intervals:
+        return []
+    bounds = np.asarray(intervals, dtype=float)
+    if bounds.ndim != 2 or bounds.shape[1] != 2 or np.any(bounds[:, 0] > bounds[:, 1]):
+        raise ValueError("intervals must be (low, high) pairs with low <= high")
+    lows = np.sort(bounds[:, 0])
+    above = len(lows) - np.searchsorted(lows, bounds[:, 1], side="right")  # lows strictly above each high
+    return [int(1 + k) for k in above]
+
+
+def _competition_ranks(values: Sequence[float]) -> list[int]:
+    """1 + the number of strictly larger values (ties share a rank)."""
+    keyed = [round(float(v), _DECIMALS) for v in values]
+    return [1 + sum(other > v for other in keyed) for v in keyed]
+
+
+def ranks_from_returns(
+    returns: Sequence[float],
+    forfeit_seat: int | Collection[int] | None = None,
+    teams: Sequence[Sequence[int]] | None = None,
+) -> list[int]:
+    """The ranks ``rate_match`` needs for one finished match, one per team (or per seat).
+
+    Two-seat zero-sum games: the higher return wins, equal returns draw; other games:
+    seats (or teams, by their mean return) ranked by return, ties shared. ``teams`` lists
+    the seats of each team where the game has teams (a cooperative game has one team of
+    all seats, which gives a single rank: rate it with ``duplicate_ranks`` instead).
+    A forfeiting seat, or a team containing one, ranks last, below every team that did
+    not forfeit (its minimum return could otherwise tie with an honest loser's).
+    """
+    seats = len(returns)
+    forfeits = {forfeit_seat} if isinstance(forfeit_seat, int) else set(forfeit_seat or ())
+    if any(not 0 <= s < seats for s in forfeits):
+        raise ValueError(f"forfeit seat out of range for {seats} seats: {sorted(forfeits)}")
+    groups = [list(team) for team in teams] if teams is not None else [[s] for s in range(seats)]
+    members = [s for team in groups for s in team]
+    if sorted(members) != list(range(seats)):
+        raise ValueError(f"teams must partition the seats 0..{seats - 1}, got {groups}")
+    team_returns = [sum(float(returns[s]) for s in team) / len(team) for team in groups]
+    failed = [any(s in forfeits for s in team) for team in groups]
+    honest = iter(_competition_ranks([r for r, f in zip(team_returns, failed, strict=True) if not f]))
+    last = 1 + sum(not f for f in failed)
+    return [last if f else next(honest) for f in failed]
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateMatch:
+    """One match of a duplicate group: the team that played it, the shared seed, its score."""
+
+    team: tuple[str, ...]
+    seed: int
+    score: float
+
+
+def duplicate_ranks(group: Sequence[DuplicateMatch], size: int) -> dict[tuple[str, ...], int] | None:
+    """Ranks of the teams of a completed duplicate group (cooperative games), or None.
+
+    A cooperative game has no opponent inside the match, so teams that played the same
+    seeds (the same deals) are compared, as in duplicate bridge: each team's mean score
+    over the seeds every team played. A group with fewer than ``size`` matches is not
+    finished and rates nobody (None), so that a team is never judged on easier deals
+    than its rivals; so does a group with a single team, or with no seed in common.
+    """
+    if len(group) < size:
+        return None
+    by_team: dict[tuple[str, ...], dict[int, list[float]]] = {}
+    for match in group:
+        by_team.setdefault(tuple(match.team), {}).setdefault(match.seed, []).append(float(match.score))
+    if len(by_team) < 2:
+        return None
+    shared = set.intersection(*(set(seeds) for seeds in by_team.values()))
+    if not shared:
+        return None
+    means = {team: sum(sum(seeds[s]) / len(seeds[s]) for s in shared) / len(shared) for team, seeds in by_team.items()}
+    teams = list(means)
+    return dict(zip(teams, _competition_ranks([means[t] for t in teams]), strict=True))

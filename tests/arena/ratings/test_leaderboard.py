@@ -1,0 +1,165 @@
+"""Ratings kept by the store and the leaderboards built from it: TrueSkill in the match's
+transaction, duplicate groups for cooperative games, `arena ratings` and `arena report`."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import trio
+import trueskill
+
+import games
+from arena.cli import main
+from arena.match import Clock, MatchResult, play_match
+from arena.seats import LocalSeat
+from arena.store import Store
+from bots.registry import make_bot
+
+
+def result(
+    game: str, players: list[str], returns: list[float], *, forfeit: int | None = None, status: str = "finished"
+) -> MatchResult:
+    """A finished match record as play_match makes it, with the outcome chosen by the test."""
+    spec = games.get(game).spec
+    two_seat_zero_sum = spec.zero_sum and len(players) == 2
+    outcomes = ["win" if r > o else "loss" if r < o else "draw" for r, o in zip(returns, reversed(returns), strict=True)]
+    if not two_seat_zero_sum:
+        outcomes = ["ranked"] * len(players)
+    if forfeit is not None:
+        outcomes[forfeit] = "forfeit"
+    return MatchResult(
+        match_id=uuid.uuid4().hex,
+        game=game,
+        config=games.get(game).spec.default_config.to_dict(),
+        seed=0,
+        players=players,
+        status=status,
+        reason="complete" if forfeit is None else "timeout",
+        detail="",
+        returns=returns,
+        outcomes=outcomes,
+        ranks=[1 + sum(o > r for o in returns) for r in returns],
+        forfeit_seat=forfeit,
+        actions=[],
+        turns=[],
+        max_retries=2,
+        clock=Clock(),
+        started_at=time.time(),
+        ended_at=time.time(),
+    )
+
+
+def test_trueskill_after_a_known_sequence_equals_the_packages_own_numbers(tmp_path: Path) -> None:
+    store = Store(tmp_path / "a.db")
+    sequence = [
+        (["ann", "bob"], [1.0, -1.0]),
+        (["bob", "cat"], [0.0, 0.0]),
+        (["cat", "ann"], [1.0, -1.0]),
+        (["ann", "bob"], [-1.0, 1.0]),
+    ]
+    env = trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=25 / 6, tau=25 / 300, draw_probability=0.10)
+    expected = {name: env.create_rating() for name in ("ann", "bob", "cat")}
+    for players, returns in sequence:
+        store.finish_match(result("tic-tac-toe", players, returns))
+        ranks = [0, 1] if returns[0] > returns[1] else [1, 0] if returns[0] < returns[1] else [0, 0]
+        (a,), (b,) = env.rate([(expected[players[0]],), (expected[players[1]],)], ranks=ranks)
+        expected[players[0]], expected[players[1]] = a, b
+    for name, rating in expected.items():
+        mine = store.rating(name, "tic-tac-toe")
+        assert mine.mu == pytest.approx(rating.mu, abs=1e-9) and mine.sigma == pytest.approx(rating.sigma, abs=1e-9)
+    assert store.count("rating_history") == 2 * len(sequence)
+
+
+def test_a_forfeit_lowers_the_forfeiter_and_a_void_changes_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "a.db")
+    # A forfeit in a game that is not zero-sum: the forfeiter's return could tie or beat the other's; it still loses.
+    store.finish_match(result("iterated-prisoners-dilemma", ["quitter", "stayer"], [0.0, 0.0], forfeit=0))
+    assert store.rating("quitter", "iterated-prisoners-dilemma").mu < 25 < store.rating("stayer", "iterated-prisoners-dilemma").mu
+    before = store.ratings()
+    store.finish_match(result("tic-tac-toe", ["quitter", "stayer"], [0.0, 0.0], status="void"))
+    assert store.ratings() == before
+
+
+def test_self_play_is_not_rated(tmp_path: Path) -> None:
+    store = Store(tmp_path / "a.db")
+    store.finish_match(result("tic-tac-toe", ["mirror", "mirror"], [1.0, -1.0]))
+    assert store.ratings() == []
+
+
+def duplicate(store: Store, team: list[str], seed: int, score: float, group: str, size: int) -> None:
+    record = replace(result("mini-hanabi", team, [score, score]), seed=seed)
+    store.finish_match(record, meta={"group_id": group, "group_size": size})
+
+
+def test_a_completed_duplicate_group_rates_the_higher_scoring_team_up(tmp_path: Path) -> None:
+    store = Store(tmp_path / "a.db")
+    duplicate(store, ["ace", "ace-2"], 1, 5.0, "g1", 4)
+    duplicate(store, ["dud", "dud-2"], 1, 1.0, "g1", 4)
+    duplicate(store, ["ace", "ace-2"], 2, 4.0, "g1", 4)
+    assert store.ratings() == []  # an incomplete group rates nobody
+    duplicate(store, ["dud", "dud-2"], 2, 2.0, "g1", 4)
+    ratings = {row["bot"]: row["mu"] for row in store.ratings(game="mini-hanabi")}
+    assert ratings["ace"] == ratings["ace-2"] > 25 > ratings["dud"] == ratings["dud-2"]
+
+
+def test_a_cooperative_match_outside_a_group_rates_nobody(tmp_path: Path) -> None:
+    store = Store(tmp_path / "a.db")
+    store.finish_match(result("mini-hanabi", ["ace", "ace-2"], [5.0, 5.0]))
+    assert store.ratings() == []
+
+
+async def fill(store_path: Path, pairings: list[tuple[str, str, str]], rounds: int) -> None:
+    store = Store(store_path)
+    for i in range(rounds):
+        for game, strong, weak in pairings:
+            specs = [strong, weak] if i % 2 == 0 else [weak, strong]
+            seats = [LocalSeat(make_bot(spec, game, 100 * i + k), name=spec, threaded=False) for k, spec in enumerate(specs)]
+            store.finish_match(await play_match(games.get(game), seats, seed=i))
+    store.close()
+
+
+@pytest.mark.trio
+async def test_arena_ratings_ranks_strong_bots_above_weak_ones(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "arena.db"
+    await fill(db, [("tic-tac-toe", "perfect", "random"), ("kuhn-poker", "equilibrium", "random")], 120)
+
+    def ratings(*argv: str) -> object:
+        assert main(["ratings", "--db", str(db), "--json", "--resamples", "50", *argv]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    ttt = ratings("--game", "tic-tac-toe")["tic-tac-toe"]  # type: ignore[index]
+    assert [r["bot"] for r in ttt] == ["perfect", "random"] and ttt[0]["rank"] == 1 and ttt[1]["rank"] == 2
+    assert ttt[0]["losses"] == 0 and ttt[0]["mass"] == pytest.approx(1.0) and ttt[1]["nash_high"] < 0
+    kuhn = ratings("--game", "kuhn-poker")["kuhn-poker"]  # type: ignore[index]
+    assert kuhn[0]["bot"] == "equilibrium" and kuhn[0]["mean_return"] > kuhn[1]["mean_return"]
+    whole = ratings()
+    assert [r["bot"] for r in whole["bots"]][-1] == "random"  # type: ignore[index]
+    assert main(["ratings", "--db", str(db), "--game", "tic-tac-toe"]) == 0
+    table = capsys.readouterr().out
+    assert "perfect" in table and "Nash [95%]" in table and "mu-3σ" in table
+
+
+@pytest.mark.trio
+async def test_the_report_writes_a_page_and_non_trivial_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "arena.db"
+    await fill(db, [("tic-tac-toe", "perfect", "random"), ("nim", "nim-optimal", "random")], 10)
+    out = tmp_path / "report"
+    assert await trio.to_thread.run_sync(main, ["report", "--db", str(db), "--out", str(out), "--resamples", "20"]) == 0
+    page = (out / "README.md").read_text()
+    plots = sorted(p.name for p in out.glob("*.png"))
+    assert set(plots) == {f"{g}-{kind}.png" for g in ("nim", "tic-tac-toe") for kind in ("mixture", "trueskill", "winrates")} | {
+        "scores.png"
+    }
+    for plot in plots:
+        assert (out / plot).stat().st_size > 10_000 and plot in page
+    assert "| 1 | perfect |" in page
+
+
+def test_ratings_on_a_missing_store_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ratings", "--db", str(tmp_path / "none.db")]) == 2
+    assert capsys.readouterr().err.startswith("arena: error: no store at")

@@ -1,0 +1,144 @@
+"""TrueSkill wrapper and ranking helpers, checked against the trueskill package and hand-computed numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import trueskill
+
+from arena.ratings.trueskill import (
+    DuplicateMatch,
+    Rating,
+    duplicate_ranks,
+    interval95,
+    rank_by_intervals,
+    ranks_from_returns,
+    rate_match,
+    win_probability,
+)
+
+
+def package_env(backend: str | None = None) -> trueskill.TrueSkill:
+    return trueskill.TrueSkill(mu=25.0, sigma=25 / 3, beta=25 / 6, tau=25 / 300, draw_probability=0.10, backend=backend)
+
+
+def test_a_known_sequence_matches_the_package() -> None:
+    # (team of players, ...), ranks: a 1v1 win, a draw, an upset, a three-way with a tie, a 2v1
+    sequence = [
+        ([["ann"], ["bob"]], [1, 2]),
+        ([["bob"], ["cat"]], [1, 1]),
+        ([["ann"], ["cat"]], [2, 1]),
+        ([["ann"], ["bob"], ["cat"]], [1, 2, 2]),
+        ([["bob", "cat"], ["ann"]], [1, 2]),
+    ]
+    ours = {name: Rating() for name in ("ann", "bob", "cat")}
+    env = package_env()
+    theirs = {name: env.create_rating() for name in ("ann", "bob", "cat")}
+    for teams, ranks in sequence:
+        new = rate_match([[ours[n] for n in team] for team in teams], ranks)
+        for team, rated in zip(teams, new, strict=True):
+            ours.update(zip(team, rated, strict=True))
+        expected = env.rate([tuple(theirs[n] for n in team) for team in teams], ranks=ranks)
+        for team, rated in zip(teams, expected, strict=True):
+            theirs.update(zip(team, rated, strict=True))
+    for name in ours:
+        assert ours[name].mu == pytest.approx(theirs[name].mu, abs=1e-12)
+        assert ours[name].sigma == pytest.approx(theirs[name].sigma, abs=1e-12)
+    assert ours["ann"].mu != 25.0  # the sequence really moved the ratings
+
+
+def test_an_extreme_upset_breaks_the_package_default_but_is_rated_here() -> None:
+    underdog, favourite = Rating(0.0, 1.0), Rating(500.0, 1.0)
+    env = package_env()
+    with pytest.raises(FloatingPointError):
+        env.rate([(env.create_rating(0.0, 1.0),), (env.create_rating(500.0, 1.0),)], ranks=[0, 1])
+    [[winner], [loser]] = rate_match([[underdog], [favourite]], [1, 2])
+    assert winner.mu > underdog.mu and loser.mu < favourite.mu
+    assert all(math.isfinite(x) for x in (winner.mu, winner.sigma, loser.mu, loser.sigma))
+    slow = package_env("mpmath")
+    [(expected,), _] = slow.rate([(slow.create_rating(0.0, 1.0),), (slow.create_rating(500.0, 1.0),)], ranks=[0, 1])
+    assert winner.mu == pytest.approx(float(expected.mu), rel=1e-9)
+
+
+def test_an_upset_that_needs_more_than_default_mpmath_precision_is_rated() -> None:
+    [[winner], [loser]] = rate_match([[Rating(0.0, 1.0)], [Rating(1e8, 1.0)]], [1, 2])
+    assert 0.0 < winner.mu < loser.mu < 1e8
+
+
+def test_rate_match_rejects_a_single_team() -> None:
+    with pytest.raises(ValueError, match="at least two teams"):
+        rate_match([[Rating(), Rating()]], [1])
+
+
+def test_conservative_skill_and_interval() -> None:
+    r = Rating(30.0, 2.0)
+    assert r.conservative == 24.0
+    low, high = interval95(r)
+    assert low == pytest.approx(30.0 - 3.919927969, abs=1e-8) and high == pytest.approx(33.919927969, abs=1e-8)
+
+
+def test_win_probability_on_a_hand_computed_case() -> None:
+    # 2 beta^2 + 3^2 + (sqrt 8)^2 = 8 + 9 + 8 = 25: the spread is 5, mu differs by 5, so Phi(1)
+    assert win_probability(Rating(30.0, 3.0), Rating(25.0, math.sqrt(8.0)), beta=2.0) == pytest.approx(0.8413447460685429)
+    assert win_probability(Rating(), Rating()) == 0.5
+    a, b = Rating(27.0, 4.0), Rating(22.0, 6.0)
+    assert win_probability(a, b) + win_probability(b, a) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ ranks
+
+
+def test_two_seat_outcome_gives_win_loss_or_draw() -> None:
+    assert ranks_from_returns([1.0, -1.0]) == [1, 2]
+    assert ranks_from_returns([-1.0, 1.0]) == [2, 1]
+    assert ranks_from_returns([0.0, 0.0]) == [1, 1]
+    assert ranks_from_returns([0.1 + 0.2, 0.3]) == [1, 1]  # float noise is not a win
+
+
+def test_many_seats_rank_by_return_with_shared_ties() -> None:
+    assert ranks_from_returns([3.0, 1.0, 2.0, 2.0]) == [1, 4, 2, 2]
+
+
+def test_a_forfeit_ranks_last() -> None:
+    assert ranks_from_returns([1.0, -1.0], forfeit_seat=0) == [2, 1]  # even with the better return
+    assert ranks_from_returns([5.0, 3.0, 1.0], forfeit_seat=0) == [3, 1, 2]
+    assert ranks_from_returns([5.0, 3.0, 1.0, 0.0], forfeit_seat=[0, 3]) == [3, 1, 2, 3]
+
+
+def test_teams_rank_together_and_a_cooperative_game_is_one_team() -> None:
+    assert ranks_from_returns([1.0, 1.0, 0.0, 0.0], teams=[[0, 2], [1, 3]]) == [1, 1]
+    assert ranks_from_returns([0.0, 1.0, 0.0, 1.0], teams=[[0, 2], [1, 3]]) == [2, 1]
+    assert ranks_from_returns([0.0, 1.0, 0.0, 1.0], forfeit_seat=3, teams=[[0, 2], [1, 3]]) == [1, 2]
+    assert ranks_from_returns([4.0, 4.0, 4.0], teams=[[0, 1, 2]]) == [1]
+    with pytest.raises(ValueError, match="partition"):
+        ranks_from_returns([1.0, 0.0], teams=[[0]])
+
+
+def test_duplicate_group_ranks_the_higher_scoring_team_first_once_complete() -> None:
+    red, blue = ("alice", "bert"), ("carol", "dan")
+    group = [
+        DuplicateMatch(red, seed=1, score=10.0),
+        DuplicateMatch(blue, seed=1, score=12.0),
+        DuplicateMatch(red, seed=2, score=5.0),
+        DuplicateMatch(blue, seed=2, score=4.0),  # blue: 16 over both deals, red 15
+    ]
+    ranks = duplicate_ranks(group, size=4)
+    assert ranks == {blue: 1, red: 2}
+    assert duplicate_ranks(group[:3], size=4) is None  # blue has not played deal 2: nobody is rated
+    [[red_after, _], [blue_after, _]] = rate_match([[Rating(), Rating()], [Rating(), Rating()]], [ranks[red], ranks[blue]])
+    assert blue_after.mu > 25.0 > red_after.mu
+
+
+def test_duplicate_group_ties_and_single_team() -> None:
+    group = [DuplicateMatch(("a",), 1, 3.0), DuplicateMatch(("b",), 1, 3.0)]
+    assert duplicate_ranks(group, size=2) == {("a",): 1, ("b",): 1}
+    assert duplicate_ranks([DuplicateMatch(("a",), 1, 3.0), DuplicateMatch(("a",), 2, 1.0)], size=2) is None
+
+
+def test_rank_by_intervals_counts_bots_wholly_above() -> None:
+    intervals = [(10.0, 20.0), (25.0, 30.0), (18.0, 26.0), (0.0, 5.0), (21.0, 22.0)]
+    # bot 0 (10-20): 1 and 4 lie wholly above; bot 2 (18-26) overlaps everyone above it
+    assert rank_by_intervals(intervals) == [3, 1, 1, 5, 2]
+    assert rank_by_intervals([]) == []
+    assert rank_by_intervals([(1.0, 2.0), (2.0, 3.0)]) == [1, 1]  # touching is not wholly above
