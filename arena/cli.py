@@ -130,7 +130,7 @@ def _printer(names: Sequence[str]) -> Callable[[Any], None]:
         elif event.kind == "step":
             moves = ", ".join(f"seat {seat} ({names[seat]}): {action}" for seat, action in event.data["actions"].items())
             print(f"step {event.step}  {moves}")
-            print("\n".join("    " + line for line in event.data["view"]["text"].splitlines()))
+            print("\n".join("    " + line for line in event.state.public_view()["text"].splitlines()))
 
     return show
 
@@ -260,20 +260,25 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
 def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict[str, Any]:
     """Send one admin message to a running server and return its answer."""
     import trio
+    from websockets.exceptions import ConnectionClosed
     from websockets.trio.client import connect
 
     from arena import protocol as p
 
     async def ask() -> dict[str, Any]:
         async with connect(url.rstrip("/") + "/bot", proxy=None) as ws:
-            await ws.send(p.encode(p.message("hello", bot="admin", token=admin_token), False))
-            await ws.send(p.encode(p.message(kind, **fields), False))
-            async for frame in ws:
-                reply = p.decode(frame)
-                if reply["t"] == "error":
-                    raise UsageError(f"{reply['code']}: {reply['message']}")
-                if reply["t"] not in ("welcome", "pong"):
-                    return reply
+            try:
+                await ws.send(p.encode(p.message("hello", bot="admin", token=admin_token), False))
+                await ws.send(p.encode(p.message(kind, **fields), False))
+                async for frame in ws:
+                    reply = p.decode(frame)
+                    if reply["t"] == "error":
+                        raise UsageError(f"{reply['code']}: {reply['message']}")
+                    if reply["t"] not in ("welcome", "pong"):
+                        return reply
+            except ConnectionClosed as closed:
+                if closed.rcvd is not None and closed.rcvd.code == p.CLOSE_AUTH_FAILED:
+                    raise UsageError(f"{url} refused the admin token") from None
         raise UsageError("the server closed the connection (is the admin token right?)")
 
     try:
@@ -452,6 +457,9 @@ def demo_lineup(game_name: str, players: int) -> list[str]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.watch:
+        return _demo_watch(args)
+
     import trio
 
     import games
@@ -481,6 +489,83 @@ def cmd_demo(args: argparse.Namespace) -> int:
         for r in results
     ]
     print(_table(rows, ("game", "players", "returns", "outcomes", "reason", "steps")))
+    return 0
+
+
+# games and bots of `arena demo --watch`: one pair of bots per game, each pair playing on
+DEMO_WATCH = (
+    ("tic-tac-toe", ("perfect", "random")),
+    ("connect-four", ("alphabeta:depth=4", "random")),
+    ("kuhn-poker", ("equilibrium", "random")),
+    ("item-negotiation", ("negotiation-heuristic", "random")),
+    ("iterated-prisoners-dilemma", ("tit-for-tat", "win-stay-lose-shift")),
+)
+
+
+def _demo_watch(args: argparse.Namespace) -> int:
+    """A local server on a temporary store, bots playing over the wire, and the spectator
+    on it; quitting the app (q, Ctrl-C) stops every process it started."""
+    import tempfile
+    from pathlib import Path
+
+    watch_app = _watch_app()
+    from arena.store import Store
+    from bots.registry import parse_spec
+    from tui.launch import Children, ServerProcess
+
+    with tempfile.TemporaryDirectory(prefix="arena-demo-") as tmp:
+        db = Path(tmp) / "demo.db"
+        store = Store(db)
+        bots = []
+        for game, specs in DEMO_WATCH:
+            prefix = "".join(word[0] for word in game.split("-"))
+            for spec in specs:
+                name = f"{prefix}-{parse_spec(spec).name}"
+                bots.append((spec, name, store.register_bot(name), game))
+        store.close()
+        server = ServerProcess(db, extra=["--max-matches", "1"])
+        children = Children()
+        try:
+            url = server.start()
+            for spec, name, token, game in bots:
+                command = [sys.executable, "-m", "arena.cli", "bot", "run", spec, "--url", url, "--name", name]
+                command += ["--token", token, "--game", game, "--delay", str(args.delay)]
+                children.spawn(command, log=Path(tmp) / f"{name}.log")
+            watch_app(url, title="arena demo").run()
+        finally:
+            children.stop()
+            server.stop()
+    return 0
+
+
+# ---- arena watch ---------------------------------------------------------------------
+
+
+def _watch_app() -> Any:
+    try:
+        from tui.app import WatchApp
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] != "textual":
+            raise
+        raise UsageError("the spectator needs textual: pip install 'selfplay-arena[tui]'") from None
+    return WatchApp
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    watch_app = _watch_app()
+    if args.db is None:
+        watch_app(args.url or "ws://127.0.0.1:8765", match=args.match).run()
+        return 0
+    from tui.launch import ServerProcess
+
+    if not os.path.exists(args.db):
+        raise UsageError(f"no store at {args.db}")
+    server = ServerProcess(args.db, read_only=True)
+    url = server.start()  # a LaunchError (a RuntimeError) ends in one line and status 1
+    try:
+        watch_app(url, match=args.match, title=f"arena watch · {args.db}").run()
+    finally:
+        server.stop()
     return 0
 
 
@@ -604,7 +689,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--seed", type=int, default=0, help="the seed of every match (default 0)")
     demo.add_argument("--json", action="store_true", help="print the results as JSON")
+    demo.add_argument(
+        "--watch",
+        action="store_true",
+        help="instead: start a local server with bots playing several games on and on, and watch them in the terminal",
+    )
+    demo.add_argument(
+        "--delay", type=int, default=400, metavar="MS", help="with --watch: each bot's wait before a move (default 400)"
+    )
     demo.set_defaults(run=cmd_demo)
+
+    watch = commands.add_parser(
+        "watch",
+        help="watch live matches, replays and leaderboards in the terminal",
+        description="The terminal spectator: live matches and recent results, a match's board, chat and clocks, "
+        "replays step by step, leaderboards. Press ? in the app for the keys.",
+        epilog="examples: arena watch --url ws://127.0.0.1:8765 · arena watch --db arena.db --match ID (a replay from a store)",
+    )
+    source = watch.add_mutually_exclusive_group()
+    source.add_argument("--url", help="a running server's base URL (default ws://127.0.0.1:8765)")
+    source.add_argument("--db", help="a store to browse: serves it read-only behind the scenes while the app runs")
+    watch.add_argument("--match", metavar="ID", help="open this match's replay at once (its live view if it is still playing)")
+    watch.set_defaults(run=cmd_watch)
     return parser
 
 

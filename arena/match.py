@@ -115,13 +115,16 @@ class MatchEvent:
     """What an observer of a match (the store, spectators, a progress bar) is told.
 
     Kinds: ``start``; ``turn`` (a seat was asked); ``rejected`` (an illegal answer);
-    ``step`` (the state advanced: actions, rewards, the public view); ``end`` (the result).
+    ``step`` (the state advanced: actions, accepted attempts, rewards); ``end`` (the result).
+    ``state`` is the match's live state, to read (never change) during the call: views are
+    built only by the observers that want them (``event.state.public_view()``).
     """
 
     kind: str
     match_id: str
     step: int
     data: Mapping[str, Any]
+    state: Game
 
 
 EventHandler = Callable[[MatchEvent], Awaitable[None] | None]
@@ -186,7 +189,7 @@ class _Match:
 
     async def emit(self, kind: str, **data: Any) -> None:
         if self.on_event is not None:
-            pending = self.on_event(MatchEvent(kind, self.match_id, self.state.step_count, data))
+            pending = self.on_event(MatchEvent(kind, self.match_id, self.state.step_count, data, self.state))
             if inspect.isawaitable(pending):
                 await pending
 
@@ -325,7 +328,7 @@ async def play_match(
         "clock": asdict(clock),
         "max_retries": max_retries,
     }
-    await match.emit("start", **info, view=state.public_view())
+    await match.emit("start", **info)
 
     status, reason, detail, forfeit_seat = "finished", COMPLETE, "", None
     try:
@@ -340,9 +343,10 @@ async def play_match(
             rewards = state.step(actions)
             if rewards is not None:
                 match.credit(rewards)
-            if on_event is not None:  # views cost more than the step itself: only build them for a listener
+            if on_event is not None:
                 paid = None if rewards is None else list(rewards)
-                await match.emit("step", actions=actions, rewards=paid, view=state.public_view())
+                attempts = {seat: record.attempt for seat in actions if (record := match.last_turn[seat]) is not None}
+                await match.emit("step", actions=actions, attempts=attempts, rewards=paid)
         returns = list(state.returns())
     except _Forfeit as forfeit:
         reason, detail, forfeit_seat = forfeit.reason, forfeit.detail, forfeit.seat

@@ -87,7 +87,7 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "hello": {"bot": ((str,), True), "token": ((str,), True), "resume": ((dict,), False)},
     "seek": {"games": ((list,), True), "config": ((dict,), False), "self_play": ((bool,), False)},
     "cancel": {"games": ((list,), False)},
-    "challenge": {"bot": ((str,), True), "game": ((str,), True), "config": ((dict,), False), "seed": ((int,), False)},
+    "challenge": {"bot": ((str,), True), "game": ((str,), True), "config": ((dict,), False)},
     "move": {
         "match": ((str,), True),
         "seat": ((int,), True),

@@ -215,8 +215,9 @@ class RemoteSeat:
 
 def match_start_fields(info: Mapping[str, Any], seat: int) -> dict[str, Any]:
     """What a bot is told when its match starts: never the seed, which would reveal the deals."""
-    keys = ("game", "players", "rules", "config", "clock", "max_retries")
-    return {"match": info["match_id"], "seat": seat, **{key: info[key] for key in keys}}
+    keys = ("game", "players", "rules", "config", "max_retries")
+    told = {key: info["clock"][key] for key in ("move_ms", "bank_ms")}  # the grace stays the server's
+    return {"match": info["match_id"], "seat": seat, "clock": told, **{key: info[key] for key in keys}}
 
 
 def _public_result(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -100,7 +100,7 @@ class LiveMatch:
     max_retries: int
     started: float = field(default_factory=time.time)
     step: int = 0
-    view: Mapping[str, Any] = field(default_factory=dict)
+    state: Game | None = None
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     void_reason: str = ""
     info: Mapping[str, Any] = field(default_factory=dict)  # what play_match announced at the start
@@ -244,13 +244,14 @@ class ArenaServer:
                 limit = int(arg("limit") or 50)
             except ValueError:
                 return 400, {"error": p.BAD_MESSAGE, "message": "limit must be an integer"}
-            return 200, await self._read(lambda s: s.matches(game=arg("game"), bot=arg("bot"), limit=limit))
+            found = await self._read(lambda s: s.matches(game=arg("game"), bot=arg("bot"), limit=limit))
+            return 200, [_unseeded(record) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")
             record = await self._read(lambda s: s.match(match_id))
             if record is None:
                 return 404, {"error": p.UNKNOWN_MATCH, "message": f"no match {match_id!r}"}
-            return 200, record
+            return 200, _unseeded(record)
         if path in ("/bot", "/watch"):
             return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
@@ -260,7 +261,7 @@ class ArenaServer:
 
     def metrics_snapshot(self) -> dict[str, Any]:
         return {
-            "bots_connected": sum(1 for s in self.sessions.values() if s.connected),
+            "bots_connected": sum(1 for s in self.sessions.values() if s.connected and s.bot != ADMIN),
             "spectators": len(self.watchers),
             "live_matches": len(self.live),
             "waiting_seeks": len(self.lobby.seeks),
@@ -286,19 +287,17 @@ class ArenaServer:
         send, receive = trio.open_memory_channel[dict[str, Any]](self.limits.queue)
 
         def close(code: int, reason: str) -> None:
-            send.close()
-            self._spawn(self._close_when_sent, ws, receive, code, reason)
+            if connection.closing is None:
+                connection.closing = (code, reason)
+                send.close()  # the pump writes what is queued, then closes with the code
+                self._spawn(self._close_anyway, ws, code, reason)
 
-        return Connection(send, binary, close), receive
+        connection = Connection(send, binary, close)
+        return connection, receive
 
-    async def _close_when_sent(
-        self, ws: ServerConnection, queue: trio.MemoryReceiveChannel[dict[str, Any]], code: int, reason: str
-    ) -> None:
-        """Close once the pump has written what was queued before (above all the error that
-        says why); a client that does not read gets one second."""
-        with trio.move_on_after(1):
-            while queue.statistics().current_buffer_used:
-                await trio.sleep(0.005)
+    async def _close_anyway(self, ws: ServerConnection, code: int, reason: str) -> None:
+        """A client that does not read its queued messages is closed after a second regardless."""
+        await trio.sleep(1)
         await ws.aclose(code, reason)
 
     async def _pump(
@@ -308,6 +307,8 @@ class ArenaServer:
         try:
             async for out in outgoing:
                 await ws.send(p.encode(out, connection.binary))
+            if connection.closing is not None:
+                await ws.aclose(*connection.closing)
         except ConnectionClosed:
             pass
 
@@ -393,7 +394,8 @@ class ArenaServer:
             nursery.start_soon(self._pump, ws, connection, outgoing)
             async for msg in self._frames(ws, connection, session.send):
                 await self._bot_message(session, msg)
-            nursery.cancel_scope.cancel()
+            if connection.closing is None:  # the client left; else the pump closes with the code
+                nursery.cancel_scope.cancel()
         if session.detach(connection):
             self._bot_away(session)
 
@@ -411,13 +413,13 @@ class ArenaServer:
         resume = hello.get("resume") or {}
         last_seq = resume.get("last_seq")
         resumed = resume.get("session") == session.id and isinstance(last_seq, int) and session.can_replay_after(last_seq)
-        upto = session.seq
         if not resumed:
             session.id = uuid.uuid4().hex
         session.attach(connection)
-        session.send("welcome", session=session.id, bot=bot, resumed=resumed, limits=self.limits.to_wire())
+        told = last_seq if resumed else session.seq
+        session.greet(session=session.id, bot=bot, resumed=resumed, seq=told, limits=self.limits.to_wire())
         if resumed:
-            session.replay(last_seq, upto)
+            session.replay(last_seq)
         else:
             for match_id, seats in session.matches.items():
                 live = self.live.get(match_id)
@@ -480,7 +482,7 @@ class ArenaServer:
             self._check_game(name, msg.get("config"))
         self.lobby.seek(session.bot, names, msg.get("config") or {}, bool(msg.get("self_play", False)))
         session.send("seeking", games=names)
-        await self._pair()
+        self._spawn(self._pair)  # not awaited: this bot's moves in other matches must not wait on the store
 
     async def _on_cancel(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         session.send("cancelled", count=self.lobby.cancel(session.bot, msg.get("games")))
@@ -490,10 +492,12 @@ class ArenaServer:
         opponent = msg["bot"]
         if opponent == session.bot:
             raise p.ProtocolError(p.BAD_MESSAGE, "a bot cannot challenge itself; seek with self_play instead")
+        if self._players_needed(msg["game"], config) != 2:
+            raise p.ProtocolError(p.BAD_CONFIG, f"a challenge is for two players; {msg['game']} with this config needs more")
         self._require_ready([session.bot, opponent])
         bots = [session.bot, opponent]
         self.rng.shuffle(bots)
-        await self._start_match(msg["game"], bots, config, seed=msg.get("seed"))
+        await self._start_match(msg["game"], bots, config)
 
     async def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         match_id, seat = msg["match"], msg["seat"]
@@ -525,7 +529,7 @@ class ArenaServer:
         try:
             return await self.writer.call(work)
         except StoreError as error:
-            code = p.BOT_EXISTS if "exists" in str(error) else p.UNKNOWN_BOT
+            code = {"exists": p.BOT_EXISTS, "unknown": p.UNKNOWN_BOT}.get(error.kind, p.BAD_MESSAGE)
             raise p.ProtocolError(code, str(error)) from None
 
     async def _on_register(self, session: BotSession, msg: Mapping[str, Any]) -> None:
@@ -552,9 +556,11 @@ class ArenaServer:
         if len(bots) != needed:
             raise p.ProtocolError(p.BAD_CONFIG, f"{msg['game']} with this config needs {needed} bots, got {len(bots)}")
         try:
-            clock = Clock(**msg.get("clock", {}))
+            clock = Clock(**{**asdict(self.clock), **msg.get("clock", {})})
         except (TypeError, ValueError) as error:
             raise p.ProtocolError(p.BAD_CONFIG, f"bad clock: {error}") from None
+        if msg.get("seed", 0) < 0:
+            raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.seed' must be a non-negative integer")
         retries = msg.get("max_retries", self.max_retries)
         if retries < 0:
             raise p.ProtocolError(p.BAD_CONFIG, "max_retries must be >= 0")
@@ -613,8 +619,12 @@ class ArenaServer:
                 raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {self.limits.max_matches} matches already")
 
     async def _pair(self) -> None:
+        """Start every table the waiting seeks allow; a table that cannot start is dropped, logged."""
         for pairing in self.lobby.pair():
-            await self._start_match(pairing.game, list(pairing.bots), pairing.config)
+            try:
+                await self._start_match(pairing.game, list(pairing.bots), pairing.config)
+            except (p.ProtocolError, GameError, KeyError) as error:
+                log.warning("could not start %s for %s: %s", pairing.game, pairing.bots, error)
 
     async def _start_match(
         self,
@@ -647,7 +657,7 @@ class ArenaServer:
             "seed": live.seed,
             "players": list(bots),
             "max_retries": live.max_retries,
-            "clock": asdict(live.clock),
+            "clock": asdict(live.clock) | {"reconnect_ms": self.limits.grace_ms},  # every failure rule, recorded
             "source": "server",
             "created_at": live.started,
             **{k: v for k, v in (extra or {}).items() if v is not None},
@@ -699,25 +709,24 @@ class ArenaServer:
                 retries_left=retries_left,
             )
         elif event.kind == "step":
-            for seat in event.data["actions"]:
-                self.sessions[live.bots[seat]].send("move_ack", match=live.id, seat=seat, step=event.step - 1)
+            for seat, attempt in event.data["attempts"].items():
+                self.sessions[live.bots[seat]].send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
             live.step = event.step
-            live.view = event.data["view"]
-            self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=live.view)
+            if any(live.id in watcher.watching for watcher in self.watchers):
+                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=event.state.public_view())
         elif event.kind == "start":
-            live.view = event.data["view"]
+            live.state = event.state  # read for a new spectator's snapshot; play_match owns it
             live.info = event.data
         elif event.kind == "end":
             result: MatchResult = event.data["result"]
-            await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
-            variant = variant_of(result.game, make_config(live.game.Config, result.config).overrides())
-            for row in await self._store(lambda s: s.ratings(variant=variant)):
-                self.skill[(row["bot"], variant)] = row["mu"]
+            rated = await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
+            for (bot, variant), rating in rated.items():
+                self.skill[(bot, variant)] = rating.mu
             if result.status == "finished":
                 self.metrics.matches_finished += 1
             else:
                 self.metrics.matches_voided += 1
-            summary = result.summary() | {"players": result.players}
+            summary = _public_summary(result.summary()) | {"players": result.players}
             self._to_watchers(live.id, "result", **summary, view=result.final_view)
             self._remember(summary)
 
@@ -725,7 +734,7 @@ class ArenaServer:
         await self._store(lambda s: s.void_match(live.id, reason))
         self.metrics.matches_voided += 1
         summary = {
-            "match_id": live.id,
+            "match": live.id,
             "game": live.game.spec.name,
             "players": list(live.bots),
             "status": "void",
@@ -751,6 +760,7 @@ class ArenaServer:
         if not self.live:
             self._all_ended.set()
         self._broadcast_lobby()
+        self._spawn(self._pair)  # seats freed by this match may complete waiting tables
 
     def _remember(self, summary: Mapping[str, Any]) -> None:
         self.recent.insert(0, dict(summary))
@@ -762,6 +772,8 @@ class ArenaServer:
         return {"live": [live.summary() for live in self.live.values()], "recent": self.recent, "waiting": self.lobby.waiting()}
 
     def _broadcast_lobby(self) -> None:
+        if not self.watchers:
+            return
         fields = self._lobby_fields()
         for watcher in list(self.watchers):
             watcher.send("lobby", **fields)
@@ -785,7 +797,8 @@ class ArenaServer:
                     except p.ProtocolError as error:
                         self.metrics.errors += 1
                         watcher.send("error", code=error.code, message=error.message, ref=_ref(msg))
-                nursery.cancel_scope.cancel()
+                if connection.closing is None:
+                    nursery.cancel_scope.cancel()
         finally:
             self.watchers.discard(watcher)
 
@@ -801,7 +814,7 @@ class ArenaServer:
             live = self.live.get(msg["match"])
             if live is not None:
                 watcher.watching.add(live.id)
-                watcher.send("snapshot", **live.summary(), status=LIVE, view=live.view)
+                watcher.send("snapshot", **live.summary(), status=LIVE, view=live.state.public_view() if live.state else {})
                 return
             record = await self._read(lambda s: s.match(msg["match"], turns=False))
             if record is None:
@@ -838,6 +851,16 @@ def _ref(msg: Mapping[str, Any]) -> str | None:
     (an integer over 64 bits in msgpack, a bytes map key in JSON)."""
     kind = msg.get("t")
     return kind if isinstance(kind, str) else None
+
+
+def _unseeded(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A live match's seed would reveal every deal still to come: it is shown only after the end."""
+    return dict(record) if record["status"] != LIVE else {k: v for k, v in record.items() if k != "seed"}
+
+
+def _public_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A result as spectators get it: the match id under ``match``, as in every other message."""
+    return {"match": summary["match_id"], **{k: v for k, v in summary.items() if k != "match_id"}}
 
 
 def _finished_summary(record: Mapping[str, Any]) -> dict[str, Any]:

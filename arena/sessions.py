@@ -22,11 +22,16 @@ from arena.seats import Move
 
 @dataclass
 class Connection:
-    """One websocket of a session: where its messages go, and in which encoding."""
+    """One websocket of a session: where its messages go, and in which encoding.
+
+    ``close`` asks for the socket to be closed with a code once what was queued before
+    (above all the error that says why) has been written; ``closing`` then holds the code.
+    """
 
     outgoing: trio.MemorySendChannel[dict[str, Any]]
     binary: bool = True
     close: Callable[[int, str], None] = lambda code, reason: None
+    closing: tuple[int, str] | None = None
 
 
 @dataclass
@@ -38,14 +43,23 @@ class MoveSlot:
     step: int
     attempt: int
     turn_fields: dict[str, Any]
+    asked_at: float = 0.0
     move: Move | None = None
+
+    def fresh_fields(self) -> dict[str, Any]:
+        """The turn as it stands now: the deadline is what is left, not what was first given."""
+        budget = self.turn_fields.get("deadline_ms")
+        if budget is None:
+            return self.turn_fields
+        spent = int((trio.current_time() - self.asked_at) * 1000)
+        return {**self.turn_fields, "deadline_ms": max(0, budget - spent)}
 
 
 @dataclass
 class BotSession:
     bot: str
     grace_s: float
-    outbox_size: int = 2_000
+    outbox_size: int = 256  # enough for a dropped connection; past it a resume falls back to a resync
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     seq: int = 0
     connection: Connection | None = None
@@ -91,6 +105,11 @@ class BotSession:
 
     # ---- sending -------------------------------------------------------------------------
 
+    def greet(self, **fields: Any) -> None:
+        """The ``welcome``: outside the numbered stream, carrying as ``seq`` the last number the
+        client holds, so that what is replayed after it continues from there."""
+        self._deliver(message("welcome", **fields))
+
     def send(self, kind: str, **fields: Any) -> dict[str, Any]:
         """Number, keep and (when connected) queue a message; a bot too slow to read is dropped."""
         self.seq += 1
@@ -116,10 +135,14 @@ class BotSession:
         oldest = self.outbox[0]["seq"] if self.outbox else self.seq + 1
         return 0 <= last_seq <= self.seq and oldest <= last_seq + 1
 
-    def replay(self, after: int, upto: int) -> int:
-        """Resend the kept messages numbered after ``after`` up to ``upto``; how many."""
-        missed = [out for out in self.outbox if after < out["seq"] <= upto]
+    def replay(self, after: int) -> int:
+        """Resend the kept messages numbered after ``after``; a turn still open goes out with
+        the time now left to it. Returns how many."""
+        missed = [out for out in self.outbox if out["seq"] > after]
         for out in missed:
+            slot = self.slots.get((out.get("match"), out.get("seat"))) if out["t"] == "turn" else None
+            if slot is not None and slot.move is None and slot.step == out["step"] and slot.attempt == out["attempt"]:
+                out = {**out, **slot.fresh_fields()}
             self._deliver(out)
         return len(missed)
 
@@ -128,7 +151,7 @@ class BotSession:
     def ask(self, match_id: str, seat: int, step: int, attempt: int, **turn_fields: Any) -> MoveSlot:
         """Open a slot for the seat's answer and send the bot its ``turn``."""
         fields = {"match": match_id, "seat": seat, "step": step, "attempt": attempt, **turn_fields}
-        slot = MoveSlot(match_id, seat, step, attempt, fields)
+        slot = MoveSlot(match_id, seat, step, attempt, fields, asked_at=trio.current_time())
         self.slots[(match_id, seat)] = slot
         self.send("turn", **fields)
         return slot
@@ -150,7 +173,7 @@ class BotSession:
         """For a bot that lost its session: every turn still waiting for it, sent again."""
         for slot in list(self.slots.values()):
             if slot.move is None:
-                self.send("turn", **slot.turn_fields)
+                self.send("turn", **slot.fresh_fields())
 
     def resign(self, match_id: str) -> None:
         self.resigned.add(match_id)

@@ -18,7 +18,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,7 +26,7 @@ import sqlite_utils
 import trio
 
 import games
-from arena.match import MatchResult
+from arena.match import MatchResult, TurnRecord
 from arena.ratings.trueskill import DuplicateMatch, Rating, duplicate_ranks, ranks_from_returns, rate_match
 from games.api import make_config
 
@@ -125,7 +125,11 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1,
 
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     if read_only:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        # Even mode=ro makes the -wal and -shm files of a WAL store. With no -wal file no
+        # writer has the store open (a writer keeps it while connected, a clean close removes
+        # it), so read the file as immutable: `arena serve --read-only` then writes nothing.
+        immutable = not path.with_name(path.name + "-wal").exists()
+        conn = sqlite3.connect(f"file:{path}?{'immutable=1' if immutable else 'mode=ro'}", uri=True, check_same_thread=False)
     else:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -263,8 +267,9 @@ class Store:
         ).fetchone()
         return None if row is None else dict(row)
 
-    def finish_match(self, result: MatchResult, meta: Mapping[str, Any] | None = None) -> None:
-        """Commit a match's result, seats and every turn in one transaction.
+    def finish_match(self, result: MatchResult, meta: Mapping[str, Any] | None = None) -> dict[tuple[str, str], Rating]:
+        """Commit a match's result, seats, every turn and the ratings it moves in one
+        transaction; returns the new ratings by (bot, variant).
 
         ``meta`` (tournament, round, group, caller key, source) is used when the match was
         not opened before, as for matches played in-process by ``arena play --db``."""
@@ -304,35 +309,22 @@ class Store:
                     result.match_id,
                 ),
             )
-            self.db["seats"].insert_all(
-                (
-                    {
-                        "match_id": result.match_id,
-                        "seat": seat,
-                        "bot": bot,
-                        "score": result.returns[seat],
-                        "outcome": result.outcomes[seat],
-                        "rank": result.ranks[seat],
-                    }
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO seats (match_id, seat, bot, score, outcome, rank) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (result.match_id, seat, bot, result.returns[seat], result.outcomes[seat], result.ranks[seat])
                     for seat, bot in enumerate(result.players)
-                ),
-                replace=True,
+                ],
             )
-            self.db["turns"].insert_all(
-                {
-                    **asdict(turn),
-                    "match_id": result.match_id,
-                    "legal_actions": None if turn.legal_actions is None else json.dumps(turn.legal_actions),
-                    "logprobs": None if turn.logprobs is None else json.dumps(turn.logprobs),
-                }
-                for turn in result.turns
+            self.conn.executemany(  # plain tuples: this runs once per finished match on the writer thread
+                f"INSERT INTO turns (match_id, {', '.join(TURN_COLUMNS)}) VALUES (?{', ?' * len(TURN_COLUMNS)})",
+                [(result.match_id, *_turn_values(turn)) for turn in result.turns],
             )
-            if result.status == "finished":
-                self._rate(result)
+            return self._rate(result) if result.status == "finished" else {}
 
     # ---- ratings -------------------------------------------------------------------------
 
-    def _rate(self, result: MatchResult) -> None:
+    def _rate(self, result: MatchResult) -> dict[tuple[str, str], Rating]:
         """Update TrueSkill in the match's own transaction.
 
         Competitive and mixed games rate each match by outcome or rank of return (a forfeit
@@ -348,12 +340,14 @@ class Store:
             teams, ranks = [(bot,) for bot in result.players], ranks_from_returns(result.returns, result.forfeit_seat)
         bots = [bot for team in teams for bot in team]
         if len(teams) < 2 or len(set(bots)) < len(bots):
-            return
+            return {}
         current = {bot: self.rating(bot, row["variant"]) for bot in bots}
         rated = rate_match([[current[bot] for bot in team] for team in teams], ranks)
         now = time.time()
+        updated: dict[tuple[str, str], Rating] = {}
         for team, new in zip(teams, rated, strict=True):
             for bot, rating in zip(team, new, strict=True):
+                updated[(bot, row["variant"])] = rating
                 self.conn.execute(
                     """INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT(bot, variant) DO UPDATE SET
                        mu = excluded.mu, sigma = excluded.sigma, matches = matches + 1, updated_at = excluded.updated_at""",
@@ -363,6 +357,7 @@ class Store:
                     "INSERT INTO rating_history (bot, variant, match_id, mu, sigma, at) VALUES (?, ?, ?, ?, ?, ?)",
                     (bot, row["variant"], result.match_id, rating.mu, rating.sigma, now),
                 )
+        return updated
 
     def _duplicate_teams(self, group: str | None, size: int | None) -> tuple[list[tuple[str, ...]], list[int]]:
         """The teams of a just-completed duplicate group and their ranks; nothing before it completes."""
@@ -453,6 +448,17 @@ class Store:
         clause = " AND ".join(f"{key} = ?" for key in where)
         sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {clause}" if clause else "")
         return int(self.conn.execute(sql, tuple(where.values())).fetchone()[0])
+
+
+TURN_COLUMNS = tuple(f.name for f in fields(TurnRecord))
+
+
+def _turn_values(turn: TurnRecord) -> tuple[Any, ...]:
+    values = {f: getattr(turn, f) for f in TURN_COLUMNS}
+    for key in ("legal_actions", "logprobs"):
+        if values[key] is not None:
+            values[key] = json.dumps(values[key])
+    return tuple(values.values())
 
 
 def _decode_match(row: sqlite3.Row) -> dict[str, Any]:

@@ -248,8 +248,9 @@ async def test_events_cover_start_turns_steps_and_the_end_in_order() -> None:
     assert kinds.count("step") == len(result.actions) == 5
     assert kinds.count("rejected") == 1
     assert kinds.count("turn") == len(result.turns) == 6
-    step_views = [e.data["view"] for e in events if e.kind == "step"]
-    assert all("render" in view and "text" in view for view in step_views)
+    assert all(e.state is events[0].state for e in events)
+    attempts = [e.data["attempts"] for e in events if e.kind == "step"]
+    assert attempts == [{0: 0}, {1: 0}, {0: 1}, {1: 0}, {0: 0}]  # "q" was rejected, a2 accepted at attempt 1
     assert events[-1].data["result"] is result
 
 

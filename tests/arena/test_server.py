@@ -298,7 +298,7 @@ async def test_a_spectator_of_live_kuhn_poker_never_sees_the_hidden_card(arena: 
             assert set(cards) <= {"?"}
         await k2.send("move", match=match, seat=1, step=1, attempt=0, action="fold")
         result = await watcher.expect("result")
-        assert result["match_id"] == match
+        assert result["match"] == match
 
 
 @pytest.mark.trio

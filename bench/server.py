@@ -1,0 +1,790 @@
+"""Live-server load: moves relayed per second by the arena server, beside a bare echo server.
+
+The arena server runs in its own process on loopback, with ``--bots`` registered bots
+connected from 2 to 4 worker processes (each running its share of the bots in one trio
+event loop, speaking the raw protocol in msgpack over real websockets). Every bot keeps
+``--matches-per-bot`` matches of ``--game`` going and answers each ``turn`` with a random
+legal action. After a warm-up, over ``--seconds``:
+
+- ``moves_relayed``: the delta of the server's own ``/metrics`` counter, per second;
+- ``turn_rtt_p50`` / ``turn_rtt_p99``: client-side, from the arrival of a ``turn`` frame,
+  through choosing and sending the ``move``, to the arrival of the ``move_ack`` for the
+  same match, seat and step;
+- ``errors``: ``error`` messages and bad closes the server counted, plus the errors the
+  bots saw (error messages, dropped connections), over the whole run;
+- ``server_rss_start`` / ``server_rss_end``: VmRSS of the server process once it listens,
+  and at the end of the measured window.
+
+The peer, in the same run afterwards: a bare ``websockets.trio`` echo server in its own
+process, as many connections from as many worker processes, each connection doing
+request/response round trips of a real turn frame captured from the arena run. The ratio
+is moves relayed per second over echo round trips per second. Both servers use the
+websockets defaults (permessage-deflate negotiated, as the SDK does). A move costs the
+arena one frame in and two out (``turn``, ``move_ack``), an echo round trip one in, one out.
+
+By default the arena server is started by this module (``ArenaServer`` exactly as ``arena
+serve`` builds it) with the per-connection rate limit raised, so that a small run with
+fast bots is not throttled; ``--cli`` runs ``python -m arena.cli serve`` itself instead
+(50 messages/s per bot then caps the load).
+
+    python -m bench.server [--bots 200] [--seconds 20] [--game tic-tac-toe]
+
+Prints one JSON object on stdout; progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import functools
+import http.client
+import json
+import os
+import platform
+import random
+import re
+import secrets
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"
+URL_LINE = re.compile(r"serving on ws://127\.0\.0\.1:(\d+)")
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 10.0
+RTT_NOTE = "client-side: turn frame received -> random legal move sent -> move_ack received (same match, seat, step)"
+
+
+def log(text: str) -> None:
+    print(f"[bench.server] {text}", file=sys.stderr, flush=True)
+
+
+# ---- processes --------------------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM if the bench itself dies (Linux only)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class Procs:
+    """Every child process of the bench; all are stopped, in time, whatever happens."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, argv: Sequence[str], **options: Any) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            list(argv),
+            start_new_session=True,  # a Ctrl-C reaches the bench only, which then stops them in order
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            **options,
+        )
+        self.procs.append(proc)
+        return proc
+
+    def stop(self, proc: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT_S) -> None:
+        """Close its stdin (workers stop on EOF), SIGTERM, and SIGKILL if it lingers."""
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+                proc.wait(5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            self.stop(proc, timeout=3.0)
+        self.procs.clear()
+
+
+class LineReader:
+    """Lines from a child's stdout pipe, with a deadline (no thread)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        self.proc = proc
+        self.fd = proc.stdout.fileno()
+        self.buffer = b""
+        self.eof = False
+
+    def line(self, timeout: float) -> str | None:
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.fd, selectors.EVENT_READ)
+            while b"\n" not in self.buffer and not self.eof:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                if selector.select(min(left, 0.5)):
+                    chunk = os.read(self.fd, 65536)
+                    self.eof = not chunk
+                    self.buffer += chunk
+        if b"\n" not in self.buffer:
+            return None if not self.buffer else self._take(len(self.buffer))
+        return self._take(self.buffer.index(b"\n") + 1)
+
+    def _take(self, size: int) -> str:
+        line, self.buffer = self.buffer[:size], self.buffer[size:]
+        return line.decode("utf-8", "replace").rstrip("\n")
+
+    def rest(self, timeout: float) -> str:
+        """Everything until EOF (or the deadline)."""
+        lines = []
+        deadline = time.monotonic() + timeout
+        while not self.eof or self.buffer:
+            line = self.line(max(0.0, deadline - time.monotonic()))
+            if line is None:
+                break
+            lines.append(line)
+        return "\n".join(lines)
+
+
+def wait_for_port(out_file: Path, proc: subprocess.Popen[bytes], timeout: float = START_TIMEOUT_S) -> int:
+    """The port a server prints in its 'serving on ws://127.0.0.1:PORT' line."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = URL_LINE.search(out_file.read_text(errors="replace")) if out_file.exists() else None
+        if found:
+            return int(found.group(1))
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with status {proc.returncode} before listening")
+        time.sleep(0.05)
+    raise RuntimeError(f"the server did not print its port within {timeout:g} s")
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_s(pid: int) -> float:
+    """User plus system CPU seconds of a process so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def metrics(port: int) -> dict[str, Any]:
+    connection = http.client.HTTPConnection(HOST, port, timeout=10)
+    try:
+        connection.request("GET", "/metrics")
+        response = connection.getresponse()
+        return json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    if not sorted_values:
+        return float("nan")
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+def module_argv(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "bench.server", *extra]
+
+
+def split(total: int, parts: int) -> list[tuple[int, int]]:
+    """(first, count) for each of ``parts`` nearly equal slices of range(total)."""
+    out, first = [], 0
+    for i in range(parts):
+        count = total // parts + (1 if i < total % parts else 0)
+        if count:
+            out.append((first, count))
+        first += count
+    return out
+
+
+# ---- the measured phases (in the bench process) ----------------------------------------
+
+
+def start_workers(procs: Procs, role: str, slices: list[tuple[int, int]], common: list[str]) -> list[LineReader]:
+    readers = []
+    for index, (first, count) in enumerate(slices):
+        proc = procs.start(
+            module_argv("--role", role, "--first", str(first), "--count", str(count), "--seed", str(index), *common),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        readers.append(LineReader(proc))
+    for reader in readers:
+        line = reader.line(START_TIMEOUT_S)
+        if line != "ready":
+            raise RuntimeError(f"a {role} worker did not get ready (said {line!r}, exit status {reader.proc.poll()})")
+    return readers
+
+
+def mark(readers: list[LineReader]) -> None:
+    for reader in readers:
+        assert reader.proc.stdin is not None
+        reader.proc.stdin.write(b"mark\n")
+        reader.proc.stdin.flush()
+
+
+def finish_workers(procs: Procs, readers: list[LineReader]) -> list[dict[str, Any]]:
+    """EOF on stdin stops a worker, which then prints its report as one JSON line."""
+    reports = []
+    for reader in readers:
+        assert reader.proc.stdin is not None
+        with contextlib.suppress(OSError):
+            reader.proc.stdin.close()
+    for reader in readers:
+        text = reader.rest(STOP_TIMEOUT_S + 5)
+        procs.stop(reader.proc)
+        lines = [line for line in text.splitlines() if line.startswith("{")]
+        if not lines:
+            raise RuntimeError(f"a worker ended without a report (exit status {reader.proc.returncode})")
+        reports.append(json.loads(lines[-1]))
+    return reports
+
+
+def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, Any]:
+    from arena.store import Store
+
+    db = tmp / "arena.db"
+    names = [f"bench-{i:04d}" for i in range(args.bots)]
+    store = Store(db)
+    try:
+        tokens = {name: store.register_bot(name) for name in names}
+    finally:
+        store.close()
+    tokens_file = tmp / "tokens.json"
+    tokens_file.write_text(json.dumps([[name, tokens[name]] for name in names]))
+    admin_file = tmp / "admin-token"
+    admin_file.write_text(secrets.token_urlsafe(24))
+    out_file = tmp / "arena.out"
+    max_matches = args.matches_per_bot + 2  # a bot seeks again on match_end, a moment before the server forgets the match
+    if args.cli:
+        argv = [sys.executable, "-m", "arena.cli", "serve", "--host", HOST, "--port", "0", "--db", str(db)]
+        argv += ["--admin-token-file", str(admin_file), "--max-matches", str(max_matches)]
+    else:
+        argv = module_argv("--role", "arena-server", "--db", str(db), "--admin-token-file", str(admin_file))
+        argv += ["--max-matches", str(max_matches)]
+        if args.profile_server:
+            argv += ["--profile-server", args.profile_server]
+    log(f"arena: starting the server ({'arena serve' if args.cli else 'ArenaServer, rate limit raised'}), {args.bots} bots")
+    with out_file.open("wb") as out:
+        server = procs.start(argv, stdin=subprocess.DEVNULL, stdout=out)
+    port = wait_for_port(out_file, server)
+    rss_start = rss_mib(server.pid)
+    url = f"ws://{HOST}:{port}"
+    common = ["--url", url, "--tokens", str(tokens_file), "--game", args.game, "--matches-per-bot", str(args.matches_per_bot)]
+    readers = start_workers(procs, "arena-worker", split(args.bots, args.workers), common)
+    connected = metrics(port)["bots_connected"]
+    log(f"arena: {connected} bots connected on port {port}; warming up {args.warmup:g} s")
+    time.sleep(args.warmup)
+    worker_pids = [r.proc.pid for r in readers]
+
+    before = metrics(port)
+    t0 = time.monotonic()
+    cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
+    mark(readers)
+    log(f"arena: measuring {args.seconds:g} s")
+    time.sleep(args.seconds)
+    mark(readers)
+    cpu1 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
+    after = metrics(port)
+    t1 = time.monotonic()
+    rss_end = rss_mib(server.pid)
+
+    reports = finish_workers(procs, readers)
+    procs.stop(server)
+    window = t1 - t0
+    rtts = sorted(ms for report in reports for ms in report["rtt_ms"])
+    client_errors = sum(report["errors"] for report in reports)
+    codes: dict[str, int] = {}
+    for report in reports:
+        for code, count in report["error_codes"].items():
+            codes[code] = codes.get(code, 0) + count
+    moves = (after["moves_relayed"] - before["moves_relayed"]) / window
+    sent = sum(report["moves_in_window"] / report["window_s"] for report in reports if report["window_s"])
+    frames = [bytes.fromhex(report["turn_frame"]) for report in reports if report["turn_frame"]]
+    log(f"arena: {moves:.0f} moves/s relayed (bots sent {sent:.0f}/s), {len(rtts)} turn round trips timed")
+    return {
+        "moves_per_s": moves,
+        "bot_moves_per_s": sent,
+        "matches_per_s": (after["matches_finished"] - before["matches_finished"]) / window,
+        "rtt_p50": percentile(rtts, 0.50),
+        "rtt_p99": percentile(rtts, 0.99),
+        "rtt_count": len(rtts),
+        "server_errors": after["errors"],
+        "client_errors": client_errors,
+        "error_codes": codes,
+        "voided": after["matches_voided"],
+        "rss_start": rss_start,
+        "rss_end": rss_end,
+        "server_cpu": (cpu1[0] - cpu0[0]) / window,
+        "clients_cpu": (cpu1[1] - cpu0[1]) / window,
+        "turn_frame": frames[0] if frames else b"",
+        "turn_frame_bytes": sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports)),
+    }
+
+
+def run_echo(args: argparse.Namespace, procs: Procs, tmp: Path, payload: bytes) -> dict[str, Any]:
+    payload_file = tmp / "payload.bin"
+    payload_file.write_bytes(payload)
+    out_file = tmp / "echo.out"
+    log(f"echo: starting the websockets echo server, {args.bots} connections, {len(payload)}-byte frames")
+    with out_file.open("wb") as out:
+        server = procs.start(module_argv("--role", "echo-server"), stdin=subprocess.DEVNULL, stdout=out)
+    port = wait_for_port(out_file, server)
+    common = ["--url", f"ws://{HOST}:{port}", "--payload", str(payload_file)]
+    readers = start_workers(procs, "echo-worker", split(args.bots, args.workers), common)
+    log(f"echo: warming up {args.warmup:g} s")
+    time.sleep(args.warmup)
+    worker_pids = [r.proc.pid for r in readers]
+    t0 = time.monotonic()
+    cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
+    mark(readers)
+    log(f"echo: measuring {args.seconds:g} s")
+    time.sleep(args.seconds)
+    mark(readers)
+    cpu1 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
+    window = time.monotonic() - t0
+    reports = finish_workers(procs, readers)
+    procs.stop(server)
+    rate = sum(report["round_trips_in_window"] / report["window_s"] for report in reports if report["window_s"])
+    errors = sum(report["errors"] for report in reports)
+    rtts = sorted(ms for report in reports for ms in report["rtt_ms"])
+    log(f"echo: {rate:.0f} round trips/s, {errors} errors")
+    return {
+        "round_trips_per_s": rate,
+        "rtt_p50": percentile(rtts, 0.50),
+        "rtt_p99": percentile(rtts, 0.99),
+        "errors": errors,
+        "server_cpu": (cpu1[0] - cpu0[0]) / window,
+        "clients_cpu": (cpu1[1] - cpu0[1]) / window,
+    }
+
+
+def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any]) -> dict[str, Any]:
+    def r(value: float, digits: int = 1) -> float:
+        return round(value, digits)
+
+    moves, trips = ours["moves_per_s"], echo["round_trips_per_s"]
+    ours_eff = moves / ours["server_cpu"] if ours["server_cpu"] else float("nan")
+    echo_eff = trips / echo["server_cpu"] if echo["server_cpu"] else float("nan")
+    results = [
+        {
+            "name": "moves_relayed",
+            "value": r(moves),
+            "unit": "moves/s",
+            "peer": "websockets-echo",
+            "peer_value": r(trips),
+            "ratio": round(moves / trips, 3) if trips else None,
+            "note": "server /metrics moves_relayed delta; peer: echo round trips/s of a same-size frame, same connections",
+        },
+        *(
+            {
+                "name": f"turn_rtt_{q}",
+                "value": r(ours[f"rtt_{q}"], 3),
+                "unit": "ms",
+                "samples": ours["rtt_count"],
+                "note": RTT_NOTE,
+                "peer": "websockets-echo round trip (send -> echoed frame received)",
+                "peer_value": r(echo[f"rtt_{q}"], 3),
+            }
+            for q in ("p50", "p99")
+        ),
+        {
+            "name": "errors",
+            "value": ours["server_errors"] + ours["client_errors"],
+            "unit": "count",
+            "server": ours["server_errors"],
+            "client": ours["client_errors"],
+            "codes": ours["error_codes"],
+            "matches_voided": ours["voided"],
+            "peer": "websockets-echo",
+            "peer_value": echo["errors"],
+        },
+        {"name": "server_rss_start", "value": ours["rss_start"], "unit": "MiB"},
+        {"name": "server_rss_end", "value": ours["rss_end"], "unit": "MiB"},
+        {
+            "name": "moves_per_server_cpu_s",
+            "value": r(ours_eff),
+            "unit": "moves/cpu-s",
+            "peer": "websockets-echo",
+            "peer_value": r(echo_eff),
+            "ratio": round(ours_eff / echo_eff, 3) if echo_eff == echo_eff and echo_eff else None,
+            "note": "throughput per CPU-second of the server process: the ratio that does not depend on spare cores",
+        },
+        {"name": "server_cpu", "value": r(ours["server_cpu"], 2), "unit": "cores", "peer_value": r(echo["server_cpu"], 2)},
+        {"name": "clients_cpu", "value": r(ours["clients_cpu"], 2), "unit": "cores", "peer_value": r(echo["clients_cpu"], 2)},
+        {"name": "matches_finished", "value": r(ours["matches_per_s"]), "unit": "matches/s"},
+        {"name": "turn_frame", "value": r(ours["turn_frame_bytes"]), "unit": "bytes (msgpack, mean)"},
+    ]
+    return {
+        "bench": "server",
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "bots": args.bots,
+        "seconds": args.seconds,
+        "game": args.game,
+        "workers": args.workers,
+        "matches_per_bot": args.matches_per_bot,
+        "server": "arena serve (CLI)" if args.cli else "ArenaServer (bench launcher, rate limit raised)",
+        "results": results,
+    }
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    procs = Procs()
+    previous = signal.signal(signal.SIGTERM, _on_term)
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-server-") as name:
+            tmp = Path(name)
+            try:
+                ours = run_arena(args, procs, tmp)
+                if not ours["turn_frame"]:
+                    raise RuntimeError("the arena run saw no turn frame to size the echo payload")
+                echo = run_echo(args, procs, tmp, ours["turn_frame"])
+            finally:
+                procs.stop_all()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return report(args, ours, echo)
+
+
+# ---- the child processes ----------------------------------------------------------------
+
+
+async def _control(cancel: Any, marks: list[tuple[float, Any]], snapshot: Any) -> None:
+    """Read the bench's commands on stdin: 'mark' records a snapshot; EOF stops the worker."""
+    import trio
+
+    stdin = trio.lowlevel.FdStream(os.dup(0))
+    buffer = b""
+    async with stdin:
+        while True:
+            chunk = await stdin.receive_some(4096)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if line.strip() == b"mark":
+                    marks.append((time.perf_counter(), snapshot()))
+    cancel()
+
+
+def arena_worker(args: argparse.Namespace) -> None:
+    """``count`` bots in one event loop: hello, keep matches going, answer turns at random."""
+    import msgpack
+    import trio
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake
+    from websockets.trio.client import connect
+
+    pairs = json.loads(Path(args.tokens).read_text())[args.first : args.first + args.count]
+    rng = random.Random(args.seed)
+    packb, unpackb = msgpack.packb, msgpack.unpackb
+    stats: dict[str, Any] = {"moves": 0, "errors": 0, "codes": {}, "turns": 0, "turn_bytes": 0, "frame": b""}
+    rtts: list[float] = []
+    recording = [False]
+    marks: list[tuple[float, Any]] = []
+    ready = trio.Event()
+    welcomed = [0]
+    free_game: Any = None
+
+    def error(code: str) -> None:
+        stats["errors"] += 1
+        stats["codes"][code] = stats["codes"].get(code, 0) + 1
+
+    def free_action(msg: dict[str, Any]) -> str:
+        nonlocal free_game
+        if free_game is None:
+            import games
+
+            free_game = games.get(args.game)
+        from games.api import Observation
+
+        observation = msg["observation"]
+        return free_game.random_free_action(Observation(observation["text"], observation.get("data") or {}), rng)
+
+    async def bot(name: str, token: str) -> None:
+        first = True
+        while True:
+            try:
+                async with connect(args.url + "/bot", proxy=None, max_size=None) as ws:
+                    await play(ws, name, token, first)
+                return
+            except (ConnectionClosed, OSError, InvalidHandshake) as failure:
+                error(f"connection: {type(failure).__name__}")
+            first = False
+            await trio.sleep(0.1)
+
+    async def play(ws: Any, name: str, token: str, first: bool) -> None:
+        send = ws.send
+        asked: dict[tuple[str, int, int], float] = {}
+        await send(packb({"t": "hello", "v": 1, "bot": name, "token": token}))
+        seek = packb({"t": "seek", "v": 1, "games": [args.game]})
+        async for frame in ws:
+            now = time.perf_counter()
+            msg = unpackb(frame)
+            kind = msg["t"]
+            if kind == "turn":
+                legal = msg.get("legal")
+                action = rng.choice(legal) if legal else free_action(msg)
+                asked[(msg["match"], msg["seat"], msg["step"])] = now
+                if stats["turns"] < 1000:
+                    stats["turns"] += 1
+                    stats["turn_bytes"] += len(frame)
+                    if not stats["frame"]:
+                        stats["frame"] = frame
+                move = {"t": "move", "v": 1, "match": msg["match"], "seat": msg["seat"], "step": msg["step"]}
+                move["attempt"] = msg["attempt"]
+                move["action"] = action
+                await send(packb(move))
+                stats["moves"] += 1
+            elif kind == "move_ack":
+                started = asked.pop((msg["match"], msg["seat"], msg["step"]), None)
+                if started is not None and recording[0]:
+                    rtts.append((now - started) * 1000)
+            elif kind == "match_end":
+                match = msg["match"]
+                for key in [key for key in asked if key[0] == match]:
+                    del asked[key]
+                await send(seek)
+            elif kind == "welcome":
+                for _ in range(args.matches_per_bot):
+                    await send(seek)
+                if first:
+                    first = False
+                    welcomed[0] += 1
+                    if welcomed[0] == len(pairs):
+                        ready.set()
+            elif kind == "error":
+                error(str(msg.get("code")))
+
+    def snapshot() -> int:
+        recording[0] = not recording[0]  # the first mark starts the window, the second ends it
+        return stats["moves"]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for name, token in pairs:
+                nursery.start_soon(bot, name, token)
+            with trio.fail_after(START_TIMEOUT_S):
+                await ready.wait()
+            print("ready", flush=True)
+            await _control(nursery.cancel_scope.cancel, marks, snapshot)
+
+    trio.run(main)
+    window = marks[1][0] - marks[0][0] if len(marks) >= 2 else 0.0
+    moves = marks[1][1] - marks[0][1] if len(marks) >= 2 else 0
+    out = {
+        "rtt_ms": [round(ms, 4) for ms in rtts],
+        "errors": stats["errors"],
+        "error_codes": stats["codes"],
+        "moves_in_window": moves,
+        "window_s": window,
+        "turn_frame": stats["frame"].hex(),
+        "turn_frames": stats["turns"],
+        "turn_frame_bytes": stats["turn_bytes"],
+    }
+    print(json.dumps(out), flush=True)
+
+
+def echo_worker(args: argparse.Namespace) -> None:
+    """``count`` connections, each sending the payload and waiting for it back, in a loop."""
+    import msgpack
+    import trio
+    from websockets.trio.client import connect
+
+    payload = Path(args.payload).read_bytes()
+    unpackb, perf_counter = msgpack.unpackb, time.perf_counter
+    count = [0]
+    rtts: list[float] = []
+    recording = [False]
+    errors = [0]
+    marks: list[tuple[float, Any]] = []
+    ready = trio.Event()
+    opened = [0]
+
+    async def client() -> None:
+        try:
+            async with connect(args.url, proxy=None, max_size=None) as ws:
+                opened[0] += 1
+                if opened[0] == args.count:
+                    ready.set()
+                while True:
+                    started = perf_counter()
+                    await ws.send(payload)
+                    unpackb(await ws.recv())  # the bots decode every frame too
+                    count[0] += 1
+                    if recording[0]:
+                        rtts.append((perf_counter() - started) * 1000)
+        except Exception:  # a dropped connection is an error of the run, counted
+            errors[0] += 1
+
+    def snapshot() -> int:
+        recording[0] = not recording[0]
+        return count[0]
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(args.count):
+                nursery.start_soon(client)
+            with trio.fail_after(START_TIMEOUT_S):
+                await ready.wait()
+            print("ready", flush=True)
+            await _control(nursery.cancel_scope.cancel, marks, snapshot)
+
+    trio.run(main)
+    window = marks[1][0] - marks[0][0] if len(marks) >= 2 else 0.0
+    trips = marks[1][1] - marks[0][1] if len(marks) >= 2 else 0
+    out = {"round_trips_in_window": trips, "window_s": window, "errors": errors[0], "rtt_ms": [round(ms, 4) for ms in rtts]}
+    print(json.dumps(out), flush=True)
+
+
+def echo_server(args: argparse.Namespace) -> None:
+    """The peer: a bare websockets.trio echo server, with the defaults the arena also uses."""
+    import trio
+    from websockets.exceptions import ConnectionClosed
+    from websockets.trio.server import serve
+
+    async def echo(ws: Any) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for message in ws:
+                await ws.send(message)
+
+    async def main() -> None:
+        listeners = await trio.open_tcp_listeners(0, host=HOST)
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(functools.partial(serve, echo, listeners=listeners))
+                port = listeners[0].socket.getsockname()[1]
+                print(f"echo serving on ws://{HOST}:{port}", flush=True)
+                async for _ in signals:
+                    break
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)
+
+
+def arena_server(args: argparse.Namespace) -> None:
+    """``arena serve`` as cmd_serve builds it, with a per-connection rate limit the load fits in."""
+    import trio
+
+    from arena.match import Clock
+    from arena.server import ArenaServer, Limits, bound_port, open_listeners
+
+    server = ArenaServer(
+        args.db,
+        clock=Clock(move_ms=10_000),
+        limits=Limits(max_matches=args.max_matches, rate=1e9, burst=1_000_000),
+        admin_token=Path(args.admin_token_file).read_text().strip(),
+    )
+
+    async def main() -> None:
+        listeners = await open_listeners(HOST, 0)
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(server.run, listeners)
+                print(f"arena serving on ws://{HOST}:{bound_port(listeners)}", flush=True)
+                async for _ in signals:
+                    break
+                with trio.move_on_after(STOP_TIMEOUT_S / 2):
+                    await server.shutdown()
+                nursery.cancel_scope.cancel()
+
+    if not args.profile_server:
+        trio.run(main)
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        profiler.runcall(trio.run, main)
+    finally:
+        profiler.dump_stats(args.profile_server)
+
+
+ROLES = {"arena-worker": arena_worker, "echo-worker": echo_worker, "echo-server": echo_server, "arena-server": arena_server}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bots", type=int, default=200, help="bots (and echo connections) at once (default 200)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured window of each phase (default 20)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default: a fifth, 1 to 3)")
+    parser.add_argument("--game", default="tic-tac-toe", help="the game the bots play (default tic-tac-toe)")
+    parser.add_argument("--workers", type=int, default=None, help="client processes per phase (default 2 to 4, by CPUs)")
+    parser.add_argument("--matches-per-bot", type=int, default=2, help="matches each bot keeps going (default 2)")
+    parser.add_argument("--cli", action="store_true", help="run the server as `python -m arena.cli serve` (default limits)")
+    parser.add_argument("--profile-server", metavar="FILE", help="cProfile the arena server's event loop into FILE")
+    hidden = argparse.SUPPRESS
+    parser.add_argument("--role", choices=sorted(ROLES), help=hidden)
+    for flag in ("--url", "--tokens", "--payload", "--db", "--admin-token-file"):
+        parser.add_argument(flag, help=hidden)
+    for flag in ("--first", "--count", "--seed", "--max-matches"):
+        parser.add_argument(flag, type=int, default=0, help=hidden)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any] | None:
+    args = build_parser().parse_args(argv)
+    if args.role:
+        ROLES[args.role](args)
+        return None
+    if args.bots < 2 or args.seconds <= 0:
+        raise SystemExit("bench.server: need --bots >= 2 and --seconds > 0")
+    if args.warmup is None:
+        args.warmup = min(3.0, max(1.0, args.seconds / 5))
+    if args.workers is None:
+        args.workers = max(2, min(4, (os.cpu_count() or 2) // 2))
+    args.workers = max(1, min(args.workers, args.bots))
+    if args.profile_server:
+        args.profile_server = str(Path(args.profile_server).resolve())
+    return run(args)
+
+
+@contextlib.contextmanager
+def _quiet_interrupt() -> Iterator[None]:
+    try:
+        yield
+    except (KeyboardInterrupt, Interrupted):
+        print("bench.server: interrupted; every process it started is stopped", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    with _quiet_interrupt():
+        result = main()
+    if result is not None:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
