@@ -327,7 +327,7 @@ class ArenaServer:
             wait = bucket.take()
             if wait:
                 failure = (p.RATE_LIMITED, "too many messages", {"retry_after": round(wait, 3)})
-            elif len(frame) > self.limits.soft_cap:
+            elif (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
                 failure = (p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes", {})
             else:
                 try:

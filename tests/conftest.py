@@ -7,6 +7,10 @@ admin token, and helpers to register bots and to speak the protocol over a raw w
 
 from __future__ import annotations
 
+import re
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -109,3 +113,52 @@ async def arena(arena_factory: ArenaFactory) -> AsyncIterator[Arena]:
     started = await arena_factory()
     yield started
     await started.server.shutdown()
+
+
+class ServeProcess:
+    """`arena serve --port 0 ARGS` as a real process, the way an operator runs it.
+
+    ``await start()`` reads its stdout up to the line naming its URL (``lines`` keeps what
+    came before, such as a first-start admin token); ``await stop()`` sends SIGINT and
+    returns the exit status; ``kill()`` (SIGKILL) belongs in a ``finally``.
+    """
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "serve", "--port", "0", *args],
+            cwd=Path(__file__).resolve().parents[1],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.url = ""
+        self.lines: list[str] = []
+
+    async def start(self, timeout: float = 20) -> str:
+        assert self.proc.stdout is not None
+        with trio.fail_after(timeout):
+            while True:
+                line = await trio.to_thread.run_sync(self.proc.stdout.readline, abandon_on_cancel=True)
+                if not line:
+                    code = await trio.to_thread.run_sync(self.proc.wait)
+                    raise AssertionError(f"arena serve exited with {code}: {self.proc.stderr.read() if self.proc.stderr else ''}")
+                self.lines.append(line)
+                found = re.search(r"serving on (ws://[\d.]+:\d+)", line)
+                if found:
+                    self.url = found.group(1)
+                    return self.url
+
+    async def stop(self, timeout: float = 15) -> int:
+        """SIGINT, as Ctrl-C does; the exit status. The rest of stdout lands in ``lines``."""
+        self.proc.send_signal(signal.SIGINT)
+        out, _ = await trio.to_thread.run_sync(lambda: self.proc.communicate(timeout=timeout))
+        self.lines.extend(out.splitlines(keepends=True))
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()

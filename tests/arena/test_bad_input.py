@@ -1,0 +1,517 @@
+"""Bad input on /bot: every malformed frame gets its documented error or close code, and
+the server keeps serving everyone else (a normal match between two other bots completes).
+
+Real server on loopback, real SQLite file; raw websockets speak the protocol the way a
+bot written in another language would, including the ways it can get it wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from websockets.exceptions import ConnectionClosed
+from websockets.trio.client import ClientConnection, connect
+
+from arena import protocol as p
+from arena.match import Clock
+from arena.server import ArenaServer, Limits, bound_port, open_listeners
+from arena.store import Store
+from bots.client import run_bot
+from bots.registry import make_bot
+from tests.conftest import Arena, ArenaFactory, Client
+
+# ---- helpers ---------------------------------------------------------------------------
+
+
+async def close_code(ws: ClientConnection, timeout: float = 5) -> int | None:
+    """Read until the server closes the connection; the close code it sent."""
+    with trio.fail_after(timeout):
+        try:
+            while True:
+                await ws.recv()
+        except ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+
+
+async def a_normal_match_completes(
+    url: str, db: Path, register: Callable[[str], Any], tag: str, game: str = "tic-tac-toe"
+) -> None:
+    """Two fresh SDK bots seek ``game`` and play one match to its end, recorded in the store."""
+    names = [f"{tag}-first", f"{tag}-second"]
+    tokens = [await register(name) for name in names]
+    ends: dict[int, dict[str, Any]] = {}
+
+    async def play(seat: int) -> None:
+        bot = make_bot("random", game, seed=seat)
+        run = await run_bot(bot.act, url, names[seat], tokens[seat], games=[game], matches=1, binary=seat == 0)
+        ends[seat] = run.results[0]
+
+    with trio.fail_after(15):
+        async with trio.open_nursery() as nursery:
+            for seat in range(2):
+                nursery.start_soon(play, seat)
+    assert ends[0]["match"] == ends[1]["match"]
+    assert ends[0]["status"] == "finished" and ends[0]["reason"] == "complete", ends[0]
+    record = Store(db, read_only=True).match(ends[0]["match"])
+    assert record is not None and record["status"] == "finished" and record["turns"]
+
+
+async def still_serving(arena: Arena, tag: str) -> None:
+    await a_normal_match_completes(arena.url, arena.db, arena.register, tag)
+
+
+async def start_direct_match(arena: Arena, game: str, names: list[str], **fields: Any) -> str:
+    async with arena.admin() as admin:
+        await admin.send("create_match", bots=names, game=game, **fields)
+        return (await admin.expect("match_created"))["match"]
+
+
+async def play_out(client: Client, match: str, seat: int, pending: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Answer every turn of ``seat`` (``pending`` first, a turn already read) with its first
+    legal action until the match ends."""
+    while True:
+        msg, pending = pending or await client.receive(), None
+        if msg["t"] == "match_end" and msg["match"] == match:
+            return msg
+        if msg["t"] == "turn" and msg["match"] == match:
+            await client.send("move", match=match, seat=seat, step=msg["step"], attempt=msg["attempt"], action=msg["legal"][0])
+
+
+def json_frame(**fields: Any) -> str:
+    return json.dumps(fields)
+
+
+def packed(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)
+
+
+MOVE = {"t": "move", "v": 1, "match": "m", "seat": 0, "step": 0, "attempt": 0, "action": "a1"}
+
+# ---- malformed frames ------------------------------------------------------------------
+
+MALFORMED = [
+    pytest.param(b"\xc1\xc1", p.BAD_FRAME, id="binary frame that is not msgpack"),
+    pytest.param(b"\x93\x01", p.BAD_FRAME, id="truncated msgpack"),
+    pytest.param('{"t": "ping"', p.BAD_FRAME, id="text frame that is not JSON"),
+    pytest.param(packed([1, 2, 3]), p.BAD_FRAME, id="msgpack list instead of a map"),
+    pytest.param(packed("ping"), p.BAD_FRAME, id="msgpack string instead of a map"),
+    pytest.param("42", p.BAD_FRAME, id="JSON number instead of a map"),
+    pytest.param('["ping"]', p.BAD_FRAME, id="JSON list instead of a map"),
+    pytest.param(r'{"t": "ping", "note": "\ud800"}', p.BAD_FRAME, id="JSON with a lone surrogate, which is not text"),
+    pytest.param(json_frame(v=1, games=["nim"]), p.BAD_MESSAGE, id="missing t"),
+    pytest.param(packed({"t": 7, "v": 1}), p.BAD_MESSAGE, id="t not a string"),
+    pytest.param(json_frame(**{**MOVE, "step": "0"}), p.BAD_MESSAGE, id="move.step as a string"),
+    pytest.param(packed({**MOVE, "attempt": True}), p.BAD_MESSAGE, id="move.attempt as a boolean"),
+    pytest.param(packed({k: v for k, v in MOVE.items() if k != "match"}), p.BAD_MESSAGE, id="move without its match"),
+    pytest.param(json_frame(t="seek", v=1, games="tic-tac-toe"), p.BAD_MESSAGE, id="seek.games as a string"),
+    pytest.param(json_frame(t="seek", v=1, games=[1, 2]), p.BAD_MESSAGE, id="seek.games of numbers"),
+    pytest.param(json_frame(**{**MOVE, "tokens_in": 2**70}), p.BAD_MESSAGE, id="an integer no store can hold"),
+    pytest.param(packed({"t": "teleport", "v": 1}), p.UNKNOWN_TYPE, id="unknown type"),
+    pytest.param(json_frame(t="seek", v=1, games=["tic-tac-to"]), p.UNKNOWN_GAME, id="unknown game"),
+]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(("frame", "code"), MALFORMED)
+async def test_malformed_input_gets_its_error_code_and_the_server_keeps_serving(
+    arena: Arena, frame: bytes | str, code: str
+) -> None:
+    async with arena.bot("garbler") as garbler:
+        await garbler.ws.send(frame)
+        error = await garbler.expect("error")
+        assert error["code"] == code, error
+        assert error["message"]
+        await garbler.send("ping")
+        await garbler.expect("pong")  # one bad frame is answered, not punished
+        await still_serving(arena, "after")
+    assert arena.server.metrics.errors >= 1
+
+
+@pytest.mark.trio
+async def test_the_error_answers_in_the_encoding_it_was_spoken_to(arena: Arena) -> None:
+    async with arena.bot("speaker") as speaker:
+        await speaker.ws.send(json_frame(t="teleport", v=1))
+        answer = await speaker.ws.recv()
+        assert isinstance(answer, str) and json.loads(answer)["code"] == p.UNKNOWN_TYPE
+        await speaker.ws.send(packed({"t": "teleport", "v": 1}))
+        answer = await speaker.ws.recv()
+        assert isinstance(answer, bytes) and msgpack.unpackb(answer)["code"] == p.UNKNOWN_TYPE
+
+
+@pytest.mark.trio
+async def test_an_error_about_an_odd_message_survives_a_resume_in_the_other_encoding(arena: Arena) -> None:
+    # The error is kept in the session's outbox and replayed on resume: whatever the bot
+    # sent in place of a type must not make the replay unencodable in the other encoding.
+    token = await arena.register("switcher")
+    async with arena.bot("switcher", token, binary=False) as text:
+        session, after = text.welcome["session"], text.welcome["seq"]
+        await text.ws.send(json_frame(t=2**70, v=1))  # an integer msgpack cannot carry
+        assert (await text.expect("error"))["code"] == p.BAD_MESSAGE
+    async with arena.socket() as ws:
+        packing = Client(ws, binary=True)
+        await packing.send("hello", bot="switcher", token=token, resume={"session": session, "last_seq": after})
+        assert (await packing.expect("welcome"))["resumed"] is True
+        assert (await packing.expect("error"))["code"] == p.BAD_MESSAGE
+        after = packing.last_seq
+        await ws.send(packed({"t": {b"raw-key": 1}, "v": 1}))  # a map key JSON cannot carry
+        assert (await packing.expect("error"))["code"] == p.BAD_MESSAGE
+    async with arena.socket() as ws:
+        texting = Client(ws, binary=False)
+        await texting.send("hello", bot="switcher", token=token, resume={"session": session, "last_seq": after})
+        assert (await texting.expect("welcome"))["resumed"] is True
+        assert (await texting.expect("error"))["code"] == p.BAD_MESSAGE
+        await texting.send("ping")
+        await texting.expect("pong")
+    await still_serving(arena, "resumed")
+
+
+# ---- moves -------------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_a_move_for_a_match_the_bot_is_not_in_is_not_your_match(arena: Arena) -> None:
+    async with arena.bot("outsider") as outsider, arena.bot("p-one") as one, arena.bot("p-two") as two:
+        match = await start_direct_match(arena, "tic-tac-toe", ["p-one", "p-two"], seed=3)
+        turn = await one.expect("turn", match=match)
+        for target in (match, "no-such-match"):
+            await outsider.send("move", match=target, seat=0, step=turn["step"], attempt=0, action="b2")
+            assert (await outsider.expect("error"))["code"] == p.NOT_YOUR_MATCH
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_out, one, match, 0, turn)
+            nursery.start_soon(play_out, two, match, 1)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "finished"
+    first_step = [(t["seat"], t["action"]) for t in record["turns"] if t["step"] == 0]
+    assert first_step == [(0, turn["legal"][0])]  # the outsider's b2 was never applied
+    await still_serving(arena, "after-outsider")
+
+
+@pytest.mark.trio
+async def test_a_repeated_move_is_stale_and_never_applied_twice(arena: Arena) -> None:
+    async with arena.bot("eager") as eager, arena.bot("calm") as calm:
+        match = await start_direct_match(arena, "tic-tac-toe", ["eager", "calm"], seed=5)
+        await eager.expect("turn", match=match, step=0)
+        move = {"match": match, "seat": 0, "step": 0, "attempt": 0, "action": "b2"}
+        await eager.send("move", **move)
+        await eager.send("move", **move)  # sent again before any answer: a retrying client
+        kinds = {(await eager.expect("move_ack")).get("t"), (await eager.expect("error", code=p.STALE_MOVE))["t"]}
+        assert kinds == {"move_ack", "error"}
+        await eager.send("move", **{**move, "action": "a1"})  # the same step again, after the ack
+        stale = await eager.expect("error")
+        assert stale["code"] == p.STALE_MOVE and stale["ref"] == "move"
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_out, eager, match, 0)
+            nursery.start_soon(play_out, calm, match, 1)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "finished" and record["reason"] == "complete"
+    first_step = [t for t in record["turns"] if t["step"] == 0]
+    assert [(t["seat"], t["action"], t["accepted"]) for t in first_step] == [(0, "b2", True)]
+    steps = [t["step"] for t in record["turns"] if t["accepted"]]
+    assert steps == sorted(set(steps))  # one accepted turn per step, in order
+    await still_serving(arena, "after-stale")
+
+
+@pytest.mark.trio
+async def test_a_move_whose_text_cannot_be_stored_is_refused_and_cannot_void_the_match(arena: Arena) -> None:
+    # A lone surrogate cannot be written to SQLite (or msgpack): had it reached the store,
+    # committing the result would fail and the losing bot would have voided its loss.
+    async with arena.bot("sly", binary=False) as sly, arena.bot("fair") as fair:
+        match = await start_direct_match(arena, "tic-tac-toe", ["sly", "fair"], seed=8)
+        turn = await sly.expect("turn", match=match, step=0)
+        fields = {"t": "move", "v": 1, "match": match, "seat": 0, "step": 0, "attempt": 0}
+        await sly.ws.send(json.dumps({**fields, "action": turn["legal"][0]})[:-1] + r', "raw": "\udc80"}')
+        assert (await sly.expect("error"))["code"] == p.BAD_FRAME
+        await sly.ws.send(json.dumps({**fields, "action": "b2"})[:-1] + r', "prompt": "\ud83d"}')
+        assert (await sly.expect("error"))["code"] == p.BAD_FRAME
+        await sly.ws.send(json.dumps({**fields, "action": "b2", "tokens_out": 2**64}))
+        assert (await sly.expect("error"))["code"] == p.BAD_MESSAGE
+        await sly.ws.send(json.dumps({**fields, "action": "b2", "logprobs": [10**400]}))
+        assert (await sly.expect("error"))["code"] == p.BAD_MESSAGE
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play_out, sly, match, 0, turn)
+            nursery.start_soon(play_out, fair, match, 1)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "finished" and record["reason"] == "complete"
+
+
+# ---- size and rate limits ------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_a_frame_over_the_soft_cap_is_too_large_and_the_connection_lives(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(soft_cap=512))
+    async with arena.bot("wordy") as wordy:
+        await wordy.send("ping", pad="x" * 1_000)
+        error = await wordy.expect("error")
+        assert error["code"] == p.TOO_LARGE and "512" in error["message"]
+        await wordy.send("ping", pad="x" * 100)
+        await wordy.expect("pong")
+        await still_serving(arena, "after-wordy")
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_frame_over_the_hard_cap_closes_the_connection_with_1009(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(soft_cap=512, hard_cap=2_048))
+    async with arena.bot("huge") as huge:
+        await huge.ws.send(b"\x00" * 10_000)
+        assert await close_code(huge.ws) == p.CLOSE_TOO_BIG
+    await still_serving(arena, "after-huge")
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_flooding_is_rate_limited_then_closed_with_1008(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(rate=1, burst=8, strikes=3))  # a burst that still lets a normal bot play
+    async with arena.bot("flood") as flood:
+        try:
+            for _ in range(20):
+                await flood.send("ping")
+        except ConnectionClosed:
+            pass  # closed while still sending
+        seen: list[dict[str, Any]] = []
+        with trio.fail_after(5):
+            try:
+                while True:
+                    seen.append(await flood.receive())
+            except ConnectionClosed as closed:
+                assert closed.rcvd is not None and closed.rcvd.code == p.CLOSE_POLICY
+    kinds = [msg["t"] for msg in seen]
+    assert kinds[:8] == ["pong"] * 8, kinds  # the burst passes
+    limited = [msg for msg in seen if msg["t"] == "error"]
+    assert len(limited) == 3, kinds  # every strike is told why, the last one too, before the close
+    assert all(msg["code"] == p.RATE_LIMITED and msg["retry_after"] > 0 for msg in limited)
+    assert kinds.count("pong") <= 9  # nothing after the close was answered
+    await still_serving(arena, "after-flood")
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(rate=20, burst=2, strikes=3))
+    async with arena.bot("patient") as patient:
+        for _ in range(3):
+            await patient.send("ping")
+        error = await patient.expect("error", code=p.RATE_LIMITED)
+        await trio.sleep(error["retry_after"] + 0.05)
+        await patient.send("ping")
+        await patient.expect("pong")
+    await arena.server.shutdown()
+
+
+# ---- the handshake ---------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    "first",
+    [
+        pytest.param(p.encode(p.message("ping"), True), id="a ping"),
+        pytest.param(p.encode(p.message("seek", games=["nim"]), False), id="a seek"),
+        pytest.param(b"\xc1", id="a bad frame"),
+        pytest.param(json_frame(t="hello", v=1, bot="x"), id="a hello without its token"),
+    ],
+)
+async def test_a_first_message_that_is_not_a_hello_closes_with_4004(arena: Arena, first: bytes | str) -> None:
+    async with arena.socket() as ws:
+        await ws.send(first)
+        assert await close_code(ws) == p.CLOSE_NO_HELLO
+    await still_serving(arena, "after-rude")
+
+
+@pytest.mark.trio
+async def test_a_wrong_protocol_version_closes_with_4003(arena: Arena) -> None:
+    token = await arena.register("oldtimer")
+    async with arena.socket() as ws:
+        await ws.send(p.encode({"t": "hello", "v": p.PROTOCOL_VERSION + 1, "bot": "oldtimer", "token": token}, True))
+        assert await close_code(ws) == p.CLOSE_BAD_VERSION
+    await still_serving(arena, "after-version")
+
+
+@pytest.mark.trio
+async def test_no_hello_within_the_timeout_closes_with_4004(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(hello_timeout_s=0.2))
+    async with arena.socket() as ws:
+        started = trio.current_time()
+        assert await close_code(ws) == p.CLOSE_NO_HELLO
+        assert trio.current_time() - started < 3
+    await still_serving(arena, "after-silent")
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_second_login_with_the_same_token_supersedes_the_first_with_4002(arena: Arena) -> None:
+    token = await arena.register("twin")
+    async with arena.bot("twin", token) as first, arena.bot("twin", token) as second:
+        assert await close_code(first.ws) == p.CLOSE_SUPERSEDED
+        await second.send("ping")
+        await second.expect("pong")
+        assert arena.server.sessions["twin"].connected
+    await still_serving(arena, "after-twin")
+
+
+# ---- random frames (hypothesis) ------------------------------------------------------------
+
+
+@dataclass
+class ThreadedArena:
+    server: ArenaServer
+    url: str
+    db: Path
+    trio_token: trio.lowlevel.TrioToken
+
+    def call(self, work: Callable[[Store], Any]) -> Any:
+        assert self.server.writer is not None
+        return trio.from_thread.run(self.server.writer.call, work, trio_token=self.trio_token)
+
+
+@contextmanager
+def arena_in_a_thread(db: Path, limits: Limits, clock: Clock) -> Iterator[ThreadedArena]:
+    """One server for every hypothesis example: its own trio loop in a thread."""
+    started: list[ThreadedArena] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        server = ArenaServer(db, clock=clock, limits=limits, admin_token="fuzz-admin")
+        listeners = await open_listeners("127.0.0.1", 0)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(server.run, listeners)
+            url = f"ws://127.0.0.1:{bound_port(listeners)}"
+            started.append(ThreadedArena(server, url, db, trio.lowlevel.current_trio_token()))
+            ready.set()
+
+    thread = threading.Thread(target=lambda: trio.run(serve), daemon=True)
+    thread.start()
+    assert ready.wait(10), "the server did not start"
+    try:
+        yield started[0]
+    finally:
+        trio.from_thread.run(started[0].server.shutdown, trio_token=started[0].trio_token)
+        thread.join(10)
+        assert not thread.is_alive()
+
+
+FINAL_GAME = "nim"  # never in the fuzzer's vocabulary, so no stray seek can take a seat in the final match
+WORDS = st.sampled_from(["tic-tac-toe", "kuhn-poker", "connect-four", "fuzzer", "admin", "a1", "b2", "0", ""])
+FIELDS = st.sampled_from(sorted({name for fields in p.BOT_MESSAGES.values() for name in fields} | {"t", "v", "seq"}))
+KINDS = st.sampled_from(sorted(p.BOT_MESSAGES)) | st.text(max_size=12)
+
+
+def values(ints: st.SearchStrategy[int], extra: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    scalars = st.none() | st.booleans() | ints | st.floats() | st.text(max_size=12) | WORDS | extra
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6) | FIELDS, inner, max_size=4),
+        max_leaves=10,
+    )
+
+
+JSON_VALUES = values(st.integers(), st.nothing())
+PACK_VALUES = values(st.integers(-(2**63), 2**64 - 1), st.binary(max_size=12))
+
+
+def messages(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Maps shaped like messages: a known or random type and known or random fields."""
+    fields = st.dictionaries(FIELDS | st.text(max_size=6), inner, max_size=6)
+    return st.builds(lambda kind, rest: {**rest, "t": kind, "v": p.PROTOCOL_VERSION}, KINDS, fields) | fields
+
+
+FRAMES = st.one_of(
+    st.binary(max_size=80),
+    st.text(max_size=80),
+    JSON_VALUES.map(json.dumps),
+    PACK_VALUES.map(packed),
+    messages(JSON_VALUES).map(json.dumps),
+    messages(PACK_VALUES).map(packed),
+    st.builds(
+        lambda kind, odd: json.dumps({"t": kind, "v": 1, "x": "@"}).replace("@", odd),
+        KINDS,
+        st.sampled_from([r"\ud800", r"a\udfffb"]),
+    ),
+)
+EXPECTED_CLOSES = {p.CLOSE_POLICY}  # bad frames strike out; anything else (1011 above all) is a server failure
+
+
+async def throw_frames(url: str, token: str, frames: list[bytes | str]) -> None:
+    """Send every frame from one logged-in bot (logging in again when the server closes it),
+    then check that the connection still answers a ping."""
+    pending = list(frames)
+    while True:
+        async with connect(url + "/bot", proxy=None, max_size=None) as ws:
+            await ws.send(p.encode(p.message("hello", bot="fuzzer", token=token), True))
+            pong = trio.Event()
+            closed: list[int | None] = []
+
+            async def read(ws: ClientConnection = ws, pong: trio.Event = pong, closed: list[int | None] = closed) -> None:
+                try:
+                    async for frame in ws:
+                        msg = p.decode(frame)
+                        if msg["t"] == "error":
+                            assert msg["code"] in p.ERROR_CODES, msg
+                        elif msg["t"] == "pong":
+                            pong.set()
+                except ConnectionClosed:
+                    pass
+                closed.append(ws.close_code)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read)
+                try:
+                    while pending:
+                        await ws.send(pending.pop(0))
+                    await ws.send(p.encode(p.message("ping"), True))
+                except ConnectionClosed:
+                    pass
+                with trio.move_on_after(5):
+                    while not pong.is_set() and not closed:
+                        await trio.sleep(0.005)
+                nursery.cancel_scope.cancel()
+            assert set(closed) <= EXPECTED_CLOSES, closed
+            if pong.is_set():
+                return
+            assert closed, "the server neither answered the ping nor closed the connection"
+
+
+def test_random_frames_never_break_the_server(tmp_path: Path) -> None:
+    db = tmp_path / "fuzz.db"
+    with arena_in_a_thread(db, Limits(strikes=5), Clock(move_ms=300, grace_ms=0)) as live:
+        token = live.call(lambda store: store.register_bot("fuzzer"))
+
+        @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+        @given(frames=st.lists(FRAMES, min_size=1, max_size=12))
+        def throw(frames: list[bytes | str]) -> None:
+            trio.run(throw_frames, live.url, token, frames)
+
+        throw()
+
+        async def afterwards() -> dict[str, Any]:
+            await a_normal_match_completes(
+                live.url, db, lambda name: trio.to_thread.run_sync(live.call, lambda s: s.register_bot(name)), "final", FINAL_GAME
+            )
+            host, port = live.url.removeprefix("ws://").split(":")
+            stream = await trio.open_tcp_stream(host, int(port))
+            async with stream:
+                await stream.send_all(f"GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+                data = b""
+                while chunk := await stream.receive_some():
+                    data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200")
+            return json.loads(body)
+
+        metrics = trio.run(afterwards)
+        assert metrics["errors"] > 0 and metrics["matches_finished"] >= 1
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

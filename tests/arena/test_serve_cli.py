@@ -1,0 +1,287 @@
+"""The server side of the `arena` command: bot tokens, `serve` (first start, Ctrl-C with a
+live match, read-only), `play --db` and `bot run`, on real stores and real processes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from websockets.exceptions import ConnectionClosed
+
+from arena import protocol as p
+from arena.cli import main
+from arena.store import Store
+from bots.client import BotRun, run_bot
+from bots.registry import make_bot
+from tests.conftest import Arena, Client, ServeProcess
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+async def run_in_thread(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """For commands that call trio.run themselves, from inside a trio test."""
+    code = await trio.to_thread.run_sync(main, list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def store_bytes(db: Path) -> bytes:
+    """The store's file and its WAL, if any: everything a token could leak into."""
+    return b"".join(path.read_bytes() for path in sorted(db.parent.glob(db.name + "*")))
+
+
+async def http_get(url: str, path: str) -> tuple[int, Any]:
+    host, port = url.removeprefix("ws://").split(":")
+    stream = await trio.open_tcp_stream(host, int(port))
+    async with stream:
+        await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := await stream.receive_some():
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def random_policy(game: str, seed: int):  # type: ignore[no-untyped-def]
+    return make_bot("random", game, seed=seed).act
+
+
+# ---- bot register / rotate -----------------------------------------------------------------
+
+
+def test_register_prints_the_token_alone_on_its_last_line_and_stores_only_its_hash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.db"
+    code, out, err = run(capsys, "bot", "register", "alpha", "--db", str(db))
+    token = out.splitlines()[-1]
+    assert code == 0 and err == "" and token == token.strip() and len(token) >= 32 and " " not in token
+    assert token.encode() not in store_bytes(db)
+    store = Store(db, read_only=True)
+    assert store.authenticate("alpha", token) and not store.authenticate("alpha", token[:-1])
+
+
+def test_rotate_prints_a_new_token_and_the_old_one_stops_working(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "arena.db"
+    old = run(capsys, "bot", "register", "beta", "--db", str(db))[1].splitlines()[-1]
+    code, out, _ = run(capsys, "bot", "rotate", "beta", "--db", str(db))
+    new = out.splitlines()[-1]
+    assert code == 0 and new != old and " " not in new
+    data = store_bytes(db)
+    assert old.encode() not in data and new.encode() not in data
+    store = Store(db, read_only=True)
+    assert store.authenticate("beta", new) and not store.authenticate("beta", old)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bot", "register", "gamma"], "exists already"),
+        (["bot", "rotate", "nobody"], "no bot named 'nobody'"),
+        (["bot", "register", "Bad Name!"], "bad bot name"),
+    ],
+)
+def test_token_commands_fail_in_one_line_with_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    db = tmp_path / "arena.db"
+    run(capsys, "bot", "register", "gamma", "--db", str(db))
+    code, out, err = run(capsys, *argv, "--db", str(db))
+    assert code == 2 and out == ""
+    assert err.startswith("arena: error: ") and err.count("\n") == 1 and message in err
+
+
+@pytest.mark.trio
+async def test_register_and_rotate_through_a_running_server_with_the_admin_token(
+    arena: Arena, capsys: pytest.CaptureFixture[str]
+) -> None:
+    admin = ("--url", arena.url, "--admin-token", arena.admin_token)
+    code, out, err = await run_in_thread(capsys, "bot", "register", "remote", *admin)
+    token = out.splitlines()[-1]
+    assert code == 0 and err == "" and " " not in token
+    async with arena.bot("remote", token) as client:
+        assert client.welcome["bot"] == "remote"
+    code, out, _ = await run_in_thread(capsys, "bot", "rotate", "remote", *admin)
+    fresh = out.splitlines()[-1]
+    assert code == 0 and fresh != token
+    async with arena.bot("remote", fresh) as client:
+        assert client.welcome["bot"] == "remote"
+    code, out, err = await run_in_thread(capsys, "bot", "register", "remote", *admin)
+    assert code == 2 and out == "" and p.BOT_EXISTS in err and err.count("\n") == 1
+
+
+@pytest.mark.trio
+async def test_a_wrong_admin_token_is_a_clear_one_line_error(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = await run_in_thread(capsys, "bot", "register", "intruder", "--url", arena.url, "--admin-token", "guess")
+    assert code == 2 and out == ""
+    assert err.startswith("arena: error: ") and err.count("\n") == 1 and "admin token" in err
+    assert not Store(arena.db, read_only=True).bot_exists("intruder")
+
+
+# ---- arena serve -----------------------------------------------------------------------------
+
+
+@pytest.mark.trio
+async def test_serve_prints_its_port_and_an_admin_token_only_at_first_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.db"
+    first = ServeProcess("--db", str(db))
+    try:
+        url = await first.start()
+        assert url.rsplit(":", 1)[1].isdigit() and int(url.rsplit(":", 1)[1]) > 0
+        shown = [line for line in first.lines if "admin token" in line]
+        assert len(shown) == 1
+        admin_token = shown[0].rsplit(" ", 1)[1].strip()
+        assert admin_token.encode() not in store_bytes(db)
+        code = (await run_in_thread(capsys, "bot", "register", "first", "--url", url, "--admin-token", admin_token))[0]
+        assert code == 0  # the printed token is the admin token
+        assert await first.stop() == 0
+    finally:
+        first.kill()
+    assert sum("admin token" in line for line in first.lines) == 1  # printed once, not again at exit
+    second = ServeProcess("--db", str(db))
+    try:
+        await second.start()
+        assert await second.stop() == 0
+    finally:
+        second.kill()
+    assert not [line for line in second.lines if "admin token" in line]
+    assert admin_token not in "".join(second.lines)
+
+
+@pytest.mark.trio
+async def test_ctrl_c_with_a_live_match_exits_0_and_voids_the_match_with_its_reason(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    tokens = {name: store.register_bot(name) for name in ("left", "right")}
+    store.close()
+    server = ServeProcess("--db", str(db), "--move-ms", "10000")
+    runs: dict[str, BotRun] = {}
+    acks: list[dict[str, Any]] = []
+    try:
+        url = await server.start()
+
+        async def play(seat: int, name: str) -> None:
+            def seen(msg: dict[str, Any]) -> None:
+                if msg["t"] == "move_ack":
+                    acks.append(msg)
+
+            runs[name] = await run_bot(
+                random_policy("connect-four", seat),
+                url,
+                name,
+                tokens[name],
+                games=["connect-four"],
+                matches=1,
+                delay_ms=100,
+                on_message=seen,
+            )
+
+        async with trio.open_nursery() as nursery:
+            for seat, name in enumerate(tokens):
+                nursery.start_soon(play, seat, name)
+            with trio.fail_after(10):
+                while len(acks) < 2:  # mid-match: both bots have moved
+                    await trio.sleep(0.01)
+            assert await server.stop() == 0
+    finally:
+        server.kill()
+    ends = [runs[name].results[0] for name in tokens]
+    assert all(end["status"] == "void" and end["returns"] is None for end in ends)
+    record = Store(db, read_only=True).match(ends[0]["match"])
+    assert record is not None and record["status"] == "void" and record["reason"] == "void"
+    assert "shutting down" in record["detail"] and record["returns"] is None and record["ended_at"]
+
+
+@pytest.mark.trio
+async def test_read_only_serves_the_store_refuses_bots_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "arena.db"
+    code, _, _ = await run_in_thread(capsys, "play", "tic-tac-toe", "--seat", "random", "--seat", "random", "--db", str(db))
+    assert code == 0
+    match_id = Store(db, read_only=True).matches()[0]["id"]
+    before = (db.read_bytes(), db.stat().st_mtime_ns)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["arena.db"]
+
+    server = ServeProcess("--read-only", "--db", str(db))
+    try:
+        url = await server.start()
+        assert (await http_get(url, "/health"))[1]["read_only"] is True
+        status, listed = await http_get(url, "/api/matches")
+        assert status == 200 and [m["id"] for m in listed] == [match_id] and listed[0]["status"] == "finished"
+        status, full = await http_get(url, f"/api/matches/{match_id}")
+        assert status == 200 and full["turns"]
+
+        from websockets.trio.client import connect
+
+        async with connect(url + "/watch", proxy=None) as ws:
+            watcher = Client(ws, binary=False)
+            await watcher.send("replay", match=match_id)
+            replay = await watcher.expect("replay")
+            assert replay["match"] == match_id and len(replay["views"]) == len(full["turns"]) + 1
+        async with connect(url + "/bot", proxy=None) as ws:
+            bot = Client(ws)
+            await bot.send("hello", bot="anyone", token="anything")
+            assert (await bot.expect("error"))["code"] == p.READ_ONLY
+            with pytest.raises(ConnectionClosed):
+                await bot.receive()
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["arena.db"]  # no -wal, no -shm
+        assert await server.stop() == 0
+    finally:
+        server.kill()
+    assert (db.read_bytes(), db.stat().st_mtime_ns) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["arena.db"]
+
+
+# ---- arena play --db, arena bot run ----------------------------------------------------------
+
+
+def test_play_with_db_records_the_finished_match_and_its_turns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "arena.db"
+    code, out, _ = run(
+        capsys, "play", "tic-tac-toe", "--seat", "random", "--seat", "random", "--seed", "3", "--db", str(db), "--json"
+    )
+    assert code == 0
+    played = json.loads(out)
+    store = Store(db, read_only=True)
+    record = store.match(played["match_id"])
+    assert record is not None and record["status"] == "finished" and record["source"] == "local"
+    assert record["returns"] == played["returns"] and record["seed"] == 3
+    assert [t["action"] for t in record["turns"] if t["accepted"]] == [a for step in played["actions"] for a in step.values()]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.trio
+async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
+    tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
+    result: dict[str, Any] = {}
+
+    async def sdk() -> None:
+        run = await run_bot(
+            random_policy("tic-tac-toe", 1), arena.url, "sdk-bot", tokens["sdk-bot"], games=["tic-tac-toe"], matches=1
+        )
+        result.update(run.results[0])
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sdk)
+            code, out, err = await run_in_thread(
+                capsys,
+                *("bot", "run", "random", "--url", arena.url, "--name", "cli-bot", "--token", tokens["cli-bot"]),
+                *("--game", "tic-tac-toe", "--matches", "1"),
+            )
+    assert code == 0, err
+    assert f"match {result['match']}: finished" in out
+    record = Store(arena.db, read_only=True).match(result["match"])
+    assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["cli-bot", "sdk-bot"]
