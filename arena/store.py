@@ -380,15 +380,8 @@ class Store:
 
     def ratings(self, *, game: str | None = None, variant: str | None = None) -> list[dict[str, Any]]:
         """Current ratings, best conservative skill first."""
-        where, args = [], []
-        if game:
-            where.append("game = ?")
-            args.append(game)
-        if variant:
-            where.append("variant = ?")
-            args.append(variant)
-        sql = "SELECT * FROM ratings" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY mu - 3 * sigma DESC"
-        return [dict(row) for row in self.conn.execute(sql, args)]
+        clause, args = where({"game = ?": game, "variant = ?": variant})
+        return [dict(row) for row in self.conn.execute(f"SELECT * FROM ratings{clause} ORDER BY mu - 3 * sigma DESC", args)]
 
     def void_match(self, match_id: str, reason: str) -> bool:
         with self.db.atomic():
@@ -423,18 +416,8 @@ class Store:
         self, *, game: str | None = None, bot: str | None = None, status: str | None = None, limit: int = 50
     ) -> list[dict]:
         """Newest first."""
-        where, args = [], []
-        if game:
-            where.append("m.game = ?")
-            args.append(game)
-        if bot:
-            where.append("m.id IN (SELECT match_id FROM seats WHERE bot = ?)")
-            args.append(bot)
-        if status:
-            where.append("m.status = ?")
-            args.append(status)
-        sql = "SELECT m.* FROM matches m" + (" WHERE " + " AND ".join(where) if where else "")
-        sql += " ORDER BY m.created_at DESC LIMIT ?"
+        clause, args = where({"game = ?": game, "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot, "status = ?": status})
+        sql = f"SELECT * FROM matches{clause} ORDER BY created_at DESC LIMIT ?"
         return [_decode_match(row) for row in self.conn.execute(sql, (*args, max(1, min(limit, 1000))))]
 
     def bots(self) -> list[dict[str, Any]]:
@@ -448,6 +431,12 @@ class Store:
         clause = " AND ".join(f"{key} = ?" for key in where)
         sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {clause}" if clause else "")
         return int(self.conn.execute(sql, tuple(where.values())).fetchone()[0])
+
+
+def where(conditions: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """A WHERE clause of the conditions whose value is given (None leaves one out), and its arguments."""
+    kept = {condition: value for condition, value in conditions.items() if value is not None}
+    return (" WHERE " + " AND ".join(kept) if kept else "", list(kept.values()))
 
 
 TURN_COLUMNS = tuple(f.name for f in fields(TurnRecord))

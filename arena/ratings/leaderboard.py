@@ -20,7 +20,7 @@ import numpy as np
 
 from arena.ratings.nash import agent_task_nash, bootstrap, logodds_matrix, nash_ratings, win_matrix
 from arena.ratings.trueskill import Rating, interval95, rank_by_intervals
-from arena.store import FINISHED, Store
+from arena.store import FINISHED, Store, where
 
 Pair = tuple[str, str, float]
 
@@ -34,15 +34,8 @@ class FinishedMatch:
 
 
 def finished_matches(store: Store, *, game: str | None = None, variant: str | None = None) -> list[FinishedMatch]:
-    where, args = ["status = ?"], [FINISHED]
-    if game:
-        where.append("game = ?")
-        args.append(game)
-    if variant:
-        where.append("variant = ?")
-        args.append(variant)
-    sql = f"SELECT id, variant, players, returns FROM matches WHERE {' AND '.join(where)} ORDER BY ended_at"
-    rows = store.conn.execute(sql, args)
+    clause, args = where({"status = ?": FINISHED, "game = ?": game, "variant = ?": variant})
+    rows = store.conn.execute(f"SELECT id, variant, players, returns FROM matches{clause} ORDER BY ended_at", args)
     return [FinishedMatch(r["id"], r["variant"], tuple(json.loads(r["players"])), tuple(json.loads(r["returns"]))) for r in rows]
 
 
