@@ -75,8 +75,13 @@ class GameConfig:
 
     def check(self) -> None:
         """Raise ConfigError naming the bad key; games override and call super()."""
-        if self.players < 1:
-            raise ConfigError(f"config key 'players' must be at least 1, got {self.players}")
+        self.at_least("players", 1)
+
+    def at_least(self, key: str, low: float) -> None:
+        """The check most keys need: ConfigError naming ``key`` when its value is below ``low``."""
+        value = getattr(self, key)
+        if value < low:
+            raise ConfigError(f"config key '{key}' must be at least {low}, got {value}")
 
     def return_bounds(self) -> tuple[float, float]:
         """The least and greatest return a seat can get under this config."""

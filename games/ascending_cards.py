@@ -34,15 +34,13 @@ class AscendingCardsConfig(GameConfig):
 
     def check(self) -> None:
         super().check()
-        if self.cards_per_player < 1:
-            raise ConfigError(f"config key 'cards_per_player' must be at least 1, got {self.cards_per_player}")
+        self.at_least("cards_per_player", 1)
         if not self.players * self.cards_per_player <= self.max_card <= MAX_CARD:
             raise ConfigError(
                 f"config key 'max_card' must be from {self.players * self.cards_per_player} (one number per card dealt) "
                 f"to {MAX_CARD}, got {self.max_card}"
             )
-        if self.lives < 1:
-            raise ConfigError(f"config key 'lives' must be at least 1, got {self.lives}")
+        self.at_least("lives", 1)
         if self.ticks < self.cards_per_player:
             raise ConfigError(
                 f"config key 'ticks' must be at least cards_per_player ({self.cards_per_player}): "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, did_you_mean
+from games.api import Game, GameConfig, IllegalAction, Observation, did_you_mean
 
 ACCEPT = "accept"
 ACCEPT_PROBABILITY = 1 / 3
@@ -44,8 +44,7 @@ class BargainingConfig(GameConfig):
 
     def check(self) -> None:
         super().check()
-        if self.message_chars < 0:
-            raise ConfigError(f"config key 'message_chars' must be at least 0, got {self.message_chars}")
+        self.at_least("message_chars", 0)
 
 
 @dataclass(frozen=True)
@@ -54,8 +53,7 @@ class AlternatingOffersConfig(BargainingConfig):
 
     def check(self) -> None:
         super().check()
-        if self.max_turns < 1:
-            raise ConfigError(f"config key 'max_turns' must be at least 1, got {self.max_turns}")
+        self.at_least("max_turns", 1)
 
 
 # ---- actions ------------------------------------------------------------------------------

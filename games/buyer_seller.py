@@ -65,8 +65,7 @@ class BuyerSellerConfig(AlternatingOffersConfig):
                 f"config key 'information' must be one of {', '.join(INFORMATION)}, got {self.information!r}"
                 f"{did_you_mean(self.information, INFORMATION)}"
             )
-        if self.cost_min < 0:
-            raise ConfigError(f"config key 'cost_min' must be at least 0, got {self.cost_min}")
+        self.at_least("cost_min", 0)
         if self.cost_max < self.cost_min:
             raise ConfigError(f"config key 'cost_max' must be at least cost_min ({self.cost_min}), got {self.cost_max}")
         if self.value_min < self.cost_max:

@@ -61,12 +61,10 @@ class CoalitionBargainingConfig(BargainingConfig):
 
     def check(self) -> None:
         super().check()
-        if self.pie < 1:
-            raise ConfigError(f"config key 'pie' must be at least 1, got {self.pie}")
+        self.at_least("pie", 1)
         if not 0.0 < self.shrink <= 1.0:
             raise ConfigError(f"config key 'shrink' must be above 0 and at most 1, got {self.shrink}")
-        if self.max_rounds < 1:
-            raise ConfigError(f"config key 'max_rounds' must be at least 1, got {self.max_rounds}")
+        self.at_least("max_rounds", 1)
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.pie))

@@ -57,14 +57,12 @@ class CommonsHarvestConfig(IteratedConfig):
 
     def check(self) -> None:
         super().check()
-        if self.capacity < 1:
-            raise ConfigError(f"config key 'capacity' must be at least 1, got {self.capacity}")
+        self.at_least("capacity", 1)
         if not 1 <= self.stock <= self.capacity:
             raise ConfigError(f"config key 'stock' must be from 1 to the capacity ({self.capacity}), got {self.stock}")
         if not 0 < self.growth_rate <= 1:
             raise ConfigError(f"config key 'growth_rate' must be greater than 0 and at most 1, got {self.growth_rate:g}")
-        if self.max_harvest < 1:
-            raise ConfigError(f"config key 'max_harvest' must be at least 1, got {self.max_harvest}")
+        self.at_least("max_harvest", 1)
 
     def move_space(self) -> tuple[str, ...]:
         return tuple(f"{HARVEST} {n}" for n in range(self.max_harvest + 1))

@@ -87,10 +87,8 @@ class HanabiRulesConfig(GameConfig):
                 f"config key 'hand_size' is too large: {self.players} hands of {self.cards_in_hand()} "
                 f"must leave cards in the deck of {size}"
             )
-        if self.hints < 1:
-            raise ConfigError(f"config key 'hints' must be at least 1, got {self.hints}")
-        if self.lives < 1:
-            raise ConfigError(f"config key 'lives' must be at least 1, got {self.lives}")
+        self.at_least("hints", 1)
+        self.at_least("lives", 1)
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.colours * self.ranks))

@@ -101,10 +101,8 @@ class IteratedConfig(GameConfig):
 
     def check(self) -> None:
         super().check()
-        if self.rounds < 1:
-            raise ConfigError(f"config key 'rounds' must be at least 1, got {self.rounds}")
-        if self.message_chars < 1:
-            raise ConfigError(f"config key 'message_chars' must be at least 1, got {self.message_chars}")
+        self.at_least("rounds", 1)
+        self.at_least("message_chars", 1)
 
     def action_space(self) -> tuple[str, ...] | None:
         return None if self.cheap_talk else self.move_space()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import render
-from games.api import ConfigError, Game, GameSpec, IllegalAction, Observation, View
+from games.api import Game, GameSpec, IllegalAction, Observation, View
 from games.bargaining import (
     ACCEPT,
     BargainingConfig,
@@ -56,10 +56,8 @@ class IteratedUltimatumConfig(BargainingConfig):
 
     def check(self) -> None:
         super().check()
-        if self.rounds < 1:
-            raise ConfigError(f"config key 'rounds' must be at least 1, got {self.rounds}")
-        if self.pie < 1:
-            raise ConfigError(f"config key 'pie' must be at least 1, got {self.pie}")
+        self.at_least("rounds", 1)
+        self.at_least("pie", 1)
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.rounds * self.pie))

@@ -37,8 +37,7 @@ class LewisSignallingConfig(GameConfig):
             raise ConfigError(f"config key 'states' must be 2 to {MAX_STATES}, got {self.states}")
         if not 2 <= self.signals <= len(LETTERS):
             raise ConfigError(f"config key 'signals' must be 2 to {len(LETTERS)}, got {self.signals}")
-        if self.rounds < 1:
-            raise ConfigError(f"config key 'rounds' must be at least 1, got {self.rounds}")
+        self.at_least("rounds", 1)
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.rounds))

@@ -36,8 +36,7 @@ class PigConfig(GameConfig):
 
     def check(self) -> None:
         super().check()
-        if self.target < 1:
-            raise ConfigError(f"config key 'target' must be at least 1, got {self.target}")
+        self.at_least("target", 1)
         if not 2 <= self.die <= MAX_FACES:
             raise ConfigError(f"config key 'die' must be 2 to {MAX_FACES} faces, got {self.die}")
 

@@ -39,10 +39,8 @@ class PublicGoodsConfig(IteratedConfig):
 
     def check(self) -> None:
         super().check()
-        if self.players < 2:
-            raise ConfigError(f"config key 'players' must be at least 2, got {self.players}")
-        if self.endowment < 1:
-            raise ConfigError(f"config key 'endowment' must be at least 1, got {self.endowment}")
+        self.at_least("players", 2)
+        self.at_least("endowment", 1)
         if not 1 < self.multiplier < self.players:
             raise ConfigError(
                 f"config key 'multiplier' must be greater than 1 and less than the number of players ({self.players}) "

@@ -56,8 +56,7 @@ class TrustAndSplitConfig(IteratedConfig):
 
     def check(self) -> None:
         super().check()
-        if self.coins < 1:
-            raise ConfigError(f"config key 'coins' must be at least 1, got {self.coins}")
+        self.at_least("coins", 1)
         if self.low_value < 0:
             raise ConfigError(f"config key 'low_value' must be at least 0, got {self.low_value:g}")
         if not self.high_value > self.low_value:
