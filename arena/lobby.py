@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,12 +41,12 @@ class Pairing:
 @dataclass
 class Lobby:
     """The waiting seeks. ``players`` says how many seats a game needs under a config;
-    ``rating`` gives a bot's rating in a game (None when unrated); ``available`` says
-    whether a bot may start one more match now."""
+    ``rating`` gives a bot's rating in a game (None when unrated); ``capacity`` says how
+    many more matches a bot may start now."""
 
     players: Callable[[str, Mapping[str, Any]], int]
     rating: Callable[[str, str], float | None] = lambda bot, game: None
-    available: Callable[[str], bool] = lambda bot: True
+    capacity: Callable[[str], int] = lambda bot: 1
     rng: random.Random = field(default_factory=random.Random)
     seeks: list[Seek] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=itertools.count)
@@ -65,21 +66,23 @@ class Lobby:
     def pair(self) -> list[Pairing]:
         """Form every table the waiting seeks allow, oldest seeks first."""
         formed: list[Pairing] = []
+        seated: Counter[str] = Counter()  # seats given in this pass, not yet started matches
         progress = True
         while progress:
             progress = False
             for seek in list(self.seeks):
-                pairing = self._table_for(seek)
+                pairing = self._table_for(seek, lambda bot: self.capacity(bot) > seated[bot])
                 if pairing is not None:
                     for used in pairing.seeks:
                         self.seeks.remove(used)
+                    seated.update(set(pairing.bots))
                     formed.append(pairing)
                     progress = True
                     break
         return formed
 
-    def _table_for(self, first: Seek) -> Pairing | None:
-        if not self.available(first.bot):
+    def _table_for(self, first: Seek, available: Callable[[str], bool]) -> Pairing | None:
+        if not available(first.bot):
             return None
         for game in first.games:
             needed = self.players(game, first.config)
@@ -91,7 +94,7 @@ class Lobby:
                 and game in s.games
                 and s.config_key == first.config_key
                 and (s.bot != first.bot or (s.self_play and first.self_play))
-                and self.available(s.bot)
+                and available(s.bot)
             ]
             candidates.sort(key=lambda s: (_distance(mine, self.rating(s.bot, game)), s.id))
             table = [first]

@@ -32,6 +32,7 @@ from arena import protocol as p
 from arena.lobby import Lobby
 from arena.match import Clock, MatchEvent, MatchResult, play_match
 from arena.ratings.leaderboard import overall, variant_leaderboard
+from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
 from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, variant_of
@@ -112,7 +113,7 @@ class LiveMatch:
             "players": list(self.bots),
             "step": self.step,
             "started": self.started,
-            "clock": asdict(self.clock),
+            "clock": {"move_ms": self.clock.move_ms, "bank_ms": self.clock.bank_ms},  # never the grace
         }
 
 
@@ -161,7 +162,7 @@ class ArenaServer:
         self.recent: list[dict[str, Any]] = []
         self.metrics = Metrics()
         self.skill: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu, for pairing
-        self.lobby = Lobby(players=self._players_needed, available=self._available, rating=self._rating)
+        self.lobby = Lobby(players=self._players_needed, capacity=self._capacity, rating=self._rating)
         self.rng = random.Random()
         self._nursery: trio.Nursery | None = None
         self._ws_server: Server | None = None
@@ -457,6 +458,10 @@ class ArenaServer:
         except p.ProtocolError as error:
             self.metrics.errors += 1
             session.send("error", code=error.code, message=error.message, ref=_ref(msg))
+        except Exception as error:  # a shape no check foresaw: the sender gets an error, the server goes on
+            log.exception("message %r from %s failed", _ref(msg), session.bot)
+            self.metrics.errors += 1
+            session.send("error", code=p.BAD_MESSAGE, message=f"this message could not be handled: {error}", ref=_ref(msg))
 
     async def _on_hello(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         raise p.ProtocolError(p.BAD_MESSAGE, "already logged in")
@@ -465,6 +470,8 @@ class ArenaServer:
         session.send("pong")
 
     def _check_game(self, name: str, config: Mapping[str, Any] | None) -> dict[str, Any]:
+        if config and not all(isinstance(key, str) for key in config):
+            raise p.ProtocolError(p.BAD_CONFIG, "config keys must be strings")
         try:
             game = games.get(name)
         except GameError as error:
@@ -485,7 +492,10 @@ class ArenaServer:
         self._spawn(self._pair)  # not awaited: this bot's moves in other matches must not wait on the store
 
     async def _on_cancel(self, session: BotSession, msg: Mapping[str, Any]) -> None:
-        session.send("cancelled", count=self.lobby.cancel(session.bot, msg.get("games")))
+        names = msg.get("games")
+        if names is not None and not all(isinstance(n, str) for n in names):
+            raise p.ProtocolError(p.BAD_MESSAGE, "'cancel.games' must be a list of game names")
+        session.send("cancelled", count=self.lobby.cancel(session.bot, names))
 
     async def _on_challenge(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         config = self._check_game(msg["game"], msg.get("config"))
@@ -555,8 +565,11 @@ class ArenaServer:
         needed = self._players_needed(msg["game"], config)
         if len(bots) != needed:
             raise p.ProtocolError(p.BAD_CONFIG, f"{msg['game']} with this config needs {needed} bots, got {len(bots)}")
+        given = msg.get("clock", {})
+        if not all(key in ("move_ms", "grace_ms", "bank_ms") and type(value) is int for key, value in given.items()):
+            raise p.ProtocolError(p.BAD_CONFIG, "clock takes integer move_ms, grace_ms and bank_ms")
         try:
-            clock = Clock(**{**asdict(self.clock), **msg.get("clock", {})})
+            clock = Clock(**{**asdict(self.clock), **given})
         except (TypeError, ValueError) as error:
             raise p.ProtocolError(p.BAD_CONFIG, f"bad clock: {error}") from None
         if msg.get("seed", 0) < 0:
@@ -601,17 +614,22 @@ class ArenaServer:
     def _players_needed(self, game: str, config: Mapping[str, Any]) -> int:
         return make_config(games.get(game).Config, config).players
 
-    def _rating(self, bot: str, game: str) -> float | None:
-        """The bot's TrueSkill mu in the game's default variant, if it has one (lobby seeks
-        may carry a config; pairing by the default variant's rating is close enough)."""
-        return self.skill.get((bot, game))
+    def _rating(self, bot: str, game: str) -> float:
+        """The bot's TrueSkill mu in the game's default variant, the prior mean if unrated
+        (lobby seeks may carry a config; pairing by the default variant's rating is close enough)."""
+        return self.skill.get((bot, game), Rating().mu)
 
-    def _available(self, bot: str) -> bool:
+    def _capacity(self, bot: str) -> int:
+        """How many more matches the bot may start: its reservations count at once."""
         session = self.sessions.get(bot)
-        return session is not None and session.connected and len(session.matches) < self.limits.max_matches
+        if session is None or not session.connected or bot == ADMIN:
+            return 0
+        return self.limits.max_matches - len(session.matches)
 
     def _require_ready(self, bots: Sequence[str], *, check_capacity: bool = True) -> None:
         for bot in bots:
+            if bot == ADMIN:
+                raise p.ProtocolError(p.BAD_MESSAGE, "the admin session does not play")
             session = self.sessions.get(bot)
             if session is None or not session.connected:
                 raise p.ProtocolError(p.BOT_OFFLINE, f"bot {bot!r} is not connected")
@@ -619,12 +637,13 @@ class ArenaServer:
                 raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {self.limits.max_matches} matches already")
 
     async def _pair(self) -> None:
-        """Start every table the waiting seeks allow; a table that cannot start is dropped, logged."""
-        for pairing in self.lobby.pair():
+        """Start every table the waiting seeks allow; a table that cannot start is dropped, logged.
+        All are reserved before any is started, so a bot's limit holds across concurrent pairings."""
+        for live, row in [self._reserve(table.game, table.bots, table.config) for table in self.lobby.pair()]:
             try:
-                await self._start_match(pairing.game, list(pairing.bots), pairing.config)
+                await self._launch(live, row)
             except (p.ProtocolError, GameError, KeyError) as error:
-                log.warning("could not start %s for %s: %s", pairing.game, pairing.bots, error)
+                log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
 
     async def _start_match(
         self,
@@ -638,6 +657,22 @@ class ArenaServer:
         extra: Mapping[str, Any] | None = None,
     ) -> tuple[str, bool]:
         """Record a match as live, then start it; (its id, whether the key already had one)."""
+        return await self._launch(
+            *self._reserve(game_name, bots, config, seed=seed, clock=clock, max_retries=max_retries, extra=extra)
+        )
+
+    def _reserve(
+        self,
+        game_name: str,
+        bots: Sequence[str],
+        config: Mapping[str, Any],
+        *,
+        seed: int | None = None,
+        clock: Clock | None = None,
+        max_retries: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> tuple[LiveMatch, dict[str, Any]]:
+        """Take the bots' seats for a new match at once (no await), and the row to record."""
         game = games.get(game_name)
         cfg = make_config(game.Config, config)
         live = LiveMatch(
@@ -662,12 +697,21 @@ class ArenaServer:
             "created_at": live.started,
             **{k: v for k, v in (extra or {}).items() if v is not None},
         }
-        existing = await self._store(lambda s: s.open_match(row))
-        if existing is not None:
-            return existing, True
         self.live[live.id] = live
         for seat, bot in enumerate(bots):
             self.sessions[bot].matches.setdefault(live.id, []).append(seat)
+        return live, row
+
+    async def _launch(self, live: LiveMatch, row: dict[str, Any]) -> tuple[str, bool]:
+        """Record the reserved match as live, then play it; undo the reservation if it cannot start."""
+        try:
+            existing = await self._store(lambda s: s.open_match(row))
+        except BaseException:
+            self._release(live)
+            raise
+        if existing is not None:
+            self._release(live)
+            return existing, True
         self._spawn(self._run_match, live)
         self._broadcast_lobby()
         return live.id, False
@@ -748,13 +792,16 @@ class ArenaServer:
         self._to_watchers(live.id, "result", **summary, detail=reason)
         self._remember(summary | {"detail": reason})
 
-    def _finish(self, live: LiveMatch) -> None:
+    def _release(self, live: LiveMatch) -> None:
         self.live.pop(live.id, None)
         for bot in set(live.bots):
             session = self.sessions.get(bot)
             if session is not None:
                 session.matches.pop(live.id, None)
                 session.resigned.discard(live.id)
+
+    def _finish(self, live: LiveMatch) -> None:
+        self._release(live)
         for watcher in self.watchers:
             watcher.watching.discard(live.id)
         if not self.live:
@@ -854,8 +901,13 @@ def _ref(msg: Mapping[str, Any]) -> str | None:
 
 
 def _unseeded(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A live match's seed would reveal every deal still to come: it is shown only after the end."""
-    return dict(record) if record["status"] != LIVE else {k: v for k, v in record.items() if k != "seed"}
+    """A live match's seed would reveal every deal still to come, and its grace is the server's
+    own margin: both are shown only after the end."""
+    if record["status"] != LIVE:
+        return dict(record)
+    hidden = {k: v for k, v in record.items() if k != "seed"}
+    hidden["clock"] = {k: v for k, v in (record.get("clock") or {}).items() if k != "grace_ms"}
+    return hidden
 
 
 def _public_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -127,8 +127,7 @@ class BotSession:
         try:
             connection.outgoing.send_nowait(out)
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            connection.close(1008, "not reading its messages")
-            self.detach(connection)
+            connection.close(1008, "not reading its messages")  # its handler then detaches it, as any disconnect
 
     def can_replay_after(self, last_seq: int) -> bool:
         """Whether the outbox still holds everything after ``last_seq``."""

@@ -218,7 +218,9 @@ async def _receive(
     """Dispatch the server's messages until the connection ends or the work is done."""
     async for frame in ws:
         msg = p.decode(frame)
-        state.last_seq = max(state.last_seq, int(msg.get("seq", 0)))
+        seq = int(msg.get("seq", 0))
+        # a welcome says where the numbering stands (it restarts with a restarted server)
+        state.last_seq = seq if msg.get("t") == "welcome" else max(state.last_seq, seq)
         if on_message is not None:
             on_message(msg)
         kind = msg.get("t")

@@ -391,3 +391,39 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
     assert (await get("/api/matches/nope"))[0] == 404
     assert (await get("/elsewhere"))[0] == 404
+
+
+@pytest.mark.trio
+async def test_a_burst_of_seeks_never_seats_a_bot_past_its_match_limit(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(max_matches=1))
+    async with arena.bot("busy") as busy, arena.bot("o1") as o1, arena.bot("o2") as o2:
+        for client in (busy, busy, o1, o2):
+            await client.send("seek", games=["tic-tac-toe"])
+        await busy.expect("match_start")
+        with trio.move_on_after(0.3):
+            second = await busy.expect("match_start")
+            pytest.fail(f"seated in a second match: {second}")
+    assert sum("busy" in live.bots for live in arena.server.live.values()) <= 1
+
+
+@pytest.mark.trio
+async def test_nobody_can_seat_the_admin(arena: Arena) -> None:
+    async with arena.admin() as admin, arena.bot("farmer") as farmer:
+        await farmer.send("challenge", bot="admin", game="tic-tac-toe")
+        assert (await farmer.expect("error"))["code"] == p.BAD_MESSAGE
+        await admin.send("create_match", bots=["farmer", "admin"], game="tic-tac-toe")
+        assert (await admin.expect("error"))["code"] == p.BAD_MESSAGE
+
+
+@pytest.mark.trio
+async def test_odd_shapes_get_an_error_and_the_connection_lives(arena: Arena) -> None:
+    async with arena.bot("odd") as odd:
+        await odd.send("seek", games=["tic-tac-toe"], config={1: 2})
+        assert (await odd.expect("error"))["code"] == p.BAD_CONFIG
+        await odd.send("cancel", games=[{"a": 1}])
+        assert (await odd.expect("error"))["code"] == p.BAD_MESSAGE
+        await odd.send("ping")
+        await odd.expect("pong")
+    async with arena.admin() as admin:
+        await admin.send("create_match", bots=["odd", "odd"], game="nim", clock={"move_ms": True})
+        assert (await admin.expect("error"))["code"] == p.BAD_CONFIG
