@@ -1,0 +1,140 @@
+"""``arena watch`` and ``arena demo --watch`` end to end: the real commands start real
+servers and bots; only the app's ``run()`` is swapped for a headless Pilot script, since
+a test has no terminal. Afterwards every process they started must be gone."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from textual.pilot import Pilot
+
+import games
+import tui.launch
+from arena import cli
+from arena.match import play_match
+from arena.seats import LocalSeat
+from arena.store import Store
+from bots.registry import make_bot
+from tests.tui.screens import SIZE, wait_until
+from tui.app import MatchScreen, ReplayScreen, WatchApp
+
+Script = Callable[[WatchApp, Pilot[Any]], Awaitable[None]]
+
+
+def headless(monkeypatch: pytest.MonkeyPatch, script: Script) -> list[subprocess.Popen[str]]:
+    """Make the commands run ``script`` in a headless app; return the processes they start."""
+    started: list[subprocess.Popen[str]] = []
+    popen = tui.launch._popen
+
+    def recording(*args: Any, **kwargs: Any) -> subprocess.Popen[str]:
+        process = popen(*args, **kwargs)
+        started.append(process)
+        return process
+
+    class HeadlessApp(WatchApp):
+        def run(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+            async def drive() -> None:
+                async with self.run_test(size=SIZE) as pilot:
+                    await script(self, pilot)
+
+            asyncio.run(drive())
+
+    monkeypatch.setattr(tui.launch, "_popen", recording)
+    monkeypatch.setattr(cli, "_watch_app", lambda: HeadlessApp)
+    return started
+
+
+def finished_match(db: Path) -> str:
+    specs = ["perfect", "random"]
+    seats = [LocalSeat(make_bot(spec, "tic-tac-toe", i), name=f"{spec}-bot") for i, spec in enumerate(specs)]
+    result = trio.run(lambda: play_match(games.get("tic-tac-toe"), seats, seed=5))
+    store = Store(db)
+    store.finish_match(result)
+    store.close()
+    return result.match_id
+
+
+def test_watch_a_store_replays_a_match_back_and_forth_to_identical_screens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "arena.db"
+    match = finished_match(db)
+    screens: dict[str, str] = {}
+
+    async def script(app: WatchApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: match in app.replays, what="the replay")
+        await pilot.pause()
+        assert isinstance(app.screen, ReplayScreen)
+        replay = app.replays[match]
+        assert replay.index == 0 and replay.last >= 5
+        screens["start"] = app.export_screenshot()
+        await pilot.press("right", "right", "right")
+        await pilot.pause()
+        screens["3"] = app.export_screenshot()
+        assert replay.index == 3
+        await pilot.press("right", "left")
+        await pilot.pause()
+        screens["3 again"] = app.export_screenshot()
+        await pilot.press("end")
+        await pilot.pause()
+        assert replay.index == replay.last
+        screens["end"] = app.export_screenshot()
+        await pilot.press("home")
+        await pilot.pause()
+        screens["start again"] = app.export_screenshot()
+        assert (
+            "perfect-bot" in app.screen.query_one("#result").content.plain
+            or "draw" in app.screen.query_one("#result").content.plain
+        )
+
+    started = headless(monkeypatch, script)
+    assert cli.main(["watch", "--db", str(db), "--match", match]) == 0
+    assert screens["3"] == screens["3 again"]
+    assert screens["start"] == screens["start again"]
+    assert len({screens["start"], screens["3"], screens["end"]}) == 3
+    assert [p.poll() is not None for p in started] == [True], "the read-only server stopped with the app"
+
+
+def test_watch_a_match_that_is_no_replay_falls_back_to_its_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "arena.db"
+    finished_match(db)
+
+    async def script(app: WatchApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: isinstance(app.screen, MatchScreen), what="the fallback to the match view")
+        await wait_until(pilot, lambda: app.matches["nosuchmatch"].status == "gone", what="the answer")
+        assert "unknown_match" in (app.problem or "")
+
+    headless(monkeypatch, script)
+    assert cli.main(["watch", "--db", str(db), "--match", "nosuchmatch"]) == 0
+
+
+def test_watch_reports_a_missing_store_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["watch", "--db", str(tmp_path / "none.db")]) == cli.USAGE_ERROR
+    assert capsys.readouterr().err.strip().startswith("arena: error: no store at")
+
+
+def test_demo_watch_plays_over_the_wire_and_leaves_no_process_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "DEMO_WATCH", cli.DEMO_WATCH[:1] + cli.DEMO_WATCH[3:4])  # tic-tac-toe, item-negotiation
+
+    async def script(app: WatchApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: len(app.lobby.live) == 2, timeout=30, what="two live demo matches")
+        assert {e.game for e in app.lobby.live} == {"tic-tac-toe", "item-negotiation"}
+        await pilot.press("ctrl+c")
+
+    started = headless(monkeypatch, script)
+    assert cli.main(["demo", "--watch", "--delay", "100"]) == 0
+    assert len(started) == 5  # the server and four bots
+    assert all(p.poll() is not None for p in started), "every child process ended"
+
+
+def test_the_commands_have_help() -> None:
+    for command in (["watch", "--help"], ["demo", "--help"]):
+        out = subprocess.run([sys.executable, "-m", "arena.cli", *command], capture_output=True, text=True, check=True).stdout
+        assert ("--db" in out and "--match" in out) if command[0] == "watch" else "--watch" in out

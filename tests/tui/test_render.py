@@ -1,0 +1,64 @@
+"""View blocks drawn with Rich: every known type, and the view's text for anything else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.tui.screens import load
+from tests.tui.screens import plain as as_text
+from tui.render import LIGHT, render_view
+
+
+def plain(view: Any, players: list[str] | None = None) -> str:
+    return as_text(render_view(view, players or ["bob", "alice"]))
+
+
+def test_every_recorded_view_draws_without_falling_back_to_text() -> None:
+    for messages in load("matches").values():
+        for msg in messages:
+            assert "shown as text" not in plain(msg["view"])
+
+
+def test_a_board_chat_cards_and_facts_are_drawn() -> None:
+    view = {
+        "text": "summary",
+        "render": [
+            {"type": "grid", "rows": [["X", ".", "O"]], "col_labels": ["a", "b", "c"], "title": "the board"},
+            {"type": "cards", "groups": [{"label": "seat 0", "cards": ["K", "?"]}, {"label": "pile", "cards": []}]},
+            {"type": "chat", "messages": [{"seat": 1, "text": "deal?"}]},
+            {"type": "facts", "items": [["pot", "3"]]},
+            {"type": "text", "text": "a note"},
+        ],
+    }
+    out = plain(view)
+    for expected in ("the board", "│ X │", " K ", " ? ", "alice (seat 1): deal?", "pot", "a note"):
+        assert expected in out, expected
+    assert "summary" not in out  # the text is only for what cannot be drawn
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        [{"type": "hologram", "data": 1}],
+        [{"type": "grid", "rows": "not rows"}],
+        [{"type": "chat", "messages": [5]}],
+        ["not a block"],
+        "not a list",
+    ],
+)
+def test_an_unknown_or_malformed_block_shows_the_views_text(render: Any) -> None:
+    out = plain({"text": "X to move in the hologram", "render": render})
+    assert "X to move in the hologram" in out
+    assert "shown as text" in out
+
+
+def test_known_blocks_still_draw_beside_an_unknown_one() -> None:
+    out = plain({"text": "fallback", "render": [{"type": "facts", "items": [["pot", "9"]]}, {"type": "3d"}]})
+    assert "pot" in out and "fallback" in out and "unknown block type '3d'" in out
+
+
+def test_no_view_yet_and_the_light_palette() -> None:
+    assert "no view yet" in plain({})
+    render_view(load("matches")["tic-tac-toe"][3]["view"], ["a", "b"], LIGHT)

@@ -1,0 +1,83 @@
+"""Nothing the server sends crashes the app: a stand-in /watch server (websockets, asyncio)
+sends broken frames, malformed messages and a view of an unknown kind. A real server
+never does; this is the client's side of "the server never crashes on input"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection, serve
+
+from tests.tui.screens import SIZE, plain, wait_until
+from tui.app import MatchScreen, WatchApp
+
+MATCH = "f" * 32
+HOLOGRAM = {"text": "seat 0 floats above the board", "render": [{"type": "hologram", "voxels": [[1, 2, 3]]}]}
+
+
+async def stand_in(ws: ServerConnection) -> None:
+    clock = {"move_ms": 5000, "grace_ms": 500, "bank_ms": 0}
+    live = {"match": MATCH, "game": "hologram-chess", "players": ["a", "b"], "step": 0, "started": 0.0, "clock": clock}
+    await ws.send("this is not JSON")
+    await ws.send("[1, 2, 3]")
+    await ws.send(json.dumps({"t": "lobby", "v": 1}))
+    await ws.send(json.dumps({"t": "teleport", "v": 1}))
+    await ws.send(json.dumps({"t": "lobby", "v": 1, "live": [live], "recent": [], "waiting": []}))
+    async for frame in ws:
+        msg = json.loads(frame)
+        if msg["t"] == "watch":
+            await ws.send(json.dumps({"t": "snapshot", "v": 1, **live, "status": "live", "view": HOLOGRAM}))
+            await ws.send(json.dumps({"t": "delta", "v": 1, "match": MATCH, "step": "two", "view": {}}))
+            await ws.send(json.dumps({"t": "delta", "v": 1, "match": MATCH, "step": 1, "view": HOLOGRAM}))
+            await ws.send(json.dumps({"t": "result", "v": 1, "match": MATCH, "game": "hologram-chess", "players": "ab"}))
+
+
+def test_broken_frames_and_unknown_views_are_reported_not_raised() -> None:
+    async def scenario() -> None:
+        async with serve(stand_in, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            app = WatchApp(f"ws://127.0.0.1:{port}", fetch_stored=False)
+            problems: list[str] = []
+            report = app.report
+
+            def record(problem: str) -> None:
+                problems.append(problem)
+                report(problem)
+
+            app.report = record  # type: ignore[method-assign]
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_until(pilot, lambda: app.lobby.received, what="the good lobby")
+                app.open_match(MATCH)
+                state = app.matches[MATCH]
+                await wait_until(pilot, lambda: state.step == 1 and len(problems) >= 6, what="the watched match")
+                await pilot.pause()
+                assert isinstance(app.screen, MatchScreen)
+                view = plain(app.screen.query_one("#view"))
+                assert "seat 0 floats above the board" in view and "unknown block type 'hologram'" in view
+                assert "malformed message" in plain(app.screen.query_one("#status"))
+                assert app.is_running
+        expected = [
+            "malformed frame from the server: the frame is not valid JSON",
+            "malformed frame from the server: a message must be a map, got list",
+            "malformed message: 'lobby' without 'live'",
+            "unknown message type 'teleport' from the server (ignored)",
+            "malformed message: 'delta.step' is a str",
+            "malformed message: 'result.players' is a str",
+        ]
+        assert [p for p in problems if not p.startswith("server error")] == expected
+
+    asyncio.run(scenario())
+
+
+def test_a_server_that_is_not_there_is_retried_with_backoff() -> None:
+    async def scenario() -> None:
+        app = WatchApp("ws://127.0.0.1:9", fetch_stored=False)  # the discard port: nobody listens on loopback
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.connection.attempt >= 2, what="two failed attempts")
+            status: Any = plain(app.screen.query_one("#status"))
+            assert "reconnecting in" in status or "connecting to" in status
+            assert app.connection.state in ("disconnected", "connecting")
+
+    asyncio.run(scenario())

@@ -1,0 +1,165 @@
+"""The spectator's model: parsing /watch messages, move lines, who moves, clocks, results."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tui.screens import load, lobby_message
+from tui.state import Board, Lobby, Malformed, MatchState, ReplayState, Result, describe_change, movers, scrub, sort_rows
+
+TTT = {"match": "m1", "game": "tic-tac-toe", "players": ["bob", "alice"], "clock": {"move_ms": 10000, "grace_ms": 1000}}
+
+
+def board(rows: list[str], text: str = "") -> dict:
+    return {
+        "text": text,
+        "render": [
+            {"type": "grid", "rows": [list(r) for r in rows], "row_labels": ["1", "2", "3"], "col_labels": ["a", "b", "c"]}
+        ],
+    }
+
+
+def test_a_grid_change_names_the_cell() -> None:
+    assert describe_change(board(["...", "...", "..."]), board(["...", ".X.", "..."]), ["bob", "alice"]) == "b2 X"
+
+
+def test_new_chat_messages_are_quoted_with_the_seat_name_and_counters_are_left_out() -> None:
+    before = {"text": "", "render": [{"type": "facts", "items": [["turn", "1 of 10"]]}, {"type": "chat", "messages": []}]}
+    after = {
+        "text": "",
+        "render": [{"type": "facts", "items": [["turn", "2 of 10"]]}, {"type": "chat", "messages": [{"seat": 1, "text": "hi"}]}],
+    }
+    assert describe_change(before, after, ["bob", "alice"]) == 'alice: "hi"'
+
+
+def test_a_new_grid_column_reads_per_row() -> None:
+    before = {"text": "", "render": [{"type": "grid", "rows": [["C"], ["D"]], "row_labels": ["seat 0", "seat 1"]}]}
+    after = {"text": "", "render": [{"type": "grid", "rows": [["C", "D"], ["D", "D"]], "row_labels": ["seat 0", "seat 1"]}]}
+    assert describe_change(before, after, []) == "seat 0 D; seat 1 D"
+
+
+def test_without_a_visible_change_the_last_line_of_the_text_is_used() -> None:
+    assert describe_change({"text": "a"}, {"text": "x\nSeat 1 to act."}, []) == "Seat 1 to act."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("X (seat 0) to move.", (0,)),
+        ("Round 2, seat 1 to propose.", (1,)),
+        ("Round 1 of 10, move step. Score: seat 0 0, seat 1 0.", (0, 1)),
+        ("Seat 0: ?, seat 1: ?. Pot: 2.", None),
+    ],
+)
+def test_who_moves_is_read_from_the_view(text: str, expected: tuple[int, ...] | None) -> None:
+    assert movers({"text": text, "render": []}, 2) == expected
+
+
+def test_the_seat_to_move_counts_down_from_the_last_step_seen() -> None:
+    state = MatchState("m1")
+    state.apply_snapshot(
+        {
+            "t": "snapshot",
+            **TTT,
+            "status": "live",
+            "step": 0,
+            "started": 100.0,
+            "view": board(["..."] * 3, "X (seat 0) to move."),
+        },
+        now=50.0,
+        wall_now=102.0,
+    )
+    left = state.clocks(now=51.0)
+    assert left[0].running and left[0].ms_left == pytest.approx(7000)  # started 2 s before, then 1 s more
+    assert not left[1].running and left[1].ms_left == 10000
+    state.apply_delta(
+        {"t": "delta", "match": "m1", "step": 1, "view": board(["X..", "...", "..."], "O (seat 1) to move.")}, now=60.0
+    )
+    left = state.clocks(now=62.5)
+    assert left[1].running and left[1].ms_left == pytest.approx(7500)
+    assert [line.text for line in state.log] == ["a1 X"]
+
+
+def test_a_resent_delta_is_not_logged_twice_and_a_gap_is_said() -> None:
+    state = MatchState("m1")
+    state.apply_snapshot({"t": "snapshot", **TTT, "status": "live", "step": 0, "view": board(["..."] * 3)}, 0.0, 0.0)
+    state.apply_delta({"t": "delta", "match": "m1", "step": 1, "view": board(["X..", "...", "..."])}, 1.0)
+    state.apply_delta({"t": "delta", "match": "m1", "step": 1, "view": board(["X..", "...", "..."])}, 2.0)
+    state.apply_delta({"t": "delta", "match": "m1", "step": 3, "view": board(["X..", "O..", "X.."])}, 3.0)
+    assert [(line.step, line.text) for line in state.log] == [(1, "a1 X"), (3, "(steps 2-2 missed) a2 O; a3 X")]
+
+
+def test_the_result_brings_the_full_view_and_stops_the_clocks() -> None:
+    messages = load("matches")["kuhn-poker"]
+    state = MatchState(messages[0]["match"])
+    for msg in messages[:-1]:
+        state.apply_snapshot(msg, 0, 0) if msg["t"] == "snapshot" else state.apply_delta(msg, 0)
+    assert "?" in str(state.view)  # live: the cards are hidden
+    state.apply_result(messages[-1])
+    assert "?" not in str(state.view["render"][0])
+    assert state.result is not None and state.result.outcome_text() == "equilibrium won"
+    assert all(c.ms_left is None for c in state.clocks(5.0))
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"outcomes": ["draw", "draw"], "returns": [0, 0]}, "draw"),
+        ({"outcomes": ["ranked"] * 3, "ranks": [2, 1, 3], "players": ["a", "b", "c"]}, "#1 b, #2 a, #3 c"),
+        ({"outcomes": ["win", "forfeit"], "forfeit_seat": 1, "reason": "timeout"}, "a won; b forfeited (timeout)"),
+        ({"status": "void", "reason": "void", "detail": "aborted"}, "void: aborted"),
+    ],
+)
+def test_outcomes_read_as_words(fields: dict, expected: str) -> None:
+    base = {"match_id": "m", "game": "g", "players": ["a", "b"], "status": "finished", "reason": "complete"}
+    assert Result.parse(base | fields).outcome_text() == expected
+
+
+def test_the_lobby_merges_recent_and_stored_results() -> None:
+    lobby = Lobby()
+    lobby.apply(lobby_message())
+    stored = Result.parse(
+        {"id": "old", "game": "nim", "players": ["a", "b"], "status": "finished", "reason": "complete"}, stored=True
+    )
+    lobby.stored = [stored, Result.parse({**lobby_message()["recent"][0], "status": "finished"}, stored=True)]
+    assert [r.match for r in lobby.results()][-1] == "old"
+    assert len(lobby.results()) == len(lobby.recent) + 1
+    assert "public-goods" in lobby.games()
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        {"t": "lobby", "live": "x", "recent": []},
+        {"t": "lobby", "live": [{"match": 1, "game": "g", "players": []}], "recent": []},
+        {"t": "lobby", "live": [], "recent": [{"game": "g"}]},
+    ],
+)
+def test_a_malformed_lobby_is_refused_with_a_reason(msg: dict) -> None:
+    with pytest.raises(Malformed):
+        Lobby().apply(msg)
+
+
+def test_a_replay_logs_the_actions_of_its_turn_records() -> None:
+    replay = ReplayState.parse(load("replay"))
+    assert replay.last == len(replay.views) - 1
+    assert [line.text for line in replay.log()[:2]] == ["(the start)", "perfect-bot: c1"]
+    replay.go(99)
+    assert replay.index == replay.last
+    replay.go(-5)
+    assert replay.index == 0
+
+
+def test_leaderboards_sort_with_missing_values_last() -> None:
+    game = Board.parse(load("leaderboards")["tic-tac-toe"])
+    rows = game.variant_rows()
+    assert [r["bot"] for r in sort_rows(rows, "mu", True)] == ["perfect-bot", "minimax", "random-bot"]
+    assert [r["bot"] for r in sort_rows(rows, "bot", False)] == ["minimax", "perfect-bot", "random-bot"]
+    assert sort_rows([{"x": None}, {"x": 2}, {"x": 1}], "x", True) == [{"x": 2}, {"x": 1}, {"x": None}]
+    overall = Board.parse(load("leaderboards")["overall"])
+    assert overall.game is None and {r["bot"] for r in overall.bots} >= {"equilibrium", "random-bot"}
+
+
+def test_control_characters_from_bots_are_made_visible() -> None:
+    msg = {"t": "delta", "view": {"render": [{"type": "chat", "messages": [{"seat": 0, "text": "hi\x1b[2J\x07 there\n"}]}]}}
+    assert scrub(msg)["view"]["render"][0]["messages"][0]["text"] == "hi\ufffd[2J\ufffd there\n"

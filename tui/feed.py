@@ -1,0 +1,145 @@
+"""The spectator's connection: websockets' asyncio client on ``/watch``, JSON text frames.
+
+``Feed(url, on_message, on_status).run()`` connects, hands every decoded message to
+``on_message``, and when the server goes away reports it through ``on_status`` and
+reconnects with exponential backoff, for ever (until cancelled). A frame that is not a
+JSON map is reported as a problem, never raised. ``send()`` queues a message for the open
+connection; what is queued when the connection drops is discarded, since the app asks
+again for what it needs once connected (the server sends a fresh ``lobby`` by itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from arena import protocol as p
+
+
+@dataclass(frozen=True)
+class Status:
+    """``state``: connecting, connected, disconnected, failed (a bad URL: no retry)."""
+
+    state: str
+    detail: str = ""
+    retry_in: float | None = None
+    attempt: int = 0
+
+
+def backoff(first: float = 0.25, most: float = 5.0) -> Iterator[float]:
+    delay = first
+    while True:
+        yield delay
+        delay = min(most, delay * 2)
+
+
+class Feed:
+    def __init__(
+        self,
+        url: str,
+        on_message: Callable[[dict[str, Any]], None],
+        on_status: Callable[[Status], None],
+        on_problem: Callable[[str], None],
+        *,
+        delays: Callable[[], Iterator[float]] = backoff,
+        open_timeout: float = 5.0,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.on_message = on_message
+        self.on_status = on_status
+        self.on_problem = on_problem
+        self.delays = delays
+        self.open_timeout = open_timeout
+        self.connected = False
+        self._outbox: asyncio.Queue[str] | None = None
+
+    def send(self, kind: str, **fields: Any) -> bool:
+        """Queue a message; False (and dropped) while not connected."""
+        if not self.connected or self._outbox is None:
+            return False
+        self._outbox.put_nowait(p.encode(p.message(kind, **fields), False))  # type: ignore[arg-type]
+        return True
+
+    async def run(self) -> None:
+        delays = self.delays()
+        attempt = 0
+        while True:
+            self.on_status(Status("connecting", self.url, attempt=attempt))
+            try:
+                async with connect(self.url + "/watch", proxy=None, max_size=None, open_timeout=self.open_timeout) as ws:
+                    delays, attempt = self.delays(), 0
+                    await self._session(ws)
+                reason = "the server closed the connection"
+            except InvalidURI as error:
+                self.on_status(Status("failed", f"bad server URL {self.url!r}: {error}"))
+                return
+            except ConnectionClosed as error:
+                reason = (
+                    f"connection lost ({error.rcvd.code} {error.rcvd.reason})".replace(" )", ")")
+                    if error.rcvd
+                    else "connection lost"
+                )
+            except (OSError, InvalidHandshake, TimeoutError) as error:
+                reason = f"cannot reach {self.url}: {error or type(error).__name__}"
+            finally:
+                self.connected = False
+                self._outbox = None
+            attempt += 1
+            delay = next(delays)
+            self.on_status(Status("disconnected", reason, retry_in=delay, attempt=attempt))
+            await asyncio.sleep(delay)
+
+    async def _session(self, ws: Any) -> None:
+        self._outbox = asyncio.Queue()
+        self.connected = True
+        self.on_status(Status("connected", self.url))
+        writer = asyncio.create_task(self._write(ws, self._outbox))
+        try:
+            async for frame in ws:
+                try:
+                    msg = p.decode(frame)
+                except p.ProtocolError as error:
+                    self.on_problem(f"malformed frame from the server: {error.message}")
+                    continue
+                try:
+                    self.on_message(msg)
+                except Exception as error:  # the app's fault, not the server's: keep listening
+                    self.on_problem(f"could not handle a {str(msg.get('t'))[:20]!r} message: {type(error).__name__}: {error}")
+        finally:
+            writer.cancel()
+
+    @staticmethod
+    async def _write(ws: Any, outbox: asyncio.Queue[str]) -> None:
+        while True:
+            frame = await outbox.get()
+            try:
+                await ws.send(frame)
+            except ConnectionClosed:
+                return
+
+
+def http_base(url: str) -> str:
+    """ws://host:port -> http://host:port (wss -> https)."""
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    return urlunsplit((scheme, parts.netloc, "", "", "")).rstrip("/")
+
+
+def fetch_matches(url: str, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
+    """The server's stored match records (``GET /api/matches``), newest first. Blocking:
+    call it in a thread. It lets the lobby list results older than this connection, and
+    the results of a read-only server, which hears of no live match."""
+    request = urllib.request.Request(f"{http_base(url)}/api/matches?limit={limit}", headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        data = json.loads(response.read().decode("utf-8"))
+    if not isinstance(data, list):
+        raise ValueError("/api/matches did not answer a list")
+    return [record for record in data if isinstance(record, dict)]

@@ -1,0 +1,581 @@
+"""What the spectator knows, built from the server's /watch messages: pure data, no drawing.
+
+The lobby (live matches and recent results), one watched match (its view, a move log made
+from the deltas, the result), a replay (the full views and the turn records) and the
+leaderboards. Every parser checks the fields it uses and raises ``Malformed`` with what
+was wrong, which the app reports in its status line instead of crashing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+NUMBER = (int, float)
+_MISSING = object()
+
+
+class Malformed(ValueError):
+    """A server message without the fields or types the protocol promises."""
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def scrub(value: Any) -> Any:
+    """The message with control characters in its strings made visible: a chat line from a
+    language model must not move the cursor or recolour the terminal."""
+    if isinstance(value, str):
+        return _CONTROL.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub(v) for k, v in value.items()}
+    return value
+
+
+def need(msg: Mapping[str, Any], key: str, types: type | tuple[type, ...], default: Any = _MISSING) -> Any:
+    """``msg[key]`` checked against ``types`` (a bool is never taken for a number)."""
+    kind = msg.get("t", "message")
+    if key not in msg or msg[key] is None:
+        if default is not _MISSING:
+            return default
+        raise Malformed(f"'{kind}' without '{key}'")
+    value = msg[key]
+    wanted = types if isinstance(types, tuple) else (types,)
+    if (isinstance(value, bool) and bool not in wanted) or not isinstance(value, wanted):
+        raise Malformed(f"'{kind}.{key}' is a {type(value).__name__}")
+    return value
+
+
+def _names(msg: Mapping[str, Any]) -> list[str]:
+    players = need(msg, "players", list)
+    return [str(name) for name in players]
+
+
+def seat_name(players: Sequence[str], seat: Any) -> str:
+    if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(players):
+        return players[seat]
+    return f"seat {seat}"
+
+
+def short_id(match: str) -> str:
+    return match[:8]
+
+
+def seconds(ms: float) -> str:
+    """10000 -> '10s', 1500 -> '1.5s', 90000 -> '1m30s'."""
+    s = ms / 1000
+    if s >= 60:
+        return f"{int(s // 60)}m{int(s % 60):02d}s"
+    return f"{s:.1f}s".replace(".0s", "s")
+
+
+# ---- the lobby -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LiveEntry:
+    match: str
+    game: str
+    players: list[str]
+    step: int
+    started: float | None
+    clock: dict[str, Any]
+    spectators: int | None = None  # sent only by servers that count them
+    ratings: list[float | None] | None = None  # likewise
+
+    @classmethod
+    def parse(cls, item: Any) -> LiveEntry:
+        if not isinstance(item, dict):
+            raise Malformed("a live match that is not a map")
+        item = {"t": "lobby.live", **item}
+        ratings = item.get("ratings")
+        return cls(
+            match=need(item, "match", str),
+            game=need(item, "game", str),
+            players=_names(item),
+            step=need(item, "step", int, 0),
+            started=need(item, "started", NUMBER, None),
+            clock=need(item, "clock", dict, {}),
+            spectators=need(item, "spectators", int, None),
+            ratings=ratings if isinstance(ratings, list) else None,
+        )
+
+    def clock_text(self) -> str:
+        return clock_text(self.clock)
+
+
+def clock_text(clock: Mapping[str, Any]) -> str:
+    move = clock.get("move_ms")
+    if not isinstance(move, NUMBER):
+        return "-"
+    text = f"{seconds(move)}/move"
+    if isinstance(clock.get("bank_ms"), NUMBER) and clock["bank_ms"] > 0:
+        text += f" +{seconds(clock['bank_ms'])} bank"
+    return text
+
+
+@dataclass(frozen=True)
+class Result:
+    """How a match ended: from a lobby's ``recent``, a ``result``, an ended snapshot or a replay."""
+
+    match: str
+    game: str
+    players: list[str]
+    status: str
+    reason: str
+    detail: str = ""
+    returns: list[float] | None = None
+    outcomes: list[str] | None = None
+    ranks: list[int] | None = None
+    forfeit_seat: int | None = None
+    stored: bool = False  # read from the store (/api/matches), not heard live
+
+    @classmethod
+    def parse(cls, msg: Mapping[str, Any], *, stored: bool = False) -> Result:
+        if not isinstance(msg, dict):
+            raise Malformed("a result that is not a map")
+        match = next((msg[k] for k in ("match", "match_id", "id") if isinstance(msg.get(k), str)), None)
+        if not isinstance(match, str):
+            raise Malformed(f"'{msg.get('t', 'result')}' without a match id")
+        returns = need(msg, "returns", list, None)
+        if returns is not None and not all(isinstance(r, NUMBER) and not isinstance(r, bool) for r in returns):
+            raise Malformed(f"'{msg.get('t', 'result')}.returns' holds a non-number")
+        return cls(
+            match=match,
+            game=need(msg, "game", str),
+            players=_names(msg),
+            status=need(msg, "status", str),
+            reason=need(msg, "reason", str, ""),
+            detail=need(msg, "detail", str, ""),
+            returns=returns,
+            outcomes=need(msg, "outcomes", list, None),
+            ranks=need(msg, "ranks", list, None),
+            forfeit_seat=need(msg, "forfeit_seat", int, None),
+            stored=stored,
+        )
+
+    def outcome_text(self) -> str:
+        """'bob won', 'draw', 'alice forfeited (timeout)', 'void: the server stopped ...'."""
+        if self.status == "void" or not self.outcomes:
+            return "void" + (f": {self.detail}" if self.detail else "")
+        names, outcomes = self.players, self.outcomes
+        winners = [seat_name(names, i) for i, o in enumerate(outcomes) if o == "win"]
+        if self.forfeit_seat is not None:
+            text = f"{seat_name(names, self.forfeit_seat)} forfeited ({self.reason})"
+            return f"{', '.join(winners)} won; {text}" if winners else text
+        if winners:
+            text = f"{', '.join(winners)} won"
+        elif all(o == "draw" for o in outcomes):
+            text = "draw"
+        elif self.ranks and len(self.ranks) == len(names):
+            order = sorted(range(len(names)), key=lambda i: self.ranks[i])  # type: ignore[index]
+            text = ", ".join(f"#{self.ranks[i]} {names[i]}" for i in order)
+        else:
+            text = ", ".join(f"{name} {o}" for name, o in zip(names, outcomes, strict=False))
+        if self.reason and self.reason != "complete":
+            text += f" ({self.reason}" + (f": {self.detail}" if self.detail else "") + ")"
+        return text
+
+    def returns_text(self) -> str:
+        if not self.returns:
+            return "-"
+        return " / ".join(f"{r:+g}" if r else "0" for r in self.returns)
+
+
+@dataclass
+class Lobby:
+    live: list[LiveEntry] = field(default_factory=list)
+    recent: list[Result] = field(default_factory=list)  # heard from the server, newest first
+    stored: list[Result] = field(default_factory=list)  # older ones read from /api/matches
+    waiting: list[dict[str, Any]] = field(default_factory=list)
+    received: bool = False
+
+    def apply(self, msg: Mapping[str, Any]) -> None:
+        live = [LiveEntry.parse(item) for item in need(msg, "live", list)]
+        recent = [Result.parse(item) for item in need(msg, "recent", list)]
+        waiting = [w for w in need(msg, "waiting", list, []) if isinstance(w, dict)]
+        self.live, self.recent, self.waiting, self.received = live, recent, waiting, True
+
+    def results(self) -> list[Result]:
+        """Recent results, then stored ones not already listed."""
+        seen = {r.match for r in self.recent}
+        return self.recent + [r for r in self.stored if r.match not in seen]
+
+    def games(self) -> list[str]:
+        return sorted({e.game for e in self.live} | {r.game for r in self.results()})
+
+    def find(self, match: str) -> LiveEntry | Result | None:
+        for entry in self.live:
+            if entry.match == match:
+                return entry
+        for result in self.results():
+            if result.match == match:
+                return result
+        return None
+
+
+# ---- one view --------------------------------------------------------------------------
+
+_MOVER = re.compile(r"\b[Ss]eat (\d+)\)?,? to (?:move|act|propose|offer|respond|vote|make|bid|play|answer|call|choose|send)")
+_SIMULTANEOUS = re.compile(r"\b(move|talk) step\b")
+
+
+def movers(view: Mapping[str, Any], players: int) -> tuple[int, ...] | None:
+    """Who is to move, as far as the public view says: the server does not send it, so this
+    reads the view's text ('X (seat 0) to move', 'Round 2, move step' for everyone) and its
+    facts (a 'to move' item). None when the view does not say."""
+    text = view.get("text") if isinstance(view, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    found = {int(m.group(1)) for m in _MOVER.finditer(text)}
+    for block in blocks(view):
+        if block.get("type") == "facts" and isinstance(block.get("items"), list):
+            for item in block["items"]:
+                if isinstance(item, list) and len(item) == 2 and str(item[0]).lower() in ("to move", "to act", "turn"):
+                    found |= {int(n) for n in re.findall(r"seat (\d+)", str(item[1]))}
+    seats = tuple(sorted(s for s in found if s < players))
+    if seats:
+        return seats
+    if _SIMULTANEOUS.search(text):
+        return tuple(range(players))
+    return None
+
+
+def blocks(view: Any) -> list[dict[str, Any]]:
+    render = view.get("render") if isinstance(view, Mapping) else None
+    return [b for b in render if isinstance(b, dict)] if isinstance(render, list) else []
+
+
+def describe_change(before: Mapping[str, Any], after: Mapping[str, Any], players: Sequence[str]) -> str:
+    """One line saying what a step changed, read from two views: changed grid cells, new
+    grid rows or columns, new chat messages, changed facts and cards. The view's last line
+    when nothing else says it."""
+    parts: list[str] = []
+    old_blocks = blocks(before)
+    for i, block in enumerate(blocks(after)):
+        old = old_blocks[i] if i < len(old_blocks) and old_blocks[i].get("type") == block.get("type") else {}
+        try:
+            parts += _CHANGES.get(str(block.get("type")), _no_change)(old, block, players)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            continue  # a malformed block says nothing here; the view itself shows the text
+    if not parts:
+        text = after.get("text") if isinstance(after, Mapping) else None
+        lines = [line.strip() for line in str(text or "").splitlines() if line.strip()]
+        parts = lines[-1:] or ["(no change shown)"]
+    line = "; ".join(parts)
+    return line if len(line) <= 160 else line[:159] + "…"
+
+
+def _no_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    return []
+
+
+def _cell_name(r: int, c: int, row_labels: Sequence[Any], col_labels: Sequence[Any]) -> str:
+    row = str(row_labels[r]) if r < len(row_labels) else ""
+    col = str(col_labels[c]) if c < len(col_labels) else ""
+    if row and col and len(row) <= 2 and len(col) <= 2:
+        return f"{col}{row}"
+    if row and col:
+        return f"{row} {col}"
+    return f"col {col}" if col else (f"row {row}" if row else f"({r + 1},{c + 1})")
+
+
+def _grid_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    rows = [list(r) for r in new.get("rows") or []]
+    old_rows = [list(r) for r in old.get("rows") or []]
+    row_labels = list(new.get("row_labels") or [])
+    col_labels = list(new.get("col_labels") or [])
+    out: list[str] = []
+    for r, row in enumerate(rows):
+        before = old_rows[r] if r < len(old_rows) else None
+        label = str(row_labels[r]) if r < len(row_labels) else f"row {r + 1}"
+        if before is None:
+            out.append(f"{label}: {' '.join(str(c) for c in row)}")
+        elif len(row) > len(before):
+            added = " ".join(str(c) for c in row[len(before) :])
+            out.append(f"{label} {added}")
+        else:
+            out += [
+                f"{_cell_name(r, c, row_labels, col_labels)} {cell}"
+                for c, cell in enumerate(row)
+                if c < len(before) and before[c] != cell
+            ]
+    return out
+
+
+def _chat_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    messages = list(new.get("messages") or [])
+    return [f'{seat_name(players, m.get("seat"))}: "{m.get("text", "")}"' for m in messages[len(old.get("messages") or []) :]]
+
+
+COUNTERS = ("turn", "round", "step", "tick")  # facts that change every step and say nothing of the move
+
+
+def _facts_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    before = {str(k): v for k, v in (old.get("items") or [])}
+    return [
+        f"{k} {v}"
+        for k, v in (new.get("items") or [])
+        if str(k) in before and before[str(k)] != v and str(k).lower() not in COUNTERS
+    ]
+
+
+def _cards_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    before = {g.get("label"): g.get("cards") for g in old.get("groups") or []}
+    return [
+        f"{g.get('label')}: {' '.join(str(c) for c in g.get('cards') or []) or '-'}"
+        for g in new.get("groups") or []
+        if g.get("label") in before and before[g.get("label")] != g.get("cards")
+    ]
+
+
+_CHANGES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any], Sequence[str]], list[str]]] = {
+    "grid": _grid_change,
+    "chat": _chat_change,
+    "facts": _facts_change,
+    "cards": _cards_change,
+}
+
+
+# ---- one match -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogLine:
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    seat: int
+    running: bool
+    ms_left: float | None  # None when the clock is unknown
+
+
+@dataclass
+class MatchState:
+    """A watched match: a live one (snapshot, deltas, result) or an ended one (its snapshot).
+
+    Clocks are estimates, and say so: the server sends each match's per-move budget
+    (``clock.move_ms``), not the time left, so the seat to move counts down from the
+    moment its step began as seen here (the match start for step 0, else the arrival of
+    the delta that began the step).
+    """
+
+    match: str
+    game: str = ""
+    players: list[str] = field(default_factory=list)
+    status: str = "loading"  # loading, live, finished, void, gone (the server does not know it)
+    clock: dict[str, Any] = field(default_factory=dict)
+    step: int = 0
+    view: dict[str, Any] = field(default_factory=dict)
+    log: list[LogLine] = field(default_factory=list)
+    result: Result | None = None
+    step_began: float | None = None  # on the monotonic clock
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def apply_snapshot(self, msg: Mapping[str, Any], now: float, wall_now: float) -> None:
+        self.game = need(msg, "game", str)
+        self.players = _names(msg)
+        self.status = need(msg, "status", str)
+        view = need(msg, "view", dict, {})
+        self.config = need(msg, "config", dict, {})
+        if self.status == "live":
+            step = need(msg, "step", int, 0)
+            if step != self.step or not self.view:
+                self.step_began = now
+                started = need(msg, "started", NUMBER, None)
+                if step == 0 and started is not None:
+                    self.step_began = now - max(0.0, wall_now - started)
+            if self.view and step > self.step:
+                self.log.append(
+                    LogLine(step, f"(steps {self.step + 1}-{step} while away) " + describe_change(self.view, view, self.players))
+                )
+            self.step, self.view = step, view
+            self.clock = need(msg, "clock", dict, {})
+            self.result = None
+        else:
+            self.view = view
+            self.result = Result.parse(msg)
+            self.step_began = None
+
+    def apply_delta(self, msg: Mapping[str, Any], now: float) -> None:
+        step = need(msg, "step", int)
+        view = need(msg, "view", dict)
+        if step <= self.step:
+            return  # heard already: the snapshot or an earlier delta had it
+        prefix = f"(steps {self.step + 1}-{step - 1} missed) " if step > self.step + 1 else ""
+        self.log.append(LogLine(step, prefix + describe_change(self.view, view, self.players)))
+        self.step, self.view, self.step_began = step, view, now
+
+    def apply_result(self, msg: Mapping[str, Any]) -> None:
+        self.result = Result.parse(msg)
+        self.status = self.result.status
+        view = need(msg, "view", dict, None)
+        if view:  # the full view: hidden information shows only now
+            self.view = view
+        self.step_began = None
+
+    @property
+    def over(self) -> bool:
+        return self.result is not None
+
+    def movers(self) -> tuple[int, ...] | None:
+        if self.over or self.status != "live":
+            return None
+        return movers(self.view, len(self.players))
+
+    def clocks(self, now: float) -> list[ClockReading]:
+        move_ms = self.clock.get("move_ms")
+        to_move = self.movers() or ()
+        out = []
+        for seat in range(len(self.players)):
+            running = seat in to_move
+            if not isinstance(move_ms, NUMBER) or self.over:
+                left = None
+            elif running and self.step_began is not None:
+                left = move_ms - (now - self.step_began) * 1000
+            else:
+                left = float(move_ms)
+            out.append(ClockReading(seat, running, left))
+        return out
+
+
+# ---- a replay --------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayState:
+    """A finished match's full views, before the first step and after each step."""
+
+    match: str
+    result: Result
+    views: list[dict[str, Any]]
+    turns: list[dict[str, Any]]
+    index: int = 0
+
+    @classmethod
+    def parse(cls, msg: Mapping[str, Any]) -> ReplayState:
+        views = need(msg, "views", list)
+        if not views or not all(isinstance(v, dict) for v in views):
+            raise Malformed("'replay.views' must be a non-empty list of views")
+        turns = [t for t in need(msg, "turns", list, []) if isinstance(t, dict)]
+        return cls(match=need(msg, "match", str), result=Result.parse(msg), views=views, turns=turns)
+
+    @property
+    def players(self) -> list[str]:
+        return self.result.players
+
+    @property
+    def view(self) -> dict[str, Any]:
+        return self.views[self.index]
+
+    @property
+    def last(self) -> int:
+        return len(self.views) - 1
+
+    def go(self, index: int) -> None:
+        self.index = max(0, min(self.last, index))
+
+    def log(self) -> list[LogLine]:
+        """Per step, the actions taken (from the turn records), else what the view changed."""
+        actions: dict[int, list[str]] = {}
+        for turn in self.turns:
+            if turn.get("accepted") and isinstance(turn.get("step"), int):
+                actions.setdefault(turn["step"], []).append(f"{seat_name(self.players, turn.get('seat'))}: {turn.get('action')}")
+        lines = [LogLine(0, "(the start)")]
+        for step in range(1, len(self.views)):
+            text = "; ".join(actions.get(step - 1, [])) or describe_change(self.views[step - 1], self.views[step], self.players)
+            lines.append(LogLine(step, text))
+        return lines
+
+
+# ---- leaderboards ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    fmt: Callable[[Any], str] = str
+    numeric: bool = False
+
+
+def _num(digits: int) -> Callable[[Any], str]:
+    return lambda v: "-" if v is None else f"{v:.{digits}f}"
+
+
+VARIANT_COLUMNS = (
+    Column("rank", "rank", numeric=True),
+    Column("bot", "bot"),
+    Column("mu", "μ", _num(2), True),
+    Column("sigma", "σ", _num(2), True),
+    Column("conservative", "μ-3σ", _num(2), True),
+    Column("games", "games", numeric=True),
+    Column("wins", "W", numeric=True),
+    Column("draws", "D", numeric=True),
+    Column("losses", "L", numeric=True),
+    Column("nash", "Nash", _num(2), True),
+    Column("nash_low", "Nash 95% low", _num(2), True),
+    Column("nash_high", "high", _num(2), True),
+    Column("mass", "mass", _num(2), True),
+)
+OVERALL_BOT_COLUMNS = (
+    Column("bot", "bot"),
+    Column("skill", "skill", _num(3), True),
+    Column("mass", "mass", _num(3), True),
+    Column("games", "games", numeric=True),
+)
+OVERALL_GAME_COLUMNS = (
+    Column("variant", "game", str),
+    Column("difficulty", "difficulty", _num(3), True),
+    Column("mass", "mass", _num(3), True),
+    Column("informative", "informative", lambda v: "yes" if v else "no"),
+)
+
+
+@dataclass(frozen=True)
+class Board:
+    """One ``leaderboard`` message: a game's variants, or (game None) the overall tables."""
+
+    game: str | None
+    variants: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    bots: list[dict[str, Any]] = field(default_factory=list)
+    games: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, msg: Mapping[str, Any]) -> Board:
+        game = need(msg, "game", str, None)
+        if game is not None:
+            variants = need(msg, "variants", dict)
+            for name, rows in variants.items():
+                if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                    raise Malformed(f"'leaderboard.variants.{name}' must be a list of rows")
+            return cls(game, variants=variants)
+        bots = need(msg, "bots", list, [])
+        games = need(msg, "games", list, [])
+        if not all(isinstance(r, dict) for r in bots + games):
+            raise Malformed("'leaderboard' rows must be maps")
+        return cls(None, bots=bots, games=games)
+
+    def variant_rows(self) -> list[dict[str, Any]]:
+        return [{"variant": variant, **row} for variant, rows in sorted(self.variants.items()) for row in rows]
+
+
+def sort_rows(rows: Sequence[Mapping[str, Any]], key: str | None, reverse: bool) -> list[Mapping[str, Any]]:
+    """Rows by ``key``, missing values last either way; the server's order when key is None."""
+    if key is None:
+        return list(rows)
+    present = [r for r in rows if r.get(key) is not None]
+    missing = [r for r in rows if r.get(key) is None]
+
+    def order(row: Mapping[str, Any]) -> tuple[int, Any]:
+        value = row[key]
+        return (0, value) if isinstance(value, NUMBER) else (1, str(value))
+
+    return sorted(present, key=order, reverse=reverse) + missing

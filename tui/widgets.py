@@ -1,0 +1,149 @@
+"""Small widgets of the spectator: the status line, the players with their clocks, the
+move log, the drawn view, and tables that open or sort on Enter."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.cells import cell_len
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from tui.render import Palette, render_view
+from tui.state import ClockReading, LogLine, Result, seconds
+
+
+class StatusLine(Static):
+    """One line at the bottom of every screen: the connection, then the last problem."""
+
+    def show(self, connection: Text, problem: str | None, palette: Palette) -> None:
+        line = connection.copy()
+        if problem:
+            line.append("  ⚠ ", style=f"bold {palette.warn}")
+            line.append(problem, style=palette.warn)
+        self.update(line)
+
+
+class MatchTable(DataTable[Any]):
+    """A row-cursor table whose Enter opens the row (shown in the footer)."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Open", show=True)]  # noqa: RUF012 (Textual's class API)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+
+    def selected_key(self) -> str | None:
+        if self.row_count == 0:
+            return None
+        try:
+            return str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
+        except Exception:
+            return None
+
+    def fill(self, rows: Sequence[tuple[str, Sequence[Any]]], *, squeeze: int | None = None) -> None:
+        """Replace the rows (key, cells), keeping the cursor on the same key where it still is.
+        Column ``squeeze`` is cut short (…) where the table would be wider than the screen."""
+        texts = [[Text(c) if isinstance(c, str) else c for c in cells] for _, cells in rows]  # text, never markup
+        if squeeze is not None and self.size.width and texts:
+            labels = [cell_len(str(column.label)) for column in self.ordered_columns]
+            widths = [max([labels[i]] + [t[i].cell_len for t in texts]) for i in range(len(labels))]
+            room = self.size.width - 2 * len(widths) - 2 - (sum(widths) - widths[squeeze])
+            for cells in texts:
+                cells[squeeze] = cells[squeeze].copy()
+                cells[squeeze].truncate(max(room, 12), overflow="ellipsis")
+        keep, row = self.selected_key(), self.cursor_row
+        self.clear()
+        for (key, _), cells in zip(rows, texts, strict=True):
+            self.add_row(*cells, key=key)
+        keys = [key for key, _ in rows]
+        if keys:  # the same match if it is still listed, else the same place
+            self.move_cursor(row=keys.index(keep) if keep in keys else min(row, len(keys) - 1), animate=False)
+
+
+class SortTable(DataTable[Any]):
+    """A column-cursor table: Enter (or a click on a header) sorts by that column."""
+
+    BINDINGS = [Binding("enter,s", "select_cursor", "Sort by column", show=True)]  # noqa: RUF012
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="column", zebra_stripes=True, **kwargs)
+
+
+class ViewPane(VerticalScroll):
+    """The match's view, drawn from its render blocks (or shown as its raw text)."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="view")
+
+    def show(self, view: Any, players: Sequence[str], palette: Palette, *, raw: bool = False) -> None:
+        static = self.query_one("#view", Static)
+        if raw:
+            text = view.get("text") if isinstance(view, dict) else None
+            static.update(Text(str(text or "(no text)")))
+        else:
+            static.update(render_view(view, players, palette))
+
+
+class MoveLog(VerticalScroll):
+    """One line per step; the current one marked (replays), the newest in view (live)."""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(id="log")
+
+    def show(self, lines: Sequence[LogLine], palette: Palette, *, current: int | None = None, follow: bool = True) -> None:
+        static = self.query_one("#log", Static)
+        if not lines:
+            static.update(Text("(no moves yet)", style=palette.muted))
+            return
+        out = Table.grid(padding=(0, 1), expand=True)
+        out.add_column(no_wrap=True, justify="right")
+        out.add_column(ratio=1)
+        for line in lines:
+            here = current is not None and line.step == current
+            marker = Text(f"{'▶' if here else ' '}{line.step:>3}", style=f"bold {palette.accent}" if here else palette.muted)
+            out.add_row(marker, Text(line.text, style="bold" if here else ""))
+        static.update(out)
+        if current is not None:
+            index = next((i for i, line in enumerate(lines) if line.step == current), 0)
+            self.call_after_refresh(self.scroll_to, y=max(0, index - 3), animate=False)
+        elif follow:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+
+def players_panel(
+    players: Sequence[str],
+    clocks: Sequence[ClockReading] | None,
+    palette: Palette,
+    *,
+    result: Result | None = None,
+    clock_note: str = "",
+) -> Group:
+    """Seat, name, and either the clock (live; ▶ marks the seat to move) or the outcome."""
+    lines = []
+    for seat, name in enumerate(players):
+        reading = clocks[seat] if clocks and seat < len(clocks) else None
+        running = reading is not None and reading.running
+        line = Text()
+        line.append("▶ " if running else "  ", style=f"bold {palette.accent}")
+        line.append(f"{seat} ", style=palette.muted)
+        line.append(f"{name:<18}", style=f"bold {palette.seat(seat)}")
+        if result is not None:
+            outcome = result.outcomes[seat] if result.outcomes and seat < len(result.outcomes) else result.status
+            ret = f"{result.returns[seat]:+g}" if result.returns and seat < len(result.returns) else ""
+            line.append(f" {outcome:<8} {ret}", style="bold" if outcome == "win" else "")
+        elif reading is not None and reading.ms_left is not None:
+            left = reading.ms_left
+            if running:
+                style = f"bold {palette.warn}" if left <= 0 else "bold"
+                line.append(f" {seconds(max(0.0, left)):>6} left" + (", in grace" if left <= 0 else ""), style=style)
+            else:
+                line.append(f"   {seconds(left):>6}", style=palette.muted)
+        lines.append(line)
+    if clock_note:
+        lines.append(Text(clock_note, style=f"italic {palette.muted}"))
+    return Group(*lines)
