@@ -1,0 +1,23 @@
+"""The one helper that reads an action out of a language model's reply."""
+
+from __future__ import annotations
+
+import pytest
+
+from bots.parsing import extract_action
+
+
+@pytest.mark.parametrize(
+    ("reply", "action"),
+    [
+        ("I think the centre is best. [b2]", "b2"),
+        ("First [a1]? No, better [ c3 ] ", "c3"),
+        ("[propose 1 2 0: I need the hats]", "propose 1 2 0: I need the hats"),
+        ("thinking [] then [bet] and []", "bet"),
+        ("no brackets at all", None),
+        ("[   ]", None),
+        ("unclosed [b2", None),
+    ],
+)
+def test_the_action_is_the_last_non_empty_bracketed_text(reply: str, action: str | None) -> None:
+    assert extract_action(reply) == action
