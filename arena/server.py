@@ -193,6 +193,7 @@ class ArenaServer:
                     ping_interval=self.limits.heartbeat_s,
                     ping_timeout=self.limits.heartbeat_s,
                     server_header="selfplay-arena",
+                    compression=None,  # frames are small: deflate costs more CPU than it saves bytes
                 )
             )
             task_status.started()
