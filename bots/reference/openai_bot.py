@@ -1,0 +1,222 @@
+"""A bot backed by any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp...).
+
+Each turn it builds the shared prompt (``bots.prompts``), POSTs it to
+``{base_url}/chat/completions`` and reads the action from the model's own reply
+(``bots.parsing.extract_action``: the last ``[...]``).
+
+Design:
+
+- **Async.** ``act`` is ``async def`` on httpx's AsyncClient (anyio underneath, so it runs
+  under trio in the match loop and the SDK): when the match clock runs out, the request is
+  cancelled, not left running in an abandoned thread.
+- **Time.** Every request, retries and back-off included, fits in a budget shorter than
+  the move clock: ``timeout_ms`` if set, else the turn's ``deadline_ms`` less a margin
+  (a tenth, at least 100 ms), and never more than that margin below it. When the budget is
+  spent without a reply the bot answers ``Move(action=None, format_error=True)`` before the
+  deadline, so the seat uses one of the match's retries instead of losing on time.
+- **Transient errors.** 429 and 5xx answers and connection errors are retried with
+  exponential back-off (honouring ``Retry-After``) while the budget allows; other 4xx
+  answers are not retried.
+- **Rethink.** There is no second, hidden rethink inside the bot: a reply without an
+  action is a ``format_error`` move, and an illegal one is refused by the game; the match
+  loop then asks again with ``turn.retry_reason``, which the prompt shows. So every reply
+  the model wrote is one turn record, with its own prompt, tokens and cost.
+- **Money.** Each move carries the tokens of the endpoint's ``usage`` and their cost
+  (``price_in``/``price_out`` in USD per million tokens); ``spent`` accumulates over the
+  bot's life. Once ``spent`` reaches ``max_cost`` (0: no cap) the bot raises
+  ``SeatForfeit("spending_cap")`` on its next turn, and ``exhausted`` tells a runner to
+  stop seeking matches.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx
+
+from arena.seats import Move, SeatForfeit, Turn
+from bots.base import Bot
+from bots.parsing import extract_action
+from bots.prompts import build_prompt
+from bots.registry import BotSpecError, register
+
+log = logging.getLogger("arena.bot.openai")
+
+NO_DEADLINE_MS = 60_000
+"""The request budget when a turn has no deadline and ``timeout_ms`` is 0."""
+MIN_REQUEST_S = 0.05
+"""Below this much time left, no request is started."""
+FIRST_BACKOFF_S = 0.2
+MAX_BACKOFF_S = 4.0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one chat-completions call gave: the reply, its usage, or why there is none."""
+
+    content: str | None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    error: str | None = None
+
+
+def request_budget_ms(deadline_ms: int | None, timeout_ms: int = 0) -> int:
+    """Milliseconds the bot may spend on a turn: always under the move clock."""
+    if deadline_ms is None:
+        return timeout_ms or NO_DEADLINE_MS
+    derived = max(0, deadline_ms - max(100, deadline_ms // 10))
+    return min(timeout_ms, derived) if timeout_ms > 0 else derived
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+@register
+class OpenAIBot(Bot):
+    name = "openai"
+    description = "a language model behind an OpenAI-compatible /chat/completions endpoint"
+    games = None
+
+    def __init__(
+        self,
+        game: str,
+        seed: int = 0,
+        base_url: str = "",
+        model: str = "",
+        api_key_env: str = "OPENAI_API_KEY",
+        max_cost: float = 0.0,
+        price_in: float = 0.0,
+        price_out: float = 0.0,
+        temperature: float = 0.7,
+        timeout_ms: int = 0,
+        max_tokens: int = 512,
+    ) -> None:
+        super().__init__(game, seed)
+        if not base_url or not model:
+            raise BotSpecError("bot 'openai' needs base_url and model, e.g. openai:base_url=http://localhost:8000/v1,model=qwen")
+        for key, value in (("max_cost", max_cost), ("price_in", price_in), ("price_out", price_out), ("timeout_ms", timeout_ms)):
+            if value < 0:
+                raise BotSpecError(f"bot 'openai': {key} must be >= 0, got {value}")
+        if max_tokens <= 0:
+            raise BotSpecError(f"bot 'openai': max_tokens must be > 0, got {max_tokens}")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key_env = api_key_env
+        self.max_cost = max_cost
+        self.price_in = price_in
+        self.price_out = price_out
+        self.temperature = temperature
+        self.timeout_ms = timeout_ms
+        self.max_tokens = max_tokens
+        self.spent = 0.0
+        """USD spent over this bot's life, by the endpoint's usage and the prices given."""
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether the spending cap is reached: the bot plays no further turn."""
+        return self.max_cost > 0 and self.spent >= self.max_cost
+
+    def cost_of(self, tokens_in: int | None, tokens_out: int | None) -> float | None:
+        if tokens_in is None and tokens_out is None:
+            return None
+        return ((tokens_in or 0) * self.price_in + (tokens_out or 0) * self.price_out) / 1_000_000
+
+    async def act(self, turn: Turn) -> Move:  # type: ignore[override]
+        if self.exhausted:
+            raise SeatForfeit("spending_cap", f"spent ${self.spent:.6f} of the ${self.max_cost:g} cap")
+        prompt = build_prompt(turn)
+        budget_s = request_budget_ms(turn.deadline_ms, self.timeout_ms) / 1000
+        completion = await self.complete(prompt.messages(), budget_s)
+        cost = self.cost_of(completion.tokens_in, completion.tokens_out)
+        if cost is not None:
+            self.spent += cost
+        if completion.error is not None:
+            log.warning("%s: no reply for %s step %s: %s", self.label, turn.match_id, turn.step, completion.error)
+        action = extract_action(completion.content) if completion.content else None
+        return Move(
+            action=action,
+            raw=completion.content,
+            prompt=prompt.to_json(),
+            tokens_in=completion.tokens_in,
+            tokens_out=completion.tokens_out,
+            cost=cost,
+            format_error=action is None,
+        )
+
+    def headers(self) -> dict[str, str]:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    async def complete(self, messages: list[dict[str, str]], budget_s: float) -> Completion:
+        """One chat completion within ``budget_s``, retrying 429, 5xx and connection errors."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        deadline = anyio.current_time() + budget_s
+        delay = FIRST_BACKOFF_S
+        error = "no time for a request"
+        async with httpx.AsyncClient(headers=self.headers()) as client:
+            while (left := deadline - anyio.current_time()) > MIN_REQUEST_S:
+                wait: float | None = None
+                with anyio.move_on_after(left):
+                    try:
+                        response = await client.post(self.url, json=body, timeout=left)
+                    except httpx.TimeoutException:
+                        return Completion(None, error=f"the endpoint did not answer within {budget_s * 1000:.0f} ms")
+                    except httpx.TransportError as failure:
+                        error = f"{type(failure).__name__}: {failure}"
+                    else:
+                        if response.status_code == 429 or response.status_code >= 500:
+                            error = f"HTTP {response.status_code}"
+                            wait = retry_after_s(response.headers.get("retry-after"))
+                        elif response.status_code >= 400:
+                            return Completion(None, error=f"HTTP {response.status_code}: {response.text[:300]}")
+                        else:
+                            return parse_completion(response)
+                if anyio.current_time() >= deadline:
+                    return Completion(None, error=f"the endpoint did not answer within {budget_s * 1000:.0f} ms")
+                if wait is None:
+                    wait = delay * (0.5 + self.rng.random())
+                    delay = min(MAX_BACKOFF_S, delay * 2)
+                if anyio.current_time() + wait + MIN_REQUEST_S >= deadline:
+                    return Completion(None, error=f"{error}; no time left to retry")
+                await anyio.sleep(wait)
+        return Completion(None, error=error)
+
+
+def parse_completion(response: httpx.Response) -> Completion:
+    """The reply text and token usage of a chat-completions answer."""
+    try:
+        data = response.json()
+        content = data["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return Completion(None, error=f"not a chat completion: {response.text[:300]}")
+    usage = data.get("usage") or {}
+    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return Completion(
+        content if isinstance(content, str) else None,
+        tokens_in if isinstance(tokens_in, int) else None,
+        tokens_out if isinstance(tokens_out, int) else None,
+    )
