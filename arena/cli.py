@@ -441,55 +441,20 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ---- arena demo ----------------------------------------------------------------------
 
 
-def demo_lineup(game_name: str, players: int) -> list[str]:
-    """Seat 0 gets the game's own expert bot, the others play ``random``; in
-    cooperative games every seat is the expert, since they play as one team."""
-    import games
-    from bots.registry import all_bots
-
-    experts = sorted((not bot.showcase, bot.name) for bot in all_bots(game_name) if bot.games is not None)
-    if not experts:
-        return ["random"] * players
-    expert = experts[0][1]
-    if games.get(game_name).spec.category == "cooperative":
-        return [expert] * players
-    return [expert] + ["random"] * (players - 1)
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
+    """The quickstart tournament (tournaments/quickstart.toml) into a fresh temporary store."""
     if args.watch:
         return _demo_watch(args)
 
-    import trio
+    import tempfile
+    from pathlib import Path
 
-    import games
-    from arena.match import play_match
+    import tournaments
+    from tournaments.config import load
 
-    async def run_all() -> list[Any]:
-        results = []
-        for game in games.all():
-            players = game.spec.default_config.players
-            seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(demo_lineup(game.spec.name, players))]
-            results.append(await play_match(game, seats, seed=args.seed))
-        return results
-
-    results = trio.run(run_all)
-    if args.json:
-        _print_json([r.summary() | {"players": r.players} for r in results])
-        return 0
-    rows = [
-        (
-            r.game,
-            " vs ".join(r.players),
-            " / ".join(f"{x:g}" for x in r.returns),
-            " / ".join(_outcome_words(r)),
-            r.reason,
-            len(r.actions),
-        )
-        for r in results
-    ]
-    print(_table(rows, ("game", "players", "returns", "outcomes", "reason", "steps")))
-    return 0
+    config = load(Path(tournaments.__file__).parent / "quickstart.toml")
+    with tempfile.TemporaryDirectory(prefix="arena-demo-") as tmp:
+        return _run_and_show(config, Path(tmp) / "demo.db", as_json=args.json)
 
 
 # games and bots of `arena demo --watch`: one pair of bots per game, each pair playing on
@@ -536,6 +501,78 @@ def _demo_watch(args: argparse.Namespace) -> int:
             children.stop()
             server.stop()
     return 0
+
+
+# ---- arena tournament ----------------------------------------------------------------
+
+
+def _progress_line(progress: Any) -> str:
+    width = 24
+    filled = width * progress.done // max(progress.total, 1)
+    eta = "?" if progress.eta is None else f"{progress.eta:.0f}s"
+    bar = "#" * filled + "." * (width - filled)
+    return f"[{bar}] {progress.done}/{progress.total} done, {progress.running} running, ETA {eta}"
+
+
+def _progress_bar() -> Callable[[Any], None]:
+    """Progress on stderr: redrawn in place on a terminal, a line per tenth otherwise."""
+    tty = sys.stderr.isatty()
+    shown = {"done": -1}
+
+    def show(progress: Any) -> None:
+        if tty:
+            sys.stderr.write("\r" + _progress_line(progress) + ("\n" if progress.done == progress.total else ""))
+        elif progress.done != shown["done"] and (
+            progress.done == progress.total or progress.done % max(1, progress.total // 10) == 0
+        ):
+            shown["done"] = progress.done
+            sys.stderr.write(_progress_line(progress) + "\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def _run_and_show(config: Any, db: Any, *, as_json: bool) -> int:
+    """Run a tournament with a progress bar on stderr, then print its leaderboards."""
+    from tournaments.runner import leaderboards, run_tournament
+
+    summary = run_tournament(config, db, progress=_progress_bar())
+    boards = leaderboards(config, db)
+    if as_json:
+        _print_json({"tournament": config.name, "played": summary.played, "skipped": summary.skipped, "leaderboards": boards})
+        return 0
+    print(
+        f"{config.name}: {summary.played} played, {summary.skipped} already done, {summary.voided} void, {summary.elapsed:.1f}s"
+    )
+    for variant, rows in boards.items():
+        print(f"\n{variant}")
+        print(
+            _table(
+                [
+                    (
+                        r["rank"],
+                        r["bot"],
+                        f"{r['mu']:.2f}",
+                        f"{r['conservative']:.2f}",
+                        r["games"],
+                        f"{r['wins']}/{r['draws']}/{r['losses']}",
+                    )
+                    for r in rows
+                ],
+                ("rank", "bot", "mu", "mu-3σ", "games", "W/D/L"),
+            )
+        )
+    return 0 if summary.voided == 0 else FAILURE
+
+
+def cmd_tournament_run(args: argparse.Namespace) -> int:
+    from tournaments.config import TournamentConfigError, load
+
+    try:
+        config = load(args.file)
+    except TournamentConfigError as error:
+        raise UsageError(str(error)) from None
+    return _run_and_show(config, args.db, as_json=args.json)
 
 
 # ---- arena watch ---------------------------------------------------------------------
@@ -684,11 +721,29 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("--json", action="store_true", help="print the match results as JSON at the end")
     run_bot.set_defaults(run=cmd_bot_run)
 
-    demo = commands.add_parser(
-        "demo", help="one match of every game among built-in bots", description="Play one match of each game."
+    tournament = commands.add_parser(
+        "tournament", help="run tournaments from TOML files", description="Tournaments: formats, schedules, leaderboards."
     )
-    demo.add_argument("--seed", type=int, default=0, help="the seed of every match (default 0)")
-    demo.add_argument("--json", action="store_true", help="print the results as JSON")
+    tournament_commands = tournament.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
+    tournament_run = tournament_commands.add_parser(
+        "run",
+        help="play a tournament file into a store",
+        description="Play every scheduled match of a tournament in this process, into the store, with a progress bar "
+        "on stderr, then print each game's leaderboard. Resumable: run it again after a stop and only the missing "
+        "matches are played.",
+        epilog="example: arena tournament run tournaments/quickstart.toml --db arena.db",
+    )
+    tournament_run.add_argument("file", help="the tournament's TOML file (see tournaments/quickstart.toml)")
+    tournament_run.add_argument("--db", default="arena.db", help="the store (default arena.db)")
+    tournament_run.add_argument("--json", action="store_true", help="print the summary and leaderboards as JSON")
+    tournament_run.set_defaults(run=cmd_tournament_run)
+
+    demo = commands.add_parser(
+        "demo",
+        help="the quickstart tournament among built-in bots",
+        description="Run tournaments/quickstart.toml into a fresh temporary store and print the leaderboards.",
+    )
+    demo.add_argument("--json", action="store_true", help="print the leaderboards as JSON")
     demo.add_argument(
         "--watch",
         action="store_true",

@@ -9,6 +9,7 @@ prompt, tokens, cost, log-probs, format error).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.trio.client import connect
 
 from arena import protocol as p
-from arena.seats import Move, Turn, as_move, policy_callable
+from arena.seats import Move, SeatForfeit, Turn, as_move, policy_callable
 from games.api import Observation
 
 log = logging.getLogger("arena.bot")
@@ -140,7 +141,10 @@ async def _session(
     await send("hello", **hello)
 
     def wanted() -> int:
-        """How many more matches to seek: one seat each (two when playing itself)."""
+        """How many more matches to seek: one seat each (two when playing itself); none once
+        the policy says it is exhausted (an LLM bot at its spending cap)."""
+        if getattr(getattr(policy, "__self__", policy), "exhausted", False):  # a bound act(): ask its bot
+            return 0
         if matches is None:
             return 1
         return max(0, matches - len(run.results) - len(state.matches))
@@ -173,6 +177,11 @@ async def _session(
         try:
             answer = await policy(turn) if is_async else await trio.to_thread.run_sync(policy, turn, abandon_on_cancel=True)
             move = as_move(answer)
+        except SeatForfeit as gave_up:  # the policy gives up this match (a spending cap, say): resign it
+            log.info("resigning %s: %s", msg["match"], gave_up)
+            with contextlib.suppress(ConnectionClosed):
+                await send("resign", match=msg["match"])
+            return
         except Exception as error:  # the policy's bug: report it as a reply with no action
             log.exception("policy failed on %s step %s", msg["match"], msg["step"])
             move = Move(action=None, raw=f"policy error: {type(error).__name__}: {error}", format_error=True)

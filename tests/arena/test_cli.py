@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,11 +97,25 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
     assert err.count("\n") == 1 and err.startswith("arena: error: ") and message in err
 
 
-def test_demo_plays_every_game(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "demo", "--json")
-    rows = json.loads(out)
-    assert code == 0 and sorted(row["game"] for row in rows) == games.names()
-    assert all(row["status"] == "finished" and row["reason"] == "complete" for row in rows)
+def test_demo_runs_the_quickstart_tournament_and_prints_its_leaderboards(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "demo", "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["tournament"] == "quickstart" and summary["skipped"] == 0
+    boards = summary["leaderboards"]
+    assert set(boards) == {"tic-tac-toe", "kuhn-poker", "iterated-prisoners-dilemma"}
+    assert boards["tic-tac-toe"][0]["bot"] == "perfect"
+    assert f"{summary['played']}/{summary['played']} done" in err
+
+
+def test_tournament_run_names_the_bad_key_of_a_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "x"\nformat = "knockout"\n[[games]]\nname = "nim"\n')
+    code, out, err = run(capsys, "tournament", "run", str(path), "--db", str(tmp_path / "a.db"))
+    assert (
+        code == 2
+        and out == ""
+        and err == f"arena: error: {path}: format: unknown format 'knockout'; the formats are" + err.split("the formats are")[1]
+    )
 
 
 def test_a_human_seat_plays_from_the_terminal_and_is_asked_again_after_an_illegal_move() -> None:

@@ -1,0 +1,60 @@
+"""Tournament files: the quickstart loads; every error names the file, the key and what is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import tournaments
+from tournaments.config import TournamentConfigError, load
+
+QUICKSTART = Path(tournaments.__file__).parent / "quickstart.toml"
+
+GOOD = """
+name = "cup"
+format = "round-robin"
+[[games]]
+name = "tic-tac-toe"
+participants = ["perfect", "random"]
+"""
+
+
+def test_quickstart_loads_three_games_of_built_in_bots() -> None:
+    config = load(QUICKSTART)
+    assert config.name == "quickstart" and [g.name for g in config.games] == [
+        "tic-tac-toe",
+        "kuhn-poker",
+        "iterated-prisoners-dilemma",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "what"),
+    [
+        ('name = "tic-tac-toe"', 'name = "tic-tac-to"', "games[0].name", "unknown game 'tic-tac-to'"),
+        ('"perfect"', '"perfekt"', "games[0].participants[0]", "unknown bot 'perfekt'"),
+        ('name = "cup"\n', "", "name", "missing"),
+        ('format = "round-robin"', "format = 3", "format", "must be a string, got int 3"),
+        ('format = "round-robin"', 'format = "knockout"', "format", "unknown format 'knockout'"),
+        ('format = "round-robin"', 'format = "round-robin"\ngames_per_pairing = "two"', "games_per_pairing", "an integer"),
+        ('format = "round-robin"', 'format = "round-robin"\nplayers = 2', "players", "unknown key"),
+        ('participants = ["perfect", "random"]', 'participants = ["perfect"]', "games[0].participants", "at least 2"),
+        ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nconfig = { size = 9 }', "games[0].config", "size"),
+    ],
+)
+def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: str, new: str, key: str, what: str) -> None:
+    path = tmp_path / "cup.toml"
+    assert old in GOOD
+    path.write_text(GOOD.replace(old, new, 1))
+    with pytest.raises(TournamentConfigError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {key}: ") and what in message
+
+
+def test_not_toml_is_reported_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.toml"
+    path.write_text("name = ")
+    with pytest.raises(TournamentConfigError, match=r"broken\.toml: not valid TOML"):
+        load(path)

@@ -1,0 +1,77 @@
+"""Schedules: every pairing covered, seats balanced, no repeated Swiss pairing, shared duplicate seeds."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from tournaments.formats import Slot, duplicate, gauntlet, round_robin, swiss_pairings, tables
+
+SLOT = Slot("cup", "tic-tac-toe")
+PEOPLE = ["a", "b", "c", "d", "e"]
+
+
+def test_round_robin_covers_every_pairing_with_seats_swapped_in_pairs() -> None:
+    matches = round_robin(SLOT, PEOPLE, games_per_pairing=4)
+    by_pair = Counter(frozenset(m.seats) for m in matches)
+    assert set(by_pair) == {frozenset(p) for p in itertools.combinations(PEOPLE, 2)}
+    assert set(by_pair.values()) == {4}
+    firsts = Counter(m.seats[0] for m in matches)
+    assert set(firsts.values()) == {8}  # each plays 4 opponents x 2 games from seat 0
+    assert len({m.key for m in matches}) == len(matches)
+    assert matches == round_robin(SLOT, PEOPLE, games_per_pairing=4)  # deterministic, seeds included
+
+
+def test_round_robin_rounds_never_seat_a_participant_twice() -> None:
+    rounds: dict[int, list[str]] = {}
+    for m in round_robin(SLOT, PEOPLE, games_per_pairing=1):
+        rounds.setdefault(m.round, []).extend(m.seats)
+    assert all(len(people) == len(set(people)) for people in rounds.values())
+
+
+def test_swiss_never_repeats_a_pairing_and_gives_one_bye_each_for_an_odd_count() -> None:
+    standings = dict.fromkeys(PEOPLE, 0.0)
+    played: set[frozenset[str]] = set()
+    byes: list[str] = []
+    for r in range(5):
+        pairs, bye = swiss_pairings(standings, played, byes)
+        assert bye is not None and bye not in byes
+        assert sorted([p for pair in pairs for p in pair] + [bye]) == PEOPLE
+        for a, b in pairs:
+            assert frozenset((a, b)) not in played
+            played.add(frozenset((a, b)))
+            standings[min(a, b)] += 1  # the first by name wins
+        byes.append(bye)
+        standings[bye] += 1 + r * 0.01
+    assert len(played) == 10  # all pairings met, none twice
+    with pytest.raises(ValueError, match="without a repeat"):
+        swiss_pairings(standings, played, byes)
+
+
+def test_swiss_pairs_by_score() -> None:
+    pairs, bye = swiss_pairings({"a": 0, "b": 3, "c": 2, "d": 1})
+    assert bye is None and pairs == [("b", "c"), ("d", "a")]
+
+
+def test_duplicate_plays_identical_seeds_across_pairings_in_both_seat_orders() -> None:
+    matches = duplicate(SLOT, ["a", "b", "c"], deals=2)
+    for deal in (1, 2):
+        group = [m for m in matches if m.round == deal]
+        assert len({m.seed for m in group}) == 1 and len(group) == 6
+        assert {m.group_size for m in group} == {6} and len({m.group_id for m in group}) == 1
+        assert {m.seats for m in group} == {p for pair in itertools.combinations("abc", 2) for p in (pair, pair[::-1])}
+    assert len({m.seed for m in matches}) == 2
+
+
+def test_gauntlet_plays_the_challenger_against_each_of_the_field() -> None:
+    matches = gauntlet(SLOT, "champ", ["x", "y"], games_per_pairing=2)
+    assert all("champ" in m.seats for m in matches)
+    assert Counter(m.seats[0] for m in matches) == Counter({"champ": 2, "x": 1, "y": 1})
+
+
+def test_tables_rotate_participants_over_seats() -> None:
+    matches = tables(Slot("cup", "public-goods"), ["a", "b", "c", "d"], table_size=4, rounds=4)
+    assert all(len(m.seats) == 4 and len(set(m.seats)) == 4 for m in matches)
+    assert {m.seats[0] for m in matches} == {"a", "b", "c", "d"}

@@ -1,0 +1,109 @@
+"""The runner: every scheduled match once in the store, resumable after a run is killed."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.store import Store
+from tournaments.config import load, parse
+from tournaments.runner import fixed_schedule, planned, run_tournament
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CUP = """
+name = "{name}"
+format = "{format}"
+games_per_pairing = {per}
+concurrency = 4
+{extra}
+[[games]]
+name = "iterated-prisoners-dilemma"
+participants = ["tit-for-tat", "always-defect", "always-cooperate", "random", "win-stay-lose-shift"]
+"""
+
+
+def cup(tmp_path: Path, name: str = "cup", format: str = "round-robin", per: int = 2, extra: str = "") -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(CUP.format(name=name, format=format, per=per, extra=extra))
+    return path
+
+
+def finished_keys(db: Path) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [row[0] for row in conn.execute("SELECT caller_key FROM matches WHERE status = 'finished'")]
+
+
+def test_a_run_records_every_match_with_its_tournament_and_round_and_a_rerun_plays_nothing(tmp_path: Path) -> None:
+    config = load(cup(tmp_path))
+    db = tmp_path / "arena.db"
+    seen = []
+    first = run_tournament(config, db, progress=seen.append)
+    assert first.played == first.total == 20 and first.skipped == 0
+    assert seen[-1].done == 20 and seen[-1].running == 0
+    store = Store(db, read_only=True)
+    rows = store.conn.execute("SELECT tournament, round, caller_key FROM matches").fetchall()
+    store.close()
+    assert {r["tournament"] for r in rows} == {"cup"} and all(r["round"] >= 1 for r in rows)
+    assert sorted(r["caller_key"] for r in rows) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
+    again = run_tournament(config, db)
+    assert again.played == 0 and again.skipped == 20
+    assert len(finished_keys(db)) == 20
+
+
+def test_swiss_plays_its_rounds_without_repeats_and_resumes_to_the_same_pairings(tmp_path: Path) -> None:
+    config = load(cup(tmp_path, name="swiss", format="swiss", per=2, extra="rounds = 5"))
+    db = tmp_path / "arena.db"
+    assert run_tournament(config, db).played == planned(config) == 5 * 2 * 2
+    keys = finished_keys(db)
+    pairs = {key.rsplit("/", 2)[1] for key in keys}
+    assert len(pairs) == 10  # five players, five rounds: every pairing exactly once
+    assert run_tournament(config, db).played == 0
+
+
+def test_duplicate_matches_share_seeds_and_groups(tmp_path: Path) -> None:
+    config = parse(
+        {
+            "name": "dup",
+            "format": "duplicate",
+            "games_per_pairing": 1,
+            "games": [{"name": "iterated-prisoners-dilemma", "participants": ["tit-for-tat", "random", "always-defect"]}],
+        }
+    )
+    db = tmp_path / "arena.db"
+    run_tournament(config, db)
+    with sqlite3.connect(db) as conn:
+        seeds = conn.execute("SELECT DISTINCT seed, group_id, group_size FROM matches").fetchall()
+    assert len(seeds) == 1 and seeds[0][2] == 6
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_way_resumes_and_plays_every_key_exactly_once(tmp_path: Path) -> None:
+    path = cup(tmp_path, name="killed", per=30)
+    config = load(path)
+    db = tmp_path / "arena.db"
+    command = [sys.executable, "-m", "arena.cli", "tournament", "run", str(path), "--db", str(db)]
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and child.poll() is None:
+        if db.exists():
+            try:
+                if len(finished_keys(db)) >= 20:
+                    break
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.02)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert 0 < len(finished_keys(db)) < planned(config), "the run should be killed mid-way"
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    keys = finished_keys(db)
+    assert sorted(keys) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
+    assert "killed" in done.stdout and "tit-for-tat" in done.stdout

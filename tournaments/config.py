@@ -1,0 +1,245 @@
+"""A tournament's TOML file, read and checked into a frozen config.
+
+    name = "quickstart"
+    format = "round-robin"      # round-robin, swiss, gauntlet, duplicate (tables: automatic)
+    games_per_pairing = 2       # duplicate: the number of deals, each played in both seat orders
+    participants = ["random"]   # bot specs; a game may list its own
+    rounds = 3                  # swiss: rounds; tables: rounds (default: one per participant)
+    challenger = "perfect"      # gauntlet: the challenger, the others are its field
+    concurrency = 4             # matches played at once
+    clock = { move_ms = 2000, grace_ms = 500 }
+    failure = { max_retries = 2 }
+
+    [[games]]
+    name = "tic-tac-toe"
+    config = { }
+    participants = ["perfect", "random"]
+
+Games of more than two seats are played at rotating tables whatever the format. Every
+error names the file, the key and what is wrong.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import games
+from arena.match import Clock
+from arena.store import variant_of
+from bots.registry import make_bot
+from games.api import GameError, make_config
+from tournaments.formats import FORMATS
+
+TOP_KEYS = (
+    "name",
+    "format",
+    "games_per_pairing",
+    "participants",
+    "rounds",
+    "challenger",
+    "concurrency",
+    "clock",
+    "failure",
+    "games",
+)
+GAME_KEYS = ("name", "config", "participants", "label")
+
+
+class TournamentConfigError(ValueError):
+    """A tournament file that cannot be run: the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    name: str
+    label: str
+    config: Mapping[str, Any]
+    participants: tuple[str, ...]
+    players: int
+    variant: str
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    path: str
+    format: str
+    games: tuple[GameEntry, ...]
+    games_per_pairing: int = 2
+    rounds: int | None = None
+    challenger: str | None = None
+    concurrency: int = 4
+    clock: Clock = field(default_factory=Clock)
+    max_retries: int = 2
+
+
+def load(path: str | Path) -> TournamentConfig:
+    """Read and check ``path``; TournamentConfigError names what is wrong and where."""
+    where = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise TournamentConfigError(f"{where}: no such file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise TournamentConfigError(f"{where}: not valid TOML: {error}") from None
+    return parse(data, where)
+
+
+class _Reader:
+    """Typed reads from a TOML table, each failure naming the file and the key."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, key: str, what: str) -> TournamentConfigError:
+        return TournamentConfigError(f"{self.where}: {key}: {what}")
+
+    def typed(self, table: Mapping[str, Any], key: str, kind: type, name: str, default: Any = None) -> Any:
+        if key not in table:
+            if default is _REQUIRED:
+                raise self.fail(name, "missing")
+            return default
+        value = table[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            expected = {"str": "string", "int": "integer", "dict": "table", "list": "list"}.get(kind.__name__, kind.__name__)
+            raise self.fail(name, f"must be {_article(expected)}, got {type(value).__name__} {value!r}")
+        return value
+
+    def positive(self, table: Mapping[str, Any], key: str, default: int | None) -> int | None:
+        value = self.typed(table, key, int, key, default)
+        if value is not None and value < 1:
+            raise self.fail(key, f"must be at least 1, got {value}")
+        return value
+
+    def specs(self, value: Any, name: str) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(name, f"must be a list of bot specs (strings), got {value!r}")
+        if len(set(value)) != len(value):
+            raise self.fail(name, "a participant is listed twice")
+        return tuple(value)
+
+
+def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
+    """Check a parsed TOML document; ``where`` (the file) starts every error message."""
+    read = _Reader(where)
+    fail, typed, specs = read.fail, read.typed, read.specs
+
+    unknown = sorted(set(data) - set(TOP_KEYS))
+    if unknown:
+        raise fail(unknown[0], f"unknown key; the keys are {', '.join(TOP_KEYS)}")
+    name = typed(data, "name", str, "name", _REQUIRED)
+    if not name or "/" in name:
+        raise fail("name", f"must be a non-empty name without '/', got {name!r}")
+    fmt = typed(data, "format", str, "format", _REQUIRED)
+    if fmt not in FORMATS:
+        raise fail("format", f"unknown format {fmt!r}; the formats are {', '.join(FORMATS)}")
+    per_pairing = read.positive(data, "games_per_pairing", 2)
+    rounds = read.positive(data, "rounds", None)
+    concurrency = read.positive(data, "concurrency", 4)
+    challenger = typed(data, "challenger", str, "challenger")
+    default_participants = specs(data["participants"], "participants") if "participants" in data else None
+    clock_table = typed(data, "clock", dict, "clock", {})
+    for key in clock_table:
+        if key not in ("move_ms", "grace_ms", "bank_ms"):
+            raise fail(f"clock.{key}", "unknown key; the keys are move_ms, grace_ms, bank_ms")
+    try:
+        clock = Clock(**{k: typed(clock_table, k, int, f"clock.{k}") for k in clock_table})
+    except ValueError as error:
+        raise fail("clock", str(error)) from None
+    failure = typed(data, "failure", dict, "failure", {})
+    for key in failure:
+        if key != "max_retries":
+            raise fail(f"failure.{key}", "unknown key; the key is max_retries")
+    max_retries = typed(failure, "max_retries", int, "failure.max_retries", 2)
+    if max_retries < 0:
+        raise fail("failure.max_retries", f"must be 0 or more, got {max_retries}")
+
+    tables = typed(data, "games", list, "games", _REQUIRED)
+    if not tables:
+        raise fail("games", "lists no game")
+    entries: list[GameEntry] = []
+    for i, table in enumerate(tables):
+        at = f"games[{i}]"
+        if not isinstance(table, dict):
+            raise fail(at, f"must be a table, got {type(table).__name__}")
+        for key in table:
+            if key not in GAME_KEYS:
+                raise fail(f"{at}.{key}", f"unknown key; the keys are {', '.join(GAME_KEYS)}")
+        entries.append(_game(read, table, at, default_participants))
+    labels = [e.label for e in entries]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise fail("games", f"{label!r} is listed twice; give each config of one game its own label")
+    for entry, at in zip(entries, (f"games[{i}]" for i in range(len(entries))), strict=True):
+        _check_format(read, entry, at, fmt, challenger, rounds)
+    return TournamentConfig(
+        name=name,
+        path=where,
+        format=fmt,
+        games=tuple(entries),
+        games_per_pairing=per_pairing or 2,
+        rounds=rounds,
+        challenger=challenger,
+        concurrency=concurrency or 4,
+        clock=clock,
+        max_retries=max_retries,
+    )
+
+
+_REQUIRED = object()
+
+
+def _article(noun: str) -> str:
+    return ("an " if noun[0] in "aeiou" else "a ") + noun
+
+
+def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants: tuple[str, ...] | None) -> GameEntry:
+    fail, typed = read.fail, read.typed
+
+    name = typed(table, "name", str, f"{at}.name", _REQUIRED)
+    try:
+        game = games.get(name)
+    except GameError as error:
+        raise fail(f"{at}.name", str(error)) from None
+    config = typed(table, "config", dict, f"{at}.config", {})
+    try:
+        players = game.new(config, 0).config.players
+        variant = variant_of(game.spec.name, make_config(game.Config, config).overrides())
+    except (GameError, ValueError, TypeError) as error:
+        raise fail(f"{at}.config", str(error)) from None
+    if "participants" in table:
+        participants = read.specs(table["participants"], f"{at}.participants")
+    elif default_participants is not None:
+        participants = default_participants
+    else:
+        raise fail(f"{at}.participants", "missing (and no top-level participants)")
+    for j, spec in enumerate(participants):
+        try:
+            make_bot(spec, game.spec.name)
+        except (GameError, ValueError, TypeError) as error:
+            raise fail(f"{at}.participants[{j}]", str(error)) from None
+    label = typed(table, "label", str, f"{at}.label", game.spec.name)
+    return GameEntry(game.spec.name, label, config, participants, players, variant)
+
+
+def _check_format(read: _Reader, entry: GameEntry, at: str, fmt: str, challenger: str | None, rounds: int | None) -> None:
+    fail = read.fail
+    if entry.players > 2 or fmt == "tables":
+        return
+    if len(entry.participants) < 2:
+        raise fail(f"{at}.participants", f"a {fmt} needs at least 2 participants, got {len(entry.participants)}")
+    if fmt == "gauntlet":
+        if challenger is None:
+            raise fail("challenger", "missing (a gauntlet needs one)")
+        if challenger not in entry.participants:
+            raise fail("challenger", f"{challenger!r} is not among the participants of {entry.label}")
+    if fmt == "swiss":
+        n = len(entry.participants)
+        most = n if n % 2 else n - 1
+        if (rounds or 0) > most:
+            raise fail("rounds", f"{n} participants of {entry.label} can play at most {most} Swiss rounds, not {rounds}")

@@ -1,0 +1,204 @@
+"""Tournament formats: pure functions from participants to scheduled matches.
+
+Every scheduled match has a stable key (the tournament, the game, the format, who plays,
+which game of the pairing), so that a run stopped at any point and started again can
+tell what is missing. Seeds come from the tournament name and the key (crc32), never
+from a random generator: the same tournament always deals the same cards.
+
+- round robin: every pairing plays ``games_per_pairing`` games, seats swapped in pairs
+  (the two games of a pair share a seed, so each side sees the same deals from each seat);
+- Swiss: round by round, players paired by score, never twice the same pairing, a bye
+  for an odd count (``swiss_pairings``; the runner calls it with the standings);
+- gauntlet: one challenger against each member of a field;
+- duplicate: every pairing plays the same seeds, in both seat orders;
+- tables: for games of more than two seats, participants rotated over tables.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+FORMATS = ("round-robin", "swiss", "gauntlet", "duplicate", "tables")
+
+
+@dataclass(frozen=True)
+class ScheduledMatch:
+    """One match of a schedule: who sits where, with which seed, under which key."""
+
+    key: str
+    round: int
+    game: str
+    config: Mapping[str, Any]
+    seats: tuple[str, ...]
+    seed: int
+    group_id: str | None = None
+    group_size: int | None = None
+
+
+def seed_of(tournament: str, key: str) -> int:
+    """The seed of a match (or of a deal shared by several matches): fixed by the names."""
+    return zlib.crc32(f"{tournament}/{key}".encode())
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One game (and config) of a tournament: what every key and seed is made from."""
+
+    tournament: str
+    game: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""  # distinguishes two configs of one game; the game name by default
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.tournament}/{self.label or self.game}"
+
+    def match(self, tail: str, round_: int, seats: Sequence[str], deal: str, **group: Any) -> ScheduledMatch:
+        return ScheduledMatch(
+            key=f"{self.prefix}/{tail}",
+            round=round_,
+            game=self.game,
+            config=dict(self.config),
+            seats=tuple(seats),
+            seed=seed_of(self.tournament, f"{self.label or self.game}/{deal}"),
+            **group,
+        )
+
+
+def _check(participants: Sequence[str], least: int = 2) -> None:
+    if len(set(participants)) != len(participants):
+        raise ValueError(f"participants are listed twice: {sorted({p for p in participants if participants.count(p) > 1})}")
+    if len(participants) < least:
+        raise ValueError(f"this format needs at least {least} participants, got {len(participants)}")
+
+
+def _pair_games(slot: Slot, tail: str, round_: int, a: str, b: str, games: int) -> list[ScheduledMatch]:
+    """``games`` games of a against b, seats swapped in pairs; the two games of a pair share a seed."""
+    return [
+        slot.match(f"{tail}/{a}~{b}/g{g}", round_, (a, b) if g % 2 == 0 else (b, a), f"{tail}/{a}~{b}/pair{g // 2}")
+        for g in range(games)
+    ]
+
+
+def circle_rounds(participants: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """The circle method: rounds in which everyone plays at most once, every pairing once."""
+    players: list[str | None] = list(participants)
+    if len(players) % 2:
+        players.append(None)
+    rounds = []
+    for _ in range(len(players) - 1):
+        half = len(players) // 2
+        pairs = [(players[i], players[-1 - i]) for i in range(half)]
+        rounds.append([(a, b) for a, b in pairs if a is not None and b is not None])
+        players = [players[0], players[-1], *players[1:-1]]
+    return rounds
+
+
+def round_robin(slot: Slot, participants: Sequence[str], games_per_pairing: int = 2) -> list[ScheduledMatch]:
+    """Every pairing plays ``games_per_pairing`` games, seats swapped in pairs."""
+    _check(participants)
+    out = []
+    for r, pairs in enumerate(circle_rounds(participants), start=1):
+        for a, b in pairs:
+            a, b = sorted((a, b))
+            out += _pair_games(slot, "rr", r, a, b, games_per_pairing)
+    return out
+
+
+def gauntlet(slot: Slot, challenger: str, field_: Sequence[str], games_per_pairing: int = 2) -> list[ScheduledMatch]:
+    """The challenger plays each member of the field, seats swapped in pairs; round n is the n-th opponent."""
+    _check([challenger, *field_])
+    out = []
+    for r, opponent in enumerate(field_, start=1):
+        out += _pair_games(slot, "gauntlet", r, challenger, opponent, games_per_pairing)
+    return out
+
+
+def duplicate(slot: Slot, participants: Sequence[str], deals: int = 1) -> list[ScheduledMatch]:
+    """Every pairing plays the same ``deals`` seeds, each in both seat orders.
+
+    The matches of one deal form a group (id and size recorded with each match), so luck
+    cancels out: every participant is judged on the same cards as every other one."""
+    _check(participants)
+    pairs = [tuple(sorted(p)) for p in itertools.combinations(participants, 2)]
+    out = []
+    for d in range(deals):
+        group = {"group_id": f"{slot.prefix}/dup/deal{d}", "group_size": 2 * len(pairs)}
+        for a, b in pairs:
+            for order, seats in (("ab", (a, b)), ("ba", (b, a))):
+                out.append(slot.match(f"dup/deal{d}/{a}~{b}/{order}", d + 1, seats, f"dup/deal{d}", **group))
+    return out
+
+
+def tables(slot: Slot, participants: Sequence[str], table_size: int, rounds: int) -> list[ScheduledMatch]:
+    """Games of ``table_size`` seats: each round, the participants (rotated by one seat
+    a round, so everyone visits every seat) are dealt over ``ceil(n / table_size)`` tables;
+    when n is not a multiple of the table size the last table is filled from the first seats."""
+    _check(participants, least=1)
+    n = len(participants)
+    count = -(-n // table_size)
+    out = []
+    for r in range(rounds):
+        order = [participants[(i + r) % n] for i in range(n)]
+        for t in range(count):
+            seats = [order[(t * table_size + s) % n] for s in range(table_size)]
+            out.append(slot.match(f"tables/r{r + 1}/t{t}", r + 1, seats, f"tables/r{r + 1}/t{t}"))
+    return out
+
+
+# ---- Swiss ---------------------------------------------------------------------------
+
+
+def _pair_up(order: Sequence[str], played: set[frozenset[str]]) -> list[tuple[str, str]] | None:
+    """Pair the best-placed player with the next one not met yet, backtracking when stuck."""
+    if not order:
+        return []
+    first, rest = order[0], order[1:]
+    for other in rest:
+        if frozenset((first, other)) in played:
+            continue
+        tail = _pair_up([p for p in rest if p != other], played)
+        if tail is not None:
+            return [(first, other), *tail]
+    return None
+
+
+def swiss_pairings(
+    standings: Mapping[str, float], played: Iterable[frozenset[str]] = (), byes: Iterable[str] = ()
+) -> tuple[list[tuple[str, str]], str | None]:
+    """The pairs of the next Swiss round, and who sits out (None for an even count).
+
+    Players are ordered by score (ties by name) and paired top down, never twice the same
+    pairing; the bye goes to the lowest-placed player who has not had one yet. Raises
+    ValueError when no pairing without a repeat exists (more rounds than opponents)."""
+    met = set(played)
+    had_bye = set(byes)
+    order = sorted(standings, key=lambda p: (-standings[p], p))
+    candidates: list[str | None] = [None]
+    if len(order) % 2:
+        candidates = [p for p in reversed(order) if p not in had_bye] or list(reversed(order))
+    for bye in candidates:
+        pairs = _pair_up([p for p in order if p != bye], met)
+        if pairs is not None:
+            return pairs, bye
+    raise ValueError(f"no Swiss pairing of {len(order)} players without a repeat is left")
+
+
+def swiss_round(slot: Slot, round_: int, pairs: Sequence[tuple[str, str]], games_per_pairing: int) -> list[ScheduledMatch]:
+    """The matches of one Swiss round: the higher-placed player of each pair sits first in game 0."""
+    out = []
+    for a, b in pairs:
+        out += _pair_games(slot, f"swiss/r{round_}", round_, a, b, games_per_pairing)
+    return out
+
+
+def points(returns: Sequence[float]) -> list[float]:
+    """Swiss points of the seats of one finished match: 1 for the best return, 0.5 each for a tie, 0 else."""
+    best = max(returns)
+    winners = [r == best for r in returns]
+    share = 1.0 if winners.count(True) == 1 else 0.5
+    return [share if w else 0.0 for w in winners]
