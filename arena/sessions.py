@@ -59,7 +59,7 @@ class MoveSlot:
 class BotSession:
     bot: str
     grace_s: float
-    outbox_size: int = 256  # enough for a dropped connection; past it a resume falls back to a resync
+    outbox_size: int = 64  # enough for a dropped connection; past it a resume falls back to a resync
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     seq: int = 0
     connection: Connection | None = None
