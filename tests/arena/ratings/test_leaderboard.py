@@ -163,3 +163,33 @@ async def test_the_report_writes_a_page_and_non_trivial_plots(tmp_path: Path, ca
 def test_ratings_on_a_missing_store_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ratings", "--db", str(tmp_path / "none.db")]) == 2
     assert capsys.readouterr().err.startswith("arena: error: no store at")
+
+
+def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.match import TurnRecord
+
+    store = Store(tmp_path / "arena.db")
+
+    def turn(seat: int, step: int, cost: float, tokens: tuple[int, int], accepted: bool = True) -> TurnRecord:
+        return TurnRecord(
+            seat=seat, step=step, attempt=0, observation="", legal_actions=None, action="a1", accepted=accepted,
+            cost=cost, tokens_in=tokens[0], tokens_out=tokens[1], format_error=not accepted,
+        )  # fmt: skip
+
+    won = replace(
+        result("tic-tac-toe", ["llm", "rock"], [1.0, -1.0]), turns=[turn(0, 0, 0.25, (100, 10)), turn(0, 2, 0.5, (200, 20))]
+    )
+    lost = replace(result("tic-tac-toe", ["rock", "llm"], [1.0, -1.0]), turns=[turn(1, 1, 0.25, (50, 5), accepted=False)])
+    store.finish_match(won)
+    store.finish_match(lost)
+    store.close()
+    assert main(["ratings", "--db", str(tmp_path / "arena.db"), "--game", "tic-tac-toe", "--json", "--resamples", "10"]) == 0
+    rows = {row["bot"]: row for row in json.loads(capsys.readouterr().out)["tic-tac-toe"]}
+    llm = rows["llm"]
+    assert (
+        llm["cost"] == pytest.approx(1.0)
+        and llm["cost_per_match"] == pytest.approx(0.5)
+        and llm["cost_per_win"] == pytest.approx(1.0)
+    )
+    assert (llm["tokens_in"], llm["tokens_out"], llm["format_errors"]) == (350, 35, 1)
+    assert rows["rock"]["cost"] == 0 and rows["rock"]["cost_per_win"] == 0
