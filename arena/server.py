@@ -131,10 +131,6 @@ class Watcher:
             self.connection.close(p.CLOSE_POLICY, "not reading its messages")
 
 
-class Abuse(Exception):
-    """A connection that keeps misbehaving; it is closed with 1008."""
-
-
 class ArenaServer:
     """Start with ``await nursery.start(server.run, listeners)``; stop with ``shutdown()``."""
 
