@@ -351,6 +351,33 @@ def _open_store(path: str) -> Any:
         raise UsageError(str(error)) from None
 
 
+def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
+    """One game variant's leaderboard, as `arena ratings --game` and tournaments print it."""
+    header = ("rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors")
+    header += ("Nash [95%]", "mass", "cost/match")
+    return _table(
+        [
+            (
+                r["rank"],
+                r["bot"],
+                f"{r['mu']:.2f}",
+                f"{r['sigma']:.2f}",
+                f"{r['conservative']:.2f}",
+                r["games"],
+                f"{r['wins']}/{r['draws']}/{r['losses']}",
+                f"{r['mean_return']:.3g}",
+                r["forfeits"],
+                r["format_errors"],
+                f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}]",
+                f"{r['mass']:.2f}",
+                f"{r['cost_per_match']:.4g}",
+            )
+            for r in rows
+        ],
+        header,
+    )
+
+
 def cmd_ratings(args: argparse.Namespace) -> int:
     import games
     from arena.ratings.leaderboard import overall, variant_leaderboard
@@ -367,41 +394,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
             print(f"no finished matches of {args.game} in {args.db}")
         for variant, rows in boards.items():
             print(f"\n{variant}")
-            print(
-                _table(
-                    [
-                        (
-                            r["rank"],
-                            r["bot"],
-                            f"{r['mu']:.2f}",
-                            f"{r['sigma']:.2f}",
-                            f"{r['conservative']:.2f}",
-                            r["games"],
-                            f"{r['wins']}/{r['draws']}/{r['losses']}",
-                            r["forfeits"],
-                            r["format_errors"],
-                            f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}]",
-                            f"{r['mass']:.2f}",
-                            f"{r['cost_per_match']:.4g}",
-                        )
-                        for r in rows
-                    ],
-                    (
-                        "rank",
-                        "bot",
-                        "mu",
-                        "sigma",
-                        "mu-3σ",
-                        "games",
-                        "W/D/L",
-                        "forfeits",
-                        "format errors",
-                        "Nash [95%]",
-                        "mass",
-                        "cost/match",
-                    ),
-                )
-            )
+            print(_leaderboard_table(rows))
         return 0
     whole = overall(store)
     if args.json:
@@ -546,22 +539,7 @@ def _run_and_show(config: Any, db: Any, *, as_json: bool) -> int:
     )
     for variant, rows in boards.items():
         print(f"\n{variant}")
-        print(
-            _table(
-                [
-                    (
-                        r["rank"],
-                        r["bot"],
-                        f"{r['mu']:.2f}",
-                        f"{r['conservative']:.2f}",
-                        r["games"],
-                        f"{r['wins']}/{r['draws']}/{r['losses']}",
-                    )
-                    for r in rows
-                ],
-                ("rank", "bot", "mu", "mu-3σ", "games", "W/D/L"),
-            )
-        )
+        print(_leaderboard_table(rows))
     return 0 if summary.voided == 0 else FAILURE
 
 
