@@ -163,6 +163,7 @@ class ArenaServer:
         self._nursery: trio.Nursery | None = None
         self._ws_server: Server | None = None
         self._all_ended = trio.Event()
+        self._closing = False
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -196,6 +197,7 @@ class ArenaServer:
 
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
         """Void live matches (recorded), stop accepting, flush the store, stop every task."""
+        self._closing = True  # no new match starts from here on
         self._all_ended = trio.Event()
         for live in list(self.live.values()):
             live.void_reason = reason
@@ -636,6 +638,8 @@ class ArenaServer:
     async def _pair(self) -> None:
         """Start every table the waiting seeks allow; a table that cannot start is dropped, logged.
         All are reserved before any is started, so a bot's limit holds across concurrent pairings."""
+        if self._closing:
+            return
         for live, row in [self._reserve(table.game, table.bots, table.config) for table in self.lobby.pair()]:
             try:
                 await self._launch(live, row)
@@ -670,6 +674,8 @@ class ArenaServer:
         extra: Mapping[str, Any] | None = None,
     ) -> tuple[LiveMatch, dict[str, Any]]:
         """Take the bots' seats for a new match at once (no await), and the row to record."""
+        if self._closing:
+            raise p.ProtocolError(p.BUSY, "the server is shutting down")
         game = games.get(game_name)
         cfg = make_config(game.Config, config)
         live = LiveMatch(
