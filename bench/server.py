@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -502,6 +502,27 @@ async def _control(cancel: Any, marks: list[tuple[float, Any]], snapshot: Any) -
     cancel()
 
 
+def _measure(start: Callable[[Any], None], ready: Any, snapshot: Callable[[], int]) -> tuple[float, int]:
+    """Run a worker's clients (``start(nursery)``) until the bench says stop; returns the
+    measured window in seconds and how far ``snapshot``'s count moved within it."""
+    import trio
+
+    marks: list[tuple[float, Any]] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            start(nursery)
+            with trio.fail_after(START_TIMEOUT_S):
+                await ready.wait()
+            print("ready", flush=True)
+            await _control(nursery.cancel_scope.cancel, marks, snapshot)
+
+    trio.run(main)
+    if len(marks) < 2:
+        return 0.0, 0
+    return marks[1][0] - marks[0][0], marks[1][1] - marks[0][1]
+
+
 def arena_worker(args: argparse.Namespace) -> None:
     """``count`` bots in one event loop: hello, keep matches going, answer turns at random."""
     import msgpack
@@ -515,7 +536,6 @@ def arena_worker(args: argparse.Namespace) -> None:
     stats: dict[str, Any] = {"moves": 0, "errors": 0, "codes": {}, "turns": 0, "turn_bytes": 0, "frame": b""}
     rtts: list[float] = []
     recording = [False]
-    marks: list[tuple[float, Any]] = []
     ready = trio.Event()
     welcomed = [0]
     free_game: Any = None
@@ -594,18 +614,11 @@ def arena_worker(args: argparse.Namespace) -> None:
         recording[0] = not recording[0]  # the first mark starts the window, the second ends it
         return stats["moves"]
 
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            for name, token in pairs:
-                nursery.start_soon(bot, name, token)
-            with trio.fail_after(START_TIMEOUT_S):
-                await ready.wait()
-            print("ready", flush=True)
-            await _control(nursery.cancel_scope.cancel, marks, snapshot)
+    def start(nursery: Any) -> None:
+        for name, token in pairs:
+            nursery.start_soon(bot, name, token)
 
-    trio.run(main)
-    window = marks[1][0] - marks[0][0] if len(marks) >= 2 else 0.0
-    moves = marks[1][1] - marks[0][1] if len(marks) >= 2 else 0
+    window, moves = _measure(start, ready, snapshot)
     out = {
         "rtt_ms": [round(ms, 4) for ms in rtts],
         "errors": stats["errors"],
@@ -631,7 +644,6 @@ def echo_worker(args: argparse.Namespace) -> None:
     rtts: list[float] = []
     recording = [False]
     errors = [0]
-    marks: list[tuple[float, Any]] = []
     ready = trio.Event()
     opened = [0]
 
@@ -655,18 +667,11 @@ def echo_worker(args: argparse.Namespace) -> None:
         recording[0] = not recording[0]
         return count[0]
 
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            for _ in range(args.count):
-                nursery.start_soon(client)
-            with trio.fail_after(START_TIMEOUT_S):
-                await ready.wait()
-            print("ready", flush=True)
-            await _control(nursery.cancel_scope.cancel, marks, snapshot)
+    def start(nursery: Any) -> None:
+        for _ in range(args.count):
+            nursery.start_soon(client)
 
-    trio.run(main)
-    window = marks[1][0] - marks[0][0] if len(marks) >= 2 else 0.0
-    trips = marks[1][1] - marks[0][1] if len(marks) >= 2 else 0
+    window, trips = _measure(start, ready, snapshot)
     out = {"round_trips_in_window": trips, "window_s": window, "errors": errors[0], "rtt_ms": [round(ms, 4) for ms in rtts]}
     print(json.dumps(out), flush=True)
 
