@@ -380,13 +380,12 @@ def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
 
 def cmd_ratings(args: argparse.Namespace) -> int:
     import games
-    from arena.ratings.leaderboard import overall, variant_leaderboard
+    from arena.ratings.leaderboard import game_leaderboards, overall
 
     store = _open_store(args.db)
     if args.game:
         games.get(args.game)
-        variants = [r["variant"] for r in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE game = ?", (args.game,))]
-        boards = {variant: variant_leaderboard(store, variant, resamples=args.resamples) for variant in sorted(variants)}
+        boards = game_leaderboards(store, args.game, resamples=args.resamples)
         if args.json:
             _print_json(boards)
             return 0

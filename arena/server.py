@@ -31,7 +31,7 @@ import games
 from arena import protocol as p
 from arena.lobby import Lobby
 from arena.match import Clock, MatchEvent, MatchResult, play_match
-from arena.ratings.leaderboard import overall, variant_leaderboard
+from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
@@ -944,8 +944,7 @@ def leaderboard(store: Store, game: str | None, resamples: int = 100) -> dict[st
     """What /api/leaderboard and the spectators' ``leaderboard`` carry: one game's variants
     (TrueSkill, record, Nash with intervals), or without a game the agents-versus-games table."""
     if game:
-        variants = [r["variant"] for r in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE game = ?", (game,))]
-        return {"game": game, "variants": {v: variant_leaderboard(store, v, resamples=resamples) for v in sorted(variants)}}
+        return {"game": game, "variants": game_leaderboards(store, game, resamples=resamples)}
     whole = overall(store)
     return {"game": None, "bots": [] if whole is None else whole.rows(), "games": [] if whole is None else whole.game_rows()}
 

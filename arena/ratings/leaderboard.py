@@ -132,6 +132,12 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
     return rows
 
 
+def game_leaderboards(store: Store, game: str, *, resamples: int = 200) -> dict[str, list[dict[str, Any]]]:
+    """Every variant of ``game`` that has matches in the store, each with its leaderboard."""
+    variants = [row["variant"] for row in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE game = ?", (game,))]
+    return {variant: variant_leaderboard(store, variant, resamples=resamples) for variant in sorted(variants)}
+
+
 @dataclass(frozen=True)
 class Overall:
     agents: list[str]
