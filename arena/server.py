@@ -506,7 +506,7 @@ class ArenaServer:
         self._require_ready([session.bot, opponent])
         bots = [session.bot, opponent]
         self.rng.shuffle(bots)
-        await self._start_match(msg["game"], bots, config)
+        await self._launch(*self._reserve(msg["game"], bots, config))
 
     async def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         match_id, seat = msg["match"], msg["seat"]
@@ -583,20 +583,22 @@ class ArenaServer:
                 session.send("match_created", match=existing["id"], existing=True, key=key)
                 return
         self._require_ready(bots, check_capacity=False)
-        match_id, existing = await self._start_match(
-            msg["game"],
-            bots,
-            config,
-            seed=msg.get("seed"),
-            clock=clock,
-            max_retries=retries,
-            extra={
-                "tournament": msg.get("tournament"),
-                "round": msg.get("round"),
-                "group_id": msg.get("group"),
-                "group_size": msg.get("group_size"),
-                "caller_key": key,
-            },
+        match_id, existing = await self._launch(
+            *self._reserve(
+                msg["game"],
+                bots,
+                config,
+                seed=msg.get("seed"),
+                clock=clock,
+                max_retries=retries,
+                extra={
+                    "tournament": msg.get("tournament"),
+                    "round": msg.get("round"),
+                    "group_id": msg.get("group"),
+                    "group_size": msg.get("group_size"),
+                    "caller_key": key,
+                },
+            )
         )
         session.send("match_created", match=match_id, existing=existing, key=key)
 
@@ -645,22 +647,6 @@ class ArenaServer:
                 await self._launch(live, row)
             except (p.ProtocolError, GameError, KeyError) as error:
                 log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
-
-    async def _start_match(
-        self,
-        game_name: str,
-        bots: Sequence[str],
-        config: Mapping[str, Any],
-        *,
-        seed: int | None = None,
-        clock: Clock | None = None,
-        max_retries: int | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> tuple[str, bool]:
-        """Record a match as live, then start it; (its id, whether the key already had one)."""
-        return await self._launch(
-            *self._reserve(game_name, bots, config, seed=seed, clock=clock, max_retries=max_retries, extra=extra)
-        )
 
     def _reserve(
         self,
