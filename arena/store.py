@@ -52,7 +52,9 @@ def hash_token(token: str) -> str:
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(32)
+    """32 random bytes behind a fixed prefix: a bare url-safe token starts with '-' one time
+    in 32, and command lines (`--token -x...`) would then read it as an option."""
+    return "arena_" + secrets.token_urlsafe(32)
 
 
 def valid_bot_name(name: str) -> bool:

@@ -285,3 +285,9 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
     assert f"match {result['match']}: finished" in out
     record = Store(arena.db, read_only=True).match(result["match"])
     assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["cli-bot", "sdk-bot"]
+
+
+def test_tokens_never_look_like_command_line_options() -> None:
+    from arena.store import new_token
+
+    assert all(not token.startswith("-") and token.startswith("arena_") for token in (new_token() for _ in range(500)))
