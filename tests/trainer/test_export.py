@@ -1,0 +1,210 @@
+"""Trajectory export: rows read back from a store filled by real matches, and `arena export trajectories`."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+import trio
+
+import games
+from arena.cli import main
+from arena.match import MatchResult, play_match
+from arena.seats import LocalSeat, Move, Turn
+from arena.store import Store
+from bots.registry import make_bot
+from trainer.export import COLUMNS, trajectory_rows
+
+CHAT = json.dumps([{"role": "system", "content": "rules"}, {"role": "user", "content": "your move"}])
+
+
+def talker(turn: Turn) -> Move:
+    """A language-model-like seat: answers off the board first, then the first legal cell,
+    with the prompt, reply, tokens and log-probs a real one would report."""
+    assert turn.legal_actions is not None
+    if turn.attempt == 0:
+        return Move(action="z9", raw="I play [z9]", prompt=CHAT, tokens_in=11, tokens_out=3, logprobs=[-0.5, -1.25])
+    action = turn.legal_actions[0]
+    return Move(action=action, raw=f"then [{action}]", prompt=CHAT, tokens_in=12, tokens_out=4, logprobs=[-0.25, -0.125, -2.0])
+
+
+@dataclass
+class Filled:
+    db: Path
+    finished: list[MatchResult]  # in the order played (= creation time)
+    void: MatchResult
+
+
+async def _play(game: str, seats: list[LocalSeat], seed: int, **config: object) -> MatchResult:
+    return await play_match(games.get(game), seats, seed=seed, config=config or None)
+
+
+def _bot(spec: str, game: str, seed: int) -> LocalSeat:
+    return LocalSeat(make_bot(spec, game, seed), name=spec, threaded=False)
+
+
+async def _fill(db: Path) -> Filled:
+    finished: list[MatchResult] = []
+    for seed in range(4):  # seats swapped every other match
+        names = ["perfect", "random"] if seed % 2 == 0 else ["random", "perfect"]
+        finished.append(await _play("tic-tac-toe", [_bot(n, "tic-tac-toe", seed) for n in names], seed))
+    finished.append(
+        await _play(
+            "iterated-prisoners-dilemma",
+            [_bot("tit-for-tat", "iterated-prisoners-dilemma", 0), _bot("always-defect", "iterated-prisoners-dilemma", 1)],
+            7,
+            rounds=4,
+        )
+    )
+    finished.append(
+        await _play("tic-tac-toe", [LocalSeat(talker, name="talker", threaded=False), _bot("random", "tic-tac-toe", 3)], 9)
+    )
+    void = replace(finished[0], match_id=uuid.uuid4().hex, status="void", reason="void", outcomes=["void", "void"])
+    store = Store(db)
+    for result in finished:
+        meta = {"tournament": "cup", "round": 2} if result.game == "iterated-prisoners-dilemma" else None
+        store.finish_match(result, meta)
+    store.finish_match(void)
+    store.close()
+    return Filled(db, finished, void)
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Filled:
+    return trio.run(_fill, tmp_path_factory.mktemp("export") / "arena.db")
+
+
+def rows_of(db: Path, **filters: object) -> list[dict]:
+    store = Store(db, read_only=True)
+    try:
+        return list(trajectory_rows(store, **filters))  # type: ignore[arg-type]
+    finally:
+        store.close()
+
+
+def test_every_accepted_turn_of_a_finished_match_is_one_row_in_creation_step_seat_order(filled: Filled) -> None:
+    rows = rows_of(filled.db)
+    expected = [
+        (result.match_id, turn.step, turn.seat)
+        for result in filled.finished
+        for turn in sorted(result.turns, key=lambda t: (t.step, t.seat))
+        if turn.accepted
+    ]
+    assert [(r["match_id"], r["step"], r["seat"]) for r in rows] == expected
+    assert filled.void.match_id not in {r["match_id"] for r in rows}
+    assert all(set(r) == set(COLUMNS) for r in rows)
+
+
+def test_rewards_credited_to_a_seats_turns_add_up_to_its_return(filled: Filled) -> None:
+    rows = rows_of(filled.db)
+    for result in filled.finished:
+        for seat, bot in enumerate(result.players):
+            mine = [r for r in rows if r["match_id"] == result.match_id and r["seat"] == seat]
+            assert mine and all(r["bot"] == bot and r["return"] == result.returns[seat] for r in mine)
+            assert sum(r["reward"] for r in mine) == pytest.approx(result.returns[seat])
+            assert all(r["opponents"] == [result.players[1 - seat]] for r in mine)
+            assert all(r["outcome"] == result.outcomes[seat] and r["seed"] == result.seed for r in mine)
+    ipd = [r for r in rows if r["game"] == "iterated-prisoners-dilemma"]
+    # tit-for-tat against always-defect over 4 rounds: 0 + 1 + 1 + 1 = 3 against 5 + 1 + 1 + 1 = 8, paid round by round
+    assert [r["reward"] for r in ipd if r["seat"] == 0] == [0.0, 1.0, 1.0, 1.0]
+    assert [r["reward"] for r in ipd if r["seat"] == 1] == [5.0, 1.0, 1.0, 1.0]
+    assert {(r["tournament"], r["round"]) for r in ipd} == {("cup", 2)}
+    assert json.loads(ipd[0]["config"])["rounds"] == 4
+
+
+def test_the_acting_policys_prompt_reply_tokens_and_logprobs_travel_with_the_accepted_attempt(filled: Filled) -> None:
+    talked = [r for r in rows_of(filled.db) if r["bot"] == "talker"]
+    assert talked and all(r["attempt"] == 1 for r in talked)  # the rejected first attempts are not training data
+    first = talked[0]
+    assert first["prompt"] == CHAT and json.loads(first["prompt"])[1]["content"] == "your move"
+    assert first["raw"] == f"then [{first['action']}]" and first["action"] == first["legal_actions"][0]
+    assert first["logprobs"] == [-0.25, -0.125, -2.0] and (first["tokens_in"], first["tokens_out"]) == (12, 4)
+    assert first["observation"].startswith("You are seat 0")
+    assert all(r["prompt"] is None and r["logprobs"] is None for r in rows_of(filled.db, bot="perfect"))
+
+
+def test_filters_keep_one_games_matches_one_bots_turns_and_the_most_recent_matches(filled: Filled) -> None:
+    ipd = rows_of(filled.db, game="iterated-prisoners-dilemma")
+    assert {r["game"] for r in ipd} == {"iterated-prisoners-dilemma"} and len(ipd) == 8
+    perfect = rows_of(filled.db, bot="perfect")
+    assert {r["bot"] for r in perfect} == {"perfect"} and {r["seat"] for r in perfect} == {0, 1}
+    assert len({r["match_id"] for r in perfect}) == 4
+    latest = rows_of(filled.db, limit=2)
+    assert [r["match_id"] for r in latest] == sorted(
+        (r["match_id"] for r in latest), key=[m.match_id for m in filled.finished].index
+    )
+    assert {r["match_id"] for r in latest} == {filled.finished[-2].match_id, filled.finished[-1].match_id}
+    latest_of_random = rows_of(filled.db, bot="random", game="tic-tac-toe", limit=1)
+    assert {r["match_id"] for r in latest_of_random} == {filled.finished[-1].match_id}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_exported_file_has_every_key_on_every_line_with_one_json_type_per_key(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `datasets.load_dataset("json")` (Arrow) needs: a fixed set of columns, one type each, nulls allowed."""
+    out = tmp_path / "all.jsonl"
+    out.write_text("stale\n")
+    code, printed, _ = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(out), "--json")
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert code == 0 and json.loads(printed) == {"out": str(out), "rows": len(lines), "matches": len(filled.finished)}
+    assert lines == rows_of(filled.db)
+    for key in COLUMNS:
+        values = [line[key] for line in lines]
+        assert all(key in line for line in lines)
+        kinds = {type(v) for v in values if v is not None}
+        assert len(kinds) == 1, f"{key} mixes {kinds}"
+        items = {type(x) for v in values if isinstance(v, list) for x in v}
+        assert len(items) <= 1, f"{key} lists mix {items}"
+    kinds = {key: {type(line[key]).__name__ for line in lines} for key in COLUMNS}
+    assert kinds["reward"] == kinds["return"] == {"float"} and kinds["prompt"] == {"str", "NoneType"}
+    assert kinds["tournament"] == {"str", "NoneType"} and kinds["round"] == {"int", "NoneType"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--game", "tic-tac-to"], "unknown game 'tic-tac-to'; did you mean 'tic-tac-toe'?"),
+        (["--bot", "perfec"], "no bot named 'perfec' played a match in"),
+        (["--limit", "0"], "limit must be at least 1, got 0"),
+    ],
+)
+def test_a_bad_filter_is_one_line_with_status_2_and_writes_nothing(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    out = tmp_path / "bad.jsonl"
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(out), *argv)
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_missing_store_or_output_folder_is_one_line_with_status_2(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(tmp_path / "none.db"), "--out", str(tmp_path / "x.jsonl"))
+    assert code == 2 and err == f"arena: error: no store at {tmp_path / 'none.db'}\n"
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(tmp_path / "no" / "x.jsonl"))
+    assert code == 2 and "no folder" in err and not (tmp_path / "no").exists()
+
+
+def test_the_export_module_loads_without_torch_or_transformers() -> None:
+    code = "import sys, trainer.export; print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_the_schema_page_documents_exactly_the_exported_fields() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "TRAJECTORIES.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\| `(\w+)` \|", page, flags=re.MULTILINE)
+    assert documented == list(COLUMNS)

@@ -1,0 +1,154 @@
+"""Trajectories out of the store: one flat record per accepted turn of a finished match.
+
+The same rows feed two readers: ``arena export trajectories`` writes them as JSON lines
+for other trainers (TRL, verl, anything that reads ``datasets.load_dataset("json")``),
+and the trainer's store loader builds its training records from them, so a model that
+played as a live bot is trained on exactly what was exported. Hence this module stays
+free of torch and transformers.
+
+Every row has every key of ``COLUMNS``, and each key keeps one JSON type across rows
+(null where a value is absent): Arrow-based loaders infer one type per column and fail
+on a mix. Values whose shape depends on the game (the config) or on the bot (the chat
+prompt) travel as JSON text for the same reason. docs/TRAJECTORIES.md is the schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import games
+from arena.store import FINISHED, Store, where
+
+COLUMNS = (
+    "match_id",
+    "seed",
+    "game",
+    "config",
+    "seat",
+    "bot",
+    "opponents",
+    "step",
+    "attempt",
+    "prompt",
+    "observation",
+    "legal_actions",
+    "action",
+    "raw",
+    "logprobs",
+    "tokens_in",
+    "tokens_out",
+    "reward",
+    "return",
+    "outcome",
+    "rank",
+    "tournament",
+    "round",
+)
+
+
+class ExportError(ValueError):
+    """A filter the store cannot answer (an unknown bot, a bad limit); the message says which."""
+
+
+def trajectory_rows(
+    store: Store, *, game: str | None = None, bot: str | None = None, limit: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """The accepted turns of finished matches (void ones never), as rows of ``COLUMNS``.
+
+    Order is stable: match creation time (then id), step, seat. ``game`` keeps one game's
+    matches; ``bot`` keeps only the turns that bot took; ``limit`` keeps the ``limit``
+    most recent matching matches, whole, still written oldest first. The filters are
+    checked here, before the first row, so a bad one fails before anything is written.
+    """
+    if game is not None:
+        game = games.get(game).spec.name  # an unknown name raises GameError with a suggestion
+    if bot is not None:
+        _check_bot(store, bot)
+    if limit is not None and limit < 1:
+        raise ExportError(f"limit must be at least 1, got {limit}")
+    return _rows(store, game, bot, limit)
+
+
+def _check_bot(store: Store, bot: str) -> None:
+    """Bots seated in-process are in the seats table only, so that is where to look."""
+    if store.conn.execute("SELECT 1 FROM seats WHERE bot = ? LIMIT 1", (bot,)).fetchone():
+        return
+    known = [row[0] for row in store.conn.execute("SELECT DISTINCT bot FROM seats")]
+    close = difflib.get_close_matches(bot, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ExportError(f"no bot named {bot!r} played a match in {store.path}{hint}")
+
+
+def _rows(store: Store, game: str | None, bot: str | None, limit: int | None) -> Iterator[dict[str, Any]]:
+    clause, args = where({"status = ?": FINISHED, "game = ?": game, "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot})
+    sql = f"SELECT id, seed, game, config, players, returns, outcomes, ranks, tournament, round, created_at FROM matches{clause}"
+    if limit is None:
+        matches = store.conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
+    else:
+        newest = store.conn.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
+        matches = newest[::-1]
+    for match in matches:
+        players = json.loads(match["players"])
+        returns, outcomes, ranks = (json.loads(match[key]) for key in ("returns", "outcomes", "ranks"))
+        config = json.dumps(json.loads(match["config"]), sort_keys=True)
+        turns = store.conn.execute(
+            "SELECT * FROM turns WHERE match_id = ? AND accepted = 1 ORDER BY step, seat, attempt", (match["id"],)
+        )
+        for turn in turns:
+            seat = turn["seat"]
+            if bot is not None and players[seat] != bot:
+                continue
+            yield {
+                "match_id": match["id"],
+                "seed": match["seed"],
+                "game": match["game"],
+                "config": config,
+                "seat": seat,
+                "bot": players[seat],
+                "opponents": [name for other, name in enumerate(players) if other != seat],
+                "step": turn["step"],
+                "attempt": turn["attempt"],
+                "prompt": turn["prompt"],
+                "observation": turn["observation"],
+                "legal_actions": None if turn["legal_actions"] is None else json.loads(turn["legal_actions"]),
+                "action": turn["action"],
+                "raw": turn["raw"],
+                "logprobs": None if turn["logprobs"] is None else [float(x) for x in json.loads(turn["logprobs"])],
+                "tokens_in": turn["tokens_in"],
+                "tokens_out": turn["tokens_out"],
+                "reward": float(turn["reward"]),
+                "return": float(returns[seat]),
+                "outcome": outcomes[seat],
+                "rank": ranks[seat],
+                "tournament": match["tournament"],
+                "round": match["round"],
+            }
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, int]:
+    """Write rows as JSON lines; returns (rows, distinct matches).
+
+    The file appears whole or not at all (written beside it, then renamed), so a failed or
+    interrupted export never leaves a truncated dataset that a trainer would read as complete.
+    """
+    path = Path(out)
+    count, matches = 0, set()
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
+        temp = Path(handle.name)
+        try:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+                count += 1
+                matches.add(row["match_id"])
+            handle.close()
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+    return count, len(matches)

@@ -1,0 +1,247 @@
+"""A language-model policy: any causal LM loaded with ``from_pretrained``, acting in games.
+
+Acting follows TRAINING_MATH.md ("Acting with a language model"):
+
+- a finite legal set no larger than ``score_limit`` is scored: every legal action's reply
+  ``[action]`` + end-of-sequence is appended to the prompt, the log-probabilities of its
+  tokens are summed, and an action is sampled from the softmax of those sums divided by
+  the temperature. A random model therefore always plays legal moves;
+- otherwise the policy generates a reply under a token budget and the reply is parsed
+  (``bots.parsing``) like any language-model bot's.
+
+Either way the chosen reply's per-token log-probabilities are returned: they are what the
+PPO ratio is taken against. Randomness comes from a generator keyed by the request's
+``key`` (seed, match, step, seat, attempt), never from shared state, so the actions of a
+batch do not depend on which other requests happened to share it.
+
+torch and transformers are imported here and in the other model modules of ``trainer/``
+only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers.utils import logging as hf_logging
+
+from bots.parsing import extract_action
+from bots.prompts import Prompt
+
+hf_logging.disable_progress_bar()
+
+
+def match_key(match_id: str) -> int:
+    """A stable integer for a match id, for keying sampling generators."""
+    return int.from_bytes(hashlib.sha256(match_id.encode("utf-8")).digest()[:8], "little")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One turn to answer: the prompt's token ids, the legal actions (None: free-form),
+    and the key of its sampling generator."""
+
+    prompt_ids: tuple[int, ...]
+    legal: tuple[str, ...] | None
+    key: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The policy's answer: the action (None when a generated reply held none), the reply
+    text and token ids, their log-probs under the acting policy, and the probabilities it
+    gave each legal action (empty when it generated)."""
+
+    action: str | None
+    reply: str
+    action_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]
+    choice_probs: tuple[float, ...] = ()
+
+    @property
+    def entropy(self) -> float:
+        """Entropy (nats) of the distribution over legal actions; 0 when generated."""
+        return -sum(p * math.log(p) for p in self.choice_probs if p > 0)
+
+
+Row = tuple[Sequence[int], Sequence[int]]
+"""A prompt's token ids and a reply's."""
+
+
+def padded_rows(rows: Sequence[Row], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Left-padded ``prompt + reply`` rows: input ids, attention mask and position ids.
+
+    Left padding puts every reply at the end of its row, so the logits needed are the last
+    few positions of every row and the language-model head runs on those alone.
+    """
+    width = max(len(p) + len(a) for p, a in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (prompt, action) in enumerate(rows):
+        n = len(prompt) + len(action)
+        ids[i, width - n :] = torch.tensor([*prompt, *action], dtype=torch.long)
+        attention[i, width - n :] = 1
+    positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+    return ids, attention, positions
+
+
+class Policy:
+    """A model and its tokenizer, with the prompt format, scoring, generation and saving.
+
+    ``forward_passes`` counts the model's batched forward passes (the batching test and
+    the throughput benchmark read it). One lock serialises use of the model, so a policy
+    can be shared by threads (the ``llm`` bot in several matches).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        device: str = "cpu",
+        temperature: float = 1.0,
+        score_limit: int = 64,
+        score_batch: int = 64,
+        max_new_tokens: int = 48,
+    ) -> None:
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        self.model = model.to(device)
+        self.tokenizer = tokenizer
+        self.device = device
+        self.temperature = temperature
+        self.score_limit = score_limit
+        self.score_batch = score_batch
+        self.max_new_tokens = max_new_tokens
+        self.forward_passes = 0
+        self.lock = threading.RLock()
+        if tokenizer.eos_token_id is None:
+            raise ValueError("the tokenizer has no end-of-sequence token; a reply could never end")
+        self.eos_id: int = tokenizer.eos_token_id
+        self.pad_id: int = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_id
+        self._action_ids: dict[str, tuple[int, ...]] = {}
+
+    @classmethod
+    def load(cls, path: str | Path, *, device: str = "cpu", **options: Any) -> Policy:
+        """Load a ``from_pretrained`` folder: the tiny model, a trainer checkpoint or a real one."""
+        folder = Path(path)
+        if not (folder / "config.json").is_file():
+            raise FileNotFoundError(
+                f"{folder} is not a model folder (no config.json); build one with `arena train init-model {folder}`"
+            )
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder)
+        model.eval()
+        return cls(model, tokenizer, device=device, **options)
+
+    def save(self, path: str | Path) -> Path:
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        with self.lock:
+            self.model.save_pretrained(out)
+            self.tokenizer.save_pretrained(out)
+        return out
+
+    # ---- text <-> tokens -----------------------------------------------------------------
+
+    def prompt_ids(self, prompt: Prompt) -> tuple[int, ...]:
+        """The prompt as the model expects it: its chat template when it has one."""
+        if getattr(self.tokenizer, "chat_template", None):
+            ids = self.tokenizer.apply_chat_template(prompt.messages(), add_generation_prompt=True, tokenize=True)
+            if isinstance(ids, dict) or hasattr(ids, "keys"):
+                ids = ids["input_ids"]
+            return tuple(int(i) for i in ids)
+        text = f"{prompt.system}\n\n{prompt.user}\n\nAnswer: "
+        return tuple(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+    def action_ids(self, action: str) -> tuple[int, ...]:
+        """The reply that plays ``action``: ``[action]`` then end-of-sequence."""
+        ids = self._action_ids.get(action)
+        if ids is None:
+            ids = (*self.tokenizer(f"[{action}]", add_special_tokens=False)["input_ids"], self.eos_id)
+            self._action_ids[action] = ids
+        return ids
+
+    # ---- log-probs -------------------------------------------------------------------------
+
+    def reply_logprobs(self, rows: Sequence[Row], *, grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-token log-probs of each row's reply given its prompt, in one forward pass.
+
+        Returns a [rows, longest reply] tensor, left-aligned per row, and its mask. With
+        ``grad`` the graph is kept (the update); without, it runs under ``no_grad`` (acting).
+        """
+        ids, attention, positions = (t.to(self.device) for t in padded_rows(rows, self.pad_id))
+        width = max(len(a) for _, a in rows)
+        with torch.set_grad_enabled(grad):
+            logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1).logits
+            logp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, -width:].unsqueeze(-1)).squeeze(-1)
+        self.forward_passes += 1
+        lengths = torch.tensor([len(a) for _, a in rows], device=logp.device)
+        # Row i's reply is its last lengths[i] columns: shift it to the left edge.
+        columns = (torch.arange(width, device=logp.device).unsqueeze(0) + (width - lengths).unsqueeze(1)) % width
+        mask = torch.arange(width, device=logp.device).unsqueeze(0) < lengths.unsqueeze(1)
+        return logp.gather(1, columns) * mask, mask
+
+    def score(self, rows: Sequence[Row]) -> list[list[float]]:
+        """Each row's reply token log-probs, in chunks of ``score_batch`` rows."""
+        out: list[list[float]] = []
+        with self.lock, torch.no_grad():
+            for start in range(0, len(rows), self.score_batch):
+                chunk = rows[start : start + self.score_batch]
+                logp, mask = self.reply_logprobs(chunk)
+                out.extend(logp[i][mask[i]].tolist() for i in range(len(chunk)))
+        return out
+
+    # ---- acting ----------------------------------------------------------------------------
+
+    def decide(self, requests: Sequence[Request]) -> list[Decision]:
+        """Answer a batch of requests: every scored legal set in shared forward passes,
+        then each generated reply on its own."""
+        scored = [r for r in requests if r.legal is not None and 0 < len(r.legal) <= self.score_limit]
+        rows = [(r.prompt_ids, self.action_ids(a)) for r in scored for a in r.legal or ()]
+        token_logps = iter(self.score(rows)) if rows else iter(())
+        by_request: dict[int, Decision] = {}
+        for request in scored:
+            options = [(action, next(token_logps)) for action in request.legal or ()]
+            by_request[id(request)] = self._sample(request, options)
+        return [by_request.get(id(r)) or self._generate(r) for r in requests]
+
+    def _sample(self, request: Request, options: list[tuple[str, list[float]]]) -> Decision:
+        totals = np.array([sum(lp) for _, lp in options]) / self.temperature
+        probs = np.exp(totals - totals.max())
+        probs /= probs.sum()
+        rng = np.random.default_rng(list(request.key))
+        index = int(rng.choice(len(options), p=probs))
+        action, logprobs = options[index]
+        return Decision(action, f"[{action}]", self.action_ids(action), tuple(logprobs), tuple(float(p) for p in probs))
+
+    def _generate(self, request: Request) -> Decision:
+        """Sample a reply token by token (with the model's cache) under the token budget."""
+        generator = torch.Generator().manual_seed(int(np.random.default_rng(list(request.key)).integers(2**62)))
+        ids: list[int] = []
+        logprobs: list[float] = []
+        with self.lock, torch.no_grad():
+            inputs = torch.tensor([request.prompt_ids], dtype=torch.long, device=self.device)
+            past = None
+            for _ in range(self.max_new_tokens):
+                output = self.model(input_ids=inputs, cache=past, use_cache=True, logits_to_keep=1)
+                self.forward_passes += 1
+                past = output.cache
+                logp = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
+                probs = torch.softmax(logp / self.temperature, dim=-1).cpu()
+                token = int(torch.multinomial(probs, 1, generator=generator))
+                ids.append(token)
+                logprobs.append(float(logp[token]))
+                if token == self.eos_id:
+                    break
+                inputs = torch.tensor([[token]], dtype=torch.long, device=self.device)
+        reply = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return Decision(extract_action(reply), reply, tuple(ids), tuple(logprobs))

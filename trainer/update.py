@@ -1,0 +1,122 @@
+"""One policy update: PPO epochs over the turns of a batch of rollouts.
+
+Every turn's advantage applies to every token of its action (TRAINING_MATH.md §6). The
+ratio is taken against the log-probs the acting policy recorded when it chose the
+action; an optional frozen reference adds the k3 KL penalty. Minibatches are drawn in
+an order fixed by the seed and the update's index, and gradient accumulation divides
+by the minibatch's token count, so the result does not depend on how it is split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from trainer.loss import policy_loss
+from trainer.policy import Policy
+from trainer.rollout import Sample
+
+
+@dataclass(frozen=True)
+class PPOSettings:
+    lr: float = 1e-3
+    epochs: int = 2
+    minibatch: int = 64
+    grad_accum: int = 1
+    clip_eps: float = 0.2
+    dual_clip: float | None = None
+    kl_coef: float = 0.0
+    max_grad_norm: float = 1.0
+    weight_decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.lr <= 0 or self.epochs < 1 or self.minibatch < 1 or self.grad_accum < 1 or self.max_grad_norm <= 0:
+            raise ValueError(f"PPO settings need lr, max_grad_norm > 0 and epochs, minibatch, grad_accum >= 1: {self}")
+
+
+class Learner:
+    """The trained policy, its optimizer and (with a KL penalty) its frozen reference."""
+
+    def __init__(self, policy: Policy, settings: PPOSettings, *, seed: int = 0, reference: Policy | None = None) -> None:
+        if settings.kl_coef > 0 and reference is None:
+            raise ValueError("a KL penalty (kl_coef > 0) needs a reference policy")
+        self.policy = policy
+        self.settings = settings
+        self.seed = seed
+        self.reference = reference
+        self.optimizer = torch.optim.AdamW(policy.model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
+        self.updates = 0
+
+    def update(self, samples: Sequence[Sample], advantages: np.ndarray) -> dict[str, float]:
+        """Train on ``samples`` (one advantage each); return the update's mean statistics.
+
+        Turns whose advantage is exactly zero carry no gradient and are skipped (SPIRAL's
+        note: a batch where every outcome matched its baseline teaches nothing).
+        """
+        if len(samples) != len(advantages):
+            raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
+        rows = [i for i, a in enumerate(advantages) if a != 0.0]
+        self.updates += 1
+        if not rows:
+            return {"skipped": 1.0}
+        s = self.settings
+        model = self.policy.model
+        model.train()
+        order_rng = np.random.default_rng([self.seed, self.updates])
+        totals: dict[str, list[float]] = {}
+        try:
+            for _ in range(s.epochs):
+                order = order_rng.permutation(rows)
+                for start in range(0, len(order), s.minibatch):
+                    chosen = order[start : start + s.minibatch]
+                    stats = self._step([samples[i] for i in chosen], advantages[chosen])
+                    for key, value in stats.items():
+                        totals.setdefault(key, []).append(value)
+        finally:
+            model.eval()
+        return {key: float(np.mean(values)) for key, values in totals.items()}
+
+    def _step(self, batch: Sequence[Sample], advantages: np.ndarray) -> dict[str, float]:
+        s = self.settings
+        token_count = float(sum(len(sample.action_ids) for sample in batch))
+        micro = max(1, -(-len(batch) // s.grad_accum))
+        self.optimizer.zero_grad(set_to_none=True)
+        collected: dict[str, list[float]] = {}
+        with self.policy.lock:
+            for start in range(0, len(batch), micro):
+                part = batch[start : start + micro]
+                rows = [(sample.prompt_ids, sample.action_ids) for sample in part]
+                new_logp, mask = self.policy.reply_logprobs(rows, grad=True)
+                old_logp = torch.zeros_like(new_logp)
+                for i, sample in enumerate(part):
+                    old_logp[i, : len(sample.logprobs)] = torch.tensor(sample.logprobs)
+                ref_logp = None
+                if self.reference is not None:
+                    with torch.no_grad():
+                        ref_logp, _ = self.reference.reply_logprobs(rows)
+                adv = torch.tensor(advantages[start : start + micro], dtype=new_logp.dtype)
+                loss, stats = policy_loss(
+                    new_logp,
+                    old_logp,
+                    adv,
+                    mask,
+                    ref_logp=ref_logp,
+                    kl_coef=s.kl_coef,
+                    clip_eps=s.clip_eps,
+                    dual_clip=s.dual_clip,
+                    token_count=token_count,
+                )
+                loss.backward()
+                stats["loss"] = float(loss.detach())
+                for key, value in stats.items():
+                    collected.setdefault(key, []).append(value)
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.model.parameters(), s.max_grad_norm)
+            self.optimizer.step()
+        # Micro-batch losses are already divided by the whole minibatch's token count: they add up.
+        additive = ("loss", "surrogate", "kl_ref")
+        out = {key: float(np.sum(v)) if key in additive else float(np.mean(v)) for key, v in collected.items()}
+        out["grad_norm"] = float(grad_norm)
+        return out
