@@ -524,14 +524,31 @@ def _progress_bar() -> Callable[[Any], None]:
     return show
 
 
-def _run_and_show(config: Any, db: Any, *, as_json: bool) -> int:
-    """Run a tournament with a progress bar on stderr, then print its leaderboards."""
-    from tournaments.runner import leaderboards, run_tournament
+def _run_and_show(config: Any, db: Any, *, as_json: bool, url: str | None = None, admin_token: str = "") -> int:
+    """Run a tournament (in this process into ``db``, or through the server at ``url``) with a
+    progress bar on stderr, then print its leaderboards, and the held-out games and opponents apart."""
+    from tournaments.runner import held_out_opponents, leaderboards, run_tournament, split_held_out
 
-    summary = run_tournament(config, db, progress=_progress_bar())
-    boards = leaderboards(config, db)
+    if url is None:
+        summary = run_tournament(config, db, progress=_progress_bar())
+        boards = leaderboards(config, db)
+    else:
+        from tournaments.remote import remote_leaderboards, run_remote
+
+        summary = run_remote(config, url, admin_token, progress=_progress_bar())
+        boards = remote_leaderboards(config, url)
+    boards, held_out_boards = split_held_out(config, boards)
+    opponents = held_out_opponents(config, summary.finished)
     if as_json:
-        _print_json({"tournament": config.name, "played": summary.played, "skipped": summary.skipped, "leaderboards": boards})
+        _print_json(
+            {
+                "tournament": config.name,
+                "played": summary.played,
+                "skipped": summary.skipped,
+                "leaderboards": boards,
+                "held_out": {"games": held_out_boards, "opponents": opponents},
+            }
+        )
         return 0
     print(
         f"{config.name}: {summary.played} played, {summary.skipped} already done, {summary.voided} void, {summary.elapsed:.1f}s"
@@ -539,17 +556,125 @@ def _run_and_show(config: Any, db: Any, *, as_json: bool) -> int:
     for variant, rows in boards.items():
         print(f"\n{variant}")
         print(_leaderboard_table(rows))
+    for variant, rows in held_out_boards.items():
+        print(f"\nheld-out game: {variant}")
+        print(_leaderboard_table(rows))
+    if opponents:
+        print(f"\nheld-out opponents ({', '.join(config.held_out_opponents)}): mean return against them and against the rest")
+        header = ("game", "participant", "vs held-out", "mean return", "vs the rest", "mean return")
+        cells = [
+            (
+                r["game"],
+                r["participant"],
+                r["held_out_matches"],
+                f"{r['held_out_mean_return']:.3g}",
+                r["other_matches"],
+                "-" if r["other_mean_return"] is None else f"{r['other_mean_return']:.3g}",
+            )
+            for r in opponents
+        ]
+        print(_table(cells, header))
     return 0 if summary.voided == 0 else FAILURE
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
     from tournaments.config import TournamentConfigError, load
 
+    if args.url and args.db:
+        raise UsageError("give either --db (play in this process) or --url with --admin-token (play through a server)")
+    if bool(args.url) != bool(args.admin_token):
+        raise UsageError("--url and --admin-token go together")
     try:
         config = load(args.file)
+        return _run_and_show(config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=args.admin_token)
     except TournamentConfigError as error:
         raise UsageError(str(error)) from None
-    return _run_and_show(config, args.db, as_json=args.json)
+
+
+# ---- arena train ---------------------------------------------------------------------
+
+
+def cmd_train_init_model(args: argparse.Namespace) -> int:
+    from trainer.tiny_model import SIZES, init_model
+
+    if args.size not in SIZES:
+        raise UsageError(f"unknown model size {args.size!r}; the sizes are {', '.join(SIZES)}")
+    if os.path.exists(os.path.join(args.dir, "config.json")) and not args.force:
+        raise UsageError(f"{args.dir} already holds a model; pass --force to replace it")
+    out = init_model(args.dir, size=args.size, seed=args.seed)
+    print(f"built a {args.size} model and its tokenizer in {out}")
+    return 0
+
+
+def _train_progress(progress: Any) -> None:
+    row = progress.metrics
+    eta = progress.elapsed / progress.update * (progress.updates - progress.update)
+    width = 24
+    bar = "#" * (width * progress.update // progress.updates)
+    print(
+        f"[{bar:.<{width}}] update {progress.update}/{progress.updates}: return {row['return_mean']:.3f}, "
+        f"entropy {row['entropy']:.3f}, {row['turns_per_s']:.0f} turns/s, ETA {eta:.0f}s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def cmd_train_run(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from trainer.config import TrainConfigError, load
+
+    try:
+        config = load(args.config)
+        overrides = {key: value for key, value in (("updates", args.updates), ("out_dir", args.out)) if value is not None}
+        config = dataclasses.replace(config, **overrides)
+    except (TrainConfigError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    from trainer.run import train
+
+    result = train(config, progress=None if args.json else _train_progress)
+    last = [row for row in result.metrics if row["kind"] == "update"][-1]
+    if args.json:
+        _print_json({"run_dir": str(result.run_dir), "final": str(result.final), "last_update": last})
+    else:
+        print(f"trained {config.updates} updates; metrics in {result.run_dir}/metrics.jsonl; final checkpoint {result.final}")
+        print(f"play it: arena play {config.games[0].name} --seat llm:model={result.final} --seat random")
+    return 0
+
+
+def cmd_train_plot(args: argparse.Namespace) -> int:
+    from trainer.plot import plot_run
+
+    try:
+        written = plot_run(args.run_dir)
+    except (FileNotFoundError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    for path in written:
+        print(path)
+    return 0
+
+
+# ---- arena export --------------------------------------------------------------------
+
+
+def cmd_export_trajectories(args: argparse.Namespace) -> int:
+    from trainer.export import ExportError, trajectory_rows, write_jsonl
+
+    store = _open_store(args.db)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(out_dir):
+        raise UsageError(f"cannot write {args.out}: no folder {out_dir}")
+    try:
+        rows, matches = write_jsonl(trajectory_rows(store, game=args.game, bot=args.bot, limit=args.limit), args.out)
+    except ExportError as error:
+        raise UsageError(str(error)) from None
+    finally:
+        store.close()
+    if args.json:
+        _print_json({"out": args.out, "rows": rows, "matches": matches})
+    else:
+        print(f"wrote {rows} turns of {matches} matches to {args.out}")
+    return 0
 
 
 # ---- arena watch ---------------------------------------------------------------------
@@ -704,14 +829,20 @@ def build_parser() -> argparse.ArgumentParser:
     tournament_commands = tournament.add_subparsers(dest="tournament_command", metavar="ACTION", required=True)
     tournament_run = tournament_commands.add_parser(
         "run",
-        help="play a tournament file into a store",
-        description="Play every scheduled match of a tournament in this process, into the store, with a progress bar "
-        "on stderr, then print each game's leaderboard. Resumable: run it again after a stop and only the missing "
-        "matches are played.",
-        epilog="example: arena tournament run tournaments/quickstart.toml --db arena.db",
+        help="play a tournament file into a store, or through a live server",
+        description="Play every scheduled match of a tournament, with a progress bar on stderr, then print each game's "
+        "leaderboard (held-out games and opponents apart). With --db (the default), in this process into the store; "
+        "with --url and --admin-token, through a running server: the server makes every match and keeps the results, "
+        "the in-process participants are registered on it and connected from this process, and remote:NAME "
+        "participants must already be connected. Resumable: run it again after a stop and only the missing matches "
+        "are played.",
+        epilog="examples: arena tournament run tournaments/quickstart.toml --db arena.db · "
+        "arena tournament run cup.toml --url ws://127.0.0.1:8765 --admin-token T",
     )
     tournament_run.add_argument("file", help="the tournament's TOML file (see tournaments/quickstart.toml)")
-    tournament_run.add_argument("--db", default="arena.db", help="the store (default arena.db)")
+    tournament_run.add_argument("--db", help="the store to play into, in this process (default arena.db)")
+    tournament_run.add_argument("--url", help="instead: a running server's base URL (ws://host:port), with --admin-token")
+    tournament_run.add_argument("--admin-token", help="the server's admin token (with --url)")
     tournament_run.add_argument("--json", action="store_true", help="print the summary and leaderboards as JSON")
     tournament_run.set_defaults(run=cmd_tournament_run)
 
@@ -730,6 +861,65 @@ def build_parser() -> argparse.ArgumentParser:
         "--delay", type=int, default=400, metavar="MS", help="with --watch: each bot's wait before a move (default 400)"
     )
     demo.set_defaults(run=cmd_demo)
+
+    train = commands.add_parser(
+        "train",
+        help="train language-model policies by self-play",
+        description="Build a small model, train policies by self-play and against opponents, plot the curves.",
+    )
+    train_commands = train.add_subparsers(dest="train_command", metavar="ACTION", required=True)
+    init_model = train_commands.add_parser(
+        "init-model",
+        help="build a small model and tokenizer offline",
+        description="Build a small Qwen2-style model (random weights) and a tokenizer trained on the games' texts, "
+        "saved with save_pretrained: a starting point that needs no download.",
+        epilog="example: arena train init-model models/tiny --size tiny",
+    )
+    init_model.add_argument("dir", help="the folder to write")
+    init_model.add_argument("--size", default="tiny", help="tiny (2 layers, 64 wide) or small (4 layers, 256 wide)")
+    init_model.add_argument("--seed", type=int, default=0, help="the seed of the weights and the tokenizer's corpus")
+    init_model.add_argument("--force", action="store_true", help="replace a model already in DIR")
+    init_model.set_defaults(run=cmd_train_init_model)
+    train_run = train_commands.add_parser(
+        "run",
+        help="run a training configuration",
+        description="Train the configured model: rollouts through the match loop, advantages, PPO updates, "
+        "checkpoints, a gauntlet against fixed bots. docs/TRAINING.md explains every key.",
+        epilog="example: arena train run examples/train-ipd.toml --updates 2",
+    )
+    train_run.add_argument("config", help="the TOML file")
+    train_run.add_argument("--updates", type=int, help="override the number of updates")
+    train_run.add_argument("--out", help="override out_dir")
+    train_run.add_argument("--json", action="store_true", help="print a JSON summary instead of progress")
+    train_run.set_defaults(run=cmd_train_run)
+    train_plot = train_commands.add_parser(
+        "plot", help="write a run's training curves as PNG", description="Plot return, win rates, KL, entropy, grad norm."
+    )
+    train_plot.add_argument("run_dir", help="a run's out_dir")
+    train_plot.set_defaults(run=cmd_train_plot)
+
+    export = commands.add_parser(
+        "export", help="export recorded data for other tools", description="Export data from a store in open formats."
+    )
+    export_commands = export.add_subparsers(dest="export_command", metavar="WHAT", required=True)
+    trajectories = export_commands.add_parser(
+        "trajectories",
+        help="every accepted turn of finished matches as JSON lines",
+        description="Write one JSON line per accepted turn of the store's finished matches (void ones left out): "
+        "prompt, observation, legal actions, action, log-probs, per-step reward, final return, opponents, match and "
+        "seed. The schema is in docs/TRAJECTORIES.md; the file loads with datasets.load_dataset('json', data_files=FILE) "
+        "and feeds TRL or verl.",
+        epilog="example: arena export trajectories --db arena.db --game kuhn-poker --bot ckpt-7 --out kuhn.jsonl",
+    )
+    trajectories.add_argument("--db", default="arena.db", help="the store (default arena.db)")
+    trajectories.add_argument("--game", help="only this game's matches")
+    trajectories.add_argument("--bot", help="only the turns this bot took")
+    trajectories.add_argument(
+        "--limit", type=int, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
+    )
+    trajectories.add_argument("--out", required=True, metavar="FILE.jsonl", help="the file to write (replaced whole)")
+    trajectories.add_argument("--json", action="store_true", help="print the counts as JSON")
+    trajectories.set_defaults(run=cmd_export_trajectories)
 
     watch = commands.add_parser(
         "watch",

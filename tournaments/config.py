@@ -3,17 +3,31 @@
     name = "quickstart"
     format = "round-robin"      # round-robin, swiss, gauntlet, duplicate (tables: automatic)
     games_per_pairing = 2       # duplicate: the number of deals, each played in both seat orders
-    participants = ["random"]   # bot specs; a game may list its own
+    participants = ["random"]   # bot specs, or remote:NAME (below); a game may list its own
     rounds = 3                  # swiss: rounds; tables: rounds (default: one per participant)
     challenger = "perfect"      # gauntlet: the challenger, the others are its field
     concurrency = 4             # matches played at once
     clock = { move_ms = 2000, grace_ms = 500 }
     failure = { max_retries = 2 }
+    held_out_games = ["kuhn-poker"]     # game labels reported apart (below)
+    held_out_opponents = ["random"]     # participants reported apart (below)
 
     [[games]]
     name = "tic-tac-toe"
     config = { }
-    participants = ["perfect", "random"]
+    participants = ["perfect", "random", "remote:alice"]
+    label = "tic-tac-toe"       # names this entry (default: the game); two configs of one game need two
+
+A participant is a bot spec from the registry, played in this process (in-process runs;
+with ``--url`` it is registered on the server and connected to it from this process), or
+``remote:NAME``: the bot NAME registered on the server and connected by someone else. A
+remote participant can only play through a server (``arena tournament run --url``).
+
+Held-out evaluation (Melting Pot's idea: how well does an agent do with games and
+co-players it was never trained with?). ``held_out_games`` lists labels of ``[[games]]``
+entries kept out of training: their leaderboards are printed in a section of their own.
+``held_out_opponents`` lists participants kept out of training: every other participant's
+mean return against them is reported beside its mean return against the rest.
 
 Games of more than two seats are played at rotating tables whatever the format. Every
 error names the file, the key and what is wrong.
@@ -29,7 +43,7 @@ from typing import Any
 
 import games
 from arena.match import Clock
-from arena.store import variant_of
+from arena.store import BOT_NAME_PATTERN, valid_bot_name, variant_of
 from bots.registry import make_bot
 from games.api import GameError, make_config
 from tournaments.formats import FORMATS
@@ -45,12 +59,22 @@ TOP_KEYS = (
     "clock",
     "failure",
     "games",
+    "held_out_games",
+    "held_out_opponents",
 )
 GAME_KEYS = ("name", "config", "participants", "label")
 
 
+REMOTE = "remote:"
+
+
 class TournamentConfigError(ValueError):
     """A tournament file that cannot be run: the message names the file and the key."""
+
+
+def remote_name(participant: str) -> str | None:
+    """The server name of a ``remote:NAME`` participant; None for a bot played in-process."""
+    return participant.removeprefix(REMOTE) if participant.startswith(REMOTE) else None
 
 
 @dataclass(frozen=True)
@@ -75,6 +99,18 @@ class TournamentConfig:
     concurrency: int = 4
     clock: Clock = field(default_factory=Clock)
     max_retries: int = 2
+    held_out_games: tuple[str, ...] = ()  # game labels
+    held_out_opponents: tuple[str, ...] = ()  # participants
+
+    @property
+    def participants(self) -> tuple[str, ...]:
+        """Every participant of every game, each once, in the order of the file."""
+        return tuple(dict.fromkeys(p for entry in self.games for p in entry.participants))
+
+    @property
+    def remote(self) -> tuple[str, ...]:
+        """The ``remote:NAME`` participants: bots someone else connects to the server."""
+        return tuple(p for p in self.participants if remote_name(p) is not None)
 
 
 def load(path: str | Path) -> TournamentConfig:
@@ -116,11 +152,12 @@ class _Reader:
             raise self.fail(key, f"must be at least 1, got {value}")
         return value
 
-    def specs(self, value: Any, name: str) -> tuple[str, ...]:
+    def specs(self, value: Any, name: str, what: str = "bot specs") -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(name, f"must be a list of bot specs (strings), got {value!r}")
-        if len(set(value)) != len(value):
-            raise self.fail(name, "a participant is listed twice")
+            raise self.fail(name, f"must be a list of {what} (strings), got {value!r}")
+        twice = [v for v in value if value.count(v) > 1]
+        if twice:
+            raise self.fail(name, f"{twice[0]!r} is listed twice")
         return tuple(value)
 
 
@@ -177,6 +214,11 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
             raise fail("games", f"{label!r} is listed twice; give each config of one game its own label")
     for entry, at in zip(entries, (f"games[{i}]" for i in range(len(entries))), strict=True):
         _check_format(read, entry, at, fmt, challenger, rounds)
+    held_out_games = _held_out(read, data, "held_out_games", labels, "game label")
+    everyone = list(dict.fromkeys(p for entry in entries for p in entry.participants))
+    held_out_opponents = _held_out(read, data, "held_out_opponents", everyone, "participant")
+    if held_out_opponents and set(held_out_opponents) == set(everyone):
+        raise fail("held_out_opponents", "holds out every participant; leave some to be evaluated against them")
     return TournamentConfig(
         name=name,
         path=where,
@@ -188,10 +230,21 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
         concurrency=concurrency or 4,
         clock=clock,
         max_retries=max_retries,
+        held_out_games=held_out_games,
+        held_out_opponents=held_out_opponents,
     )
 
 
 _REQUIRED = object()
+
+
+def _held_out(read: _Reader, data: Mapping[str, Any], key: str, known: list[str], what: str) -> tuple[str, ...]:
+    """A held-out list: each name must be one the tournament has (a typo would hold out nothing)."""
+    names = read.specs(data.get(key, []), key, f"{what}s")
+    for i, name in enumerate(names):
+        if name not in known:
+            raise read.fail(f"{key}[{i}]", f"{name!r} is not a {what} of this tournament; they are {', '.join(known)}")
+    return names
 
 
 def _article(noun: str) -> str:
@@ -219,6 +272,11 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
     else:
         raise fail(f"{at}.participants", "missing (and no top-level participants)")
     for j, spec in enumerate(participants):
+        remote = remote_name(spec)
+        if remote is not None:
+            if not valid_bot_name(remote):
+                raise fail(f"{at}.participants[{j}]", f"bad remote bot name {remote!r}: use {BOT_NAME_PATTERN}")
+            continue
         try:
             make_bot(spec, game.spec.name)
         except (GameError, ValueError, TypeError) as error:

@@ -1,21 +1,22 @@
-"""Play a tournament in-process, into a store, resumably.
+"""Play a tournament in-process, into a store, resumably; the scheduler it shares with
+server runs (``tournaments.remote``); the held-out report of either.
 
-Every scheduled match goes through ``play_match`` (the one match loop) with local seats
-and is committed with its tournament, round, group and key by the store's one writer
+``drive`` walks the schedule: ``concurrency`` matches at once, Swiss games paired round
+by round from the returns of the rounds before, progress and counts as matches end. How
+one match is played is the caller's: here, ``play_match`` (the one match loop) with local
+seats, committed with its tournament, round, group and key by the store's one writer
 thread, in one transaction with its turns and ratings. Before playing a key the runner
 asks the store whether a finished match holds it: a run killed at any point and started
 again plays only what is missing and never a finished match twice (a match cut off
-mid-game was never committed, so it is simply played again).
-
-Swiss games are paired round by round from the standings of the rounds already played,
-which are read back from the store, so a resumed run pairs exactly as the first one did.
+mid-game was never committed, so it is simply played again), and a resumed Swiss run
+pairs exactly as the first one did.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from arena.match import play_match
 from arena.seats import LocalSeat
 from arena.store import Store, StoreWriter
 from bots.registry import make_bot, seat_seed
-from tournaments.config import GameEntry, TournamentConfig
+from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError
 from tournaments.formats import (
     ScheduledMatch,
     Slot,
@@ -63,10 +64,11 @@ class Summary:
     tournament: str
     total: int = 0
     played: int = 0  # finished by this run
-    skipped: int = 0  # already finished before this run
-    voided: int = 0  # voided by this run (a fault of the engine); played again next run
+    skipped: int = 0  # made before this run
+    voided: int = 0  # ended void (a fault of the engine or the server, an abort); played again next run
     elapsed: float = 0.0
     variants: dict[str, str] = field(default_factory=dict)  # game label -> variant
+    finished: list[Finished] = field(default_factory=list)  # every finished match of the schedule, earlier runs' too
 
 
 def slot_of(config: TournamentConfig, entry: GameEntry) -> Slot:
@@ -108,23 +110,38 @@ def planned(config: TournamentConfig) -> int:
     return total
 
 
-def _returns_by_key(store: Store, keys: list[str]) -> dict[str, list[float]]:
-    out = {}
-    for key in keys:
-        found = store.find_by_key(key)
-        if found is not None and found["status"] == "finished":
-            out[key] = store.match(found["id"], turns=False)["returns"]
-    return out
+@dataclass(frozen=True)
+class Played:
+    """How one scheduled match ended, as the schedule needs it (standings, counts, report)."""
+
+    status: str  # "finished" or "void" (played again by the next run)
+    returns: tuple[float, ...] | None  # None unless finished
+    fresh: bool  # made by this run; False when its key was taken before (then it is not counted as played)
 
 
-async def run_tournament_async(
-    config: TournamentConfig, db_path: str | Path, progress: Callable[[Progress], None] | None = None
-) -> Summary:
+@dataclass(frozen=True)
+class Finished:
+    """A finished match of the schedule: what the held-out report is made from."""
+
+    label: str  # the game label
+    seats: tuple[str, ...]  # participants in seat order, as the config names them
+    returns: tuple[float, ...]
+
+
+PlayOne = Callable[[ScheduledMatch], Awaitable[Played]]
+
+
+async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Progress], None] | None = None) -> Summary:
+    """Play the whole schedule through ``play``, ``concurrency`` matches at once, Swiss games
+    round by round; the one scheduler of in-process and server runs.
+
+    ``play`` plays a scheduled match, or finds the one already made under its key, and
+    says how it ended. Swiss pairs each round from the returns of the rounds before, so a
+    resumed run (whose ``play`` finds those matches) pairs exactly as the first one did."""
     summary = Summary(config.name, total=planned(config), variants={e.label: e.variant for e in config.games})
     limiter = trio.CapacityLimiter(config.concurrency)
     started = time.monotonic()
     running = 0
-    writer = StoreWriter(db_path)
 
     def report() -> None:
         summary.elapsed = time.monotonic() - started
@@ -132,45 +149,31 @@ async def run_tournament_async(
             done = summary.played + summary.skipped + summary.voided
             progress(Progress(done, running, summary.total, summary.elapsed, summary.played + summary.voided))
 
-    async def play_one(match: ScheduledMatch) -> None:
+    async def play_one(label: str, match: ScheduledMatch, ended: dict[str, Played]) -> None:
         nonlocal running
         async with limiter:
-            if await writer.call(lambda store: store.find_by_key(match.key)) is not None:
-                summary.skipped += 1
-                report()
-                return
             running += 1
-            report()
-            bots = [make_bot(spec, match.game, seat_seed(match.seed, i)) for i, spec in enumerate(match.seats)]
-            seats = [LocalSeat(bot, name=bot.label) for bot in bots]
-            result = await play_match(
-                games.get(match.game),
-                seats,
-                config=dict(match.config),
-                seed=match.seed,
-                clock=config.clock,
-                max_retries=config.max_retries,
-            )
-            meta = {
-                "tournament": config.name,
-                "round": match.round,
-                "caller_key": match.key,
-                "group_id": match.group_id,
-                "group_size": match.group_size,
-                "source": "tournament",
-            }
-            await writer.call(lambda store: store.finish_match(result, meta))
-            running -= 1
-            if result.status == "finished":
-                summary.played += 1
-            else:
-                summary.voided += 1
-            report()
+            try:
+                played = await play(match)
+            finally:
+                running -= 1
+        ended[match.key] = played
+        if played.status == "void":
+            summary.voided += 1
+        elif played.fresh:
+            summary.played += 1
+        else:  # finished before this run, or (through a server) being played since an earlier one
+            summary.skipped += 1
+        if played.returns is not None:
+            summary.finished.append(Finished(label, match.seats, played.returns))
+        report()
 
-    async def play_all(matches: list[ScheduledMatch]) -> None:
+    async def play_all(label: str, matches: list[ScheduledMatch]) -> dict[str, Played]:
+        ended: dict[str, Played] = {}
         async with trio.open_nursery() as nursery:
             for match in matches:
-                nursery.start_soon(play_one, match)
+                nursery.start_soon(play_one, label, match, ended)
+        return ended
 
     async def play_swiss(entry: GameEntry) -> None:
         slot = slot_of(config, entry)
@@ -180,35 +183,95 @@ async def run_tournament_async(
         for r in range(1, swiss_rounds(config, entry) + 1):
             pairs, bye = swiss_pairings(standings, played, byes)
             matches = swiss_round(slot, r, pairs, config.games_per_pairing)
-            await play_all(matches)
-            returns = await writer.call(lambda store, ms=matches: _returns_by_key(store, [m.key for m in ms]))
+            ended = await play_all(entry.label, matches)
             for match in matches:
-                if match.key in returns:
-                    for name, score in zip(match.seats, points(returns[match.key]), strict=True):
+                returns = ended[match.key].returns
+                if returns is not None:
+                    for name, score in zip(match.seats, points(returns), strict=True):
                         standings[name] += score
             played.update(frozenset(pair) for pair in pairs)
             if bye is not None:
                 byes.add(bye)
                 standings[bye] += config.games_per_pairing
 
-    async with trio.open_nursery() as outer:
-        await outer.start(writer.run)
-        try:
-            async with trio.open_nursery() as nursery:
-                for entry in config.games:
-                    if is_swiss(config, entry):
-                        nursery.start_soon(play_swiss, entry)
-                    else:
-                        nursery.start_soon(play_all, fixed_schedule(config, entry))
-        finally:
-            await writer.aclose()
+    report()
+    async with trio.open_nursery() as nursery:
+        for entry in config.games:
+            if is_swiss(config, entry):
+                nursery.start_soon(play_swiss, entry)
+            else:
+                nursery.start_soon(play_all, entry.label, fixed_schedule(config, entry))
     report()
     return summary
 
 
-def run_tournament(config: TournamentConfig, db_path: str | Path, progress: Callable[[Progress], None] | None = None) -> Summary:
-    """Play every scheduled match of ``config`` that the store at ``db_path`` has not finished."""
-    return trio.run(run_tournament_async, config, db_path, progress)
+def _recorded(store: Store, key: str) -> Played | None:
+    """The match a run before this one made under ``key`` (voided ones do not count)."""
+    found = store.find_by_key(key)
+    if found is None:
+        return None
+    returns = store.match(found["id"], turns=False)["returns"] if found["status"] == "finished" else None
+    return Played(found["status"], None if returns is None else tuple(returns), fresh=False)
+
+
+async def run_tournament_async(
+    config: TournamentConfig,
+    db_path: str | Path,
+    progress: Callable[[Progress], None] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> Summary:
+    if config.remote:
+        raise TournamentConfigError(
+            f"{config.path}: remote participants ({', '.join(config.remote)}) play only through a server: "
+            "run the tournament with --url"
+        )
+    writer = StoreWriter(db_path)
+
+    async def play(match: ScheduledMatch) -> Played:
+        recorded = await writer.call(lambda store: _recorded(store, match.key))
+        if recorded is not None:
+            return recorded
+        bots = [make_bot(spec, match.game, seat_seed(match.seed, i)) for i, spec in enumerate(match.seats)]
+        seats = [LocalSeat(bot, name=(names or {}).get(spec, bot.label)) for bot, spec in zip(bots, match.seats, strict=True)]
+        result = await play_match(
+            games.get(match.game),
+            seats,
+            config=dict(match.config),
+            seed=match.seed,
+            clock=config.clock,
+            max_retries=config.max_retries,
+        )
+        meta = {
+            "tournament": config.name,
+            "round": match.round,
+            "caller_key": match.key,
+            "group_id": match.group_id,
+            "group_size": match.group_size,
+            "source": "tournament",
+        }
+        await writer.call(lambda store: store.finish_match(result, meta))
+        finished = result.status == "finished"
+        return Played(result.status, tuple(result.returns) if finished else None, fresh=True)
+
+    async with trio.open_nursery() as outer:
+        await outer.start(writer.run)
+        try:
+            return await drive(config, play, progress)
+        finally:
+            await writer.aclose()
+
+
+def run_tournament(
+    config: TournamentConfig,
+    db_path: str | Path,
+    progress: Callable[[Progress], None] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> Summary:
+    """Play every scheduled match of ``config`` that the store at ``db_path`` has not finished.
+
+    A participant plays under its spec, or under ``names[spec]`` where given (the nightly's
+    ``ipd.2025-01-31`` for ``llm:model=/long/path``)."""
+    return trio.run(run_tournament_async, config, db_path, progress, names)
 
 
 def leaderboards(config: TournamentConfig, db_path: str | Path, resamples: int = 100) -> dict[str, list[dict[str, Any]]]:
@@ -220,3 +283,44 @@ def leaderboards(config: TournamentConfig, db_path: str | Path, resamples: int =
         return {v: variant_leaderboard(store, v, resamples=resamples) for v in dict.fromkeys(e.variant for e in config.games)}
     finally:
         store.close()
+
+
+def split_held_out(config: TournamentConfig, boards: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The leaderboards of the games trained on, and apart those of the held-out games (by variant)."""
+    held = {entry.variant for entry in config.games if entry.label in config.held_out_games}
+    return {v: b for v, b in boards.items() if v not in held}, {v: b for v, b in boards.items() if v in held}
+
+
+def held_out_opponents(config: TournamentConfig, finished: Sequence[Finished]) -> list[dict[str, Any]]:
+    """Each other participant's mean return against the held-out opponents beside its mean
+    return against the rest, per game: how far what it learned carries over to co-players
+    it never trained with. A participant that met no held-out opponent in a game is left out."""
+    held = set(config.held_out_opponents)
+    if not held:
+        return []
+    tally: dict[tuple[str, str], list[float]] = {}  # (label, participant) -> [held-out n, sum, others n, sum]
+    for match in finished:
+        for seat, who in enumerate(match.seats):
+            if who in held:
+                continue
+            against_held = any(other in held for i, other in enumerate(match.seats) if i != seat)
+            cell = tally.setdefault((match.label, who), [0, 0.0, 0, 0.0])
+            base = 0 if against_held else 2
+            cell[base] += 1
+            cell[base + 1] += match.returns[seat]
+    order = {entry.label: i for i, entry in enumerate(config.games)}
+    people = {p: i for i, p in enumerate(config.participants)}
+    return [
+        {
+            "game": label,
+            "participant": who,
+            "held_out_matches": int(n_held),
+            "held_out_mean_return": held_sum / n_held,
+            "other_matches": int(n_other),
+            "other_mean_return": other_sum / n_other if n_other else None,
+        }
+        for (label, who), (n_held, held_sum, n_other, other_sum) in sorted(
+            tally.items(), key=lambda item: (order[item[0][0]], people[item[0][1]])
+        )
+        if n_held
+    ]

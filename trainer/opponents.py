@@ -44,7 +44,7 @@ from arena.ratings.nash import maxent_nash
 from bots.registry import parse_spec
 from games.api import did_you_mean
 
-__all__ = ["KINDS", "OUTCOME_SCORES", "SAMPLING", "Opponent", "OpponentPool"]
+__all__ = ["KINDS", "OUTCOME_SCORES", "SAMPLING", "Opponent", "OpponentPool", "learner_score"]
 
 KINDS = ("self", "snapshot", "bot", "model")
 """``self``: the live learner (self-play; ``spec`` is empty); ``snapshot``: a frozen checkpoint
@@ -56,6 +56,16 @@ SAMPLING = ("uniform", "pfsp", "nash")
 OUTCOME_SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0, "forfeit": 0.0}
 """The learner's score per outcome word of ``arena.match.outcomes_of``; ``ranked`` (games that
 are not two-seat zero-sum) is scored by comparing the two returns instead."""
+
+
+def learner_score(learner_return: float, opponent_return: float, outcome: str) -> float:
+    """The learner's score in one match, 1 for a win, 0.5 for a draw (see ``OUTCOME_SCORES``)."""
+    if outcome == "ranked":
+        return 1.0 if learner_return > opponent_return else 0.5 if learner_return == opponent_return else 0.0
+    if outcome in OUTCOME_SCORES:
+        return OUTCOME_SCORES[outcome]
+    words = [*OUTCOME_SCORES, "ranked"]
+    raise ValueError(f"unknown match outcome {outcome!r}{did_you_mean(outcome, words)} (known: {', '.join(words)})")
 
 
 @dataclass(frozen=True)
@@ -172,13 +182,7 @@ class OpponentPool:
             raise ValueError(f"no opponent named {name!r} in the pool{did_you_mean(name, list(self._entries))}")
         if not (math.isfinite(learner_return) and math.isfinite(opponent_return)):
             raise ValueError(f"match against {name!r}: returns must be finite, got {learner_return} and {opponent_return}")
-        if outcome == "ranked":
-            score = 1.0 if learner_return > opponent_return else 0.5 if learner_return == opponent_return else 0.0
-        elif outcome in OUTCOME_SCORES:
-            score = OUTCOME_SCORES[outcome]
-        else:
-            words = [*OUTCOME_SCORES, "ranked"]
-            raise ValueError(f"unknown match outcome {outcome!r}{did_you_mean(outcome, words)} (known: {', '.join(words)})")
+        score = learner_score(learner_return, opponent_return, outcome)
         rec = self._records[name]
         rec.matches += 1
         rec.score += score

@@ -93,6 +93,24 @@ def padded_rows(rows: Sequence[Row], pad_id: int) -> tuple[torch.Tensor, torch.T
     return ids, attention, positions
 
 
+MIN_SHARED_PREFIX = 32
+"""Below this many tokens a shared prefix is not worth a forward pass of its own."""
+
+
+def shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens every prompt shares, keeping at least one token of each
+    prompt out (the reply's first log-prob is read at the prompt's last position); 0 when
+    that is too short to pay for itself."""
+    first = prompts[0]
+    n = min(len(p) for p in prompts) - 1
+    for prompt in prompts[1:]:
+        k = 0
+        while k < n and prompt[k] == first[k]:
+            k += 1
+        n = k
+    return n if n >= MIN_SHARED_PREFIX else 0
+
+
 class Policy:
     """A model and its tokenizer, with the prompt format, scoring, generation and saving.
 
@@ -177,11 +195,28 @@ class Policy:
 
         Returns a [rows, longest reply] tensor, left-aligned per row, and its mask. With
         ``grad`` the graph is kept (the update); without, it runs under ``no_grad`` (acting).
+
+        The prompts of one game share a long head (the system message with the rules):
+        that shared prefix runs once and its cache is repeated for every row, so a batch
+        costs its rows' distinct tails only. Pads sit between the prefix and each tail,
+        masked out, with positions counted past them, so the result is the plain forward
+        pass's.
         """
-        ids, attention, positions = (t.to(self.device) for t in padded_rows(rows, self.pad_id))
+        shared = shared_prefix([prompt for prompt, _ in rows])
+        tails = [(prompt[shared:], reply) for prompt, reply in rows]
+        ids, attention, positions = (t.to(self.device) for t in padded_rows(tails, self.pad_id))
         width = max(len(a) for _, a in rows)
         with torch.set_grad_enabled(grad):
-            logits = self.model(input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=width + 1).logits
+            cache = None
+            if shared:
+                head = torch.tensor([rows[0][0][:shared]], dtype=torch.long, device=self.device)
+                cache = self.model(input_ids=head, use_cache=True, logits_to_keep=1).cache
+                cache.batch_repeat_interleave(len(rows))
+                attention = torch.cat([torch.ones((len(rows), shared), dtype=attention.dtype, device=self.device), attention], 1)
+                positions = positions + shared
+            logits = self.model(
+                input_ids=ids, attention_mask=attention, position_ids=positions, cache=cache, logits_to_keep=width + 1
+            ).logits
             logp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, -width:].unsqueeze(-1)).squeeze(-1)
         self.forward_passes += 1
         lengths = torch.tensor([len(a) for _, a in rows], device=logp.device)

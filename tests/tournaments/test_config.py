@@ -41,6 +41,11 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('format = "round-robin"', 'format = "round-robin"\nplayers = 2', "players", "unknown key"),
         ('participants = ["perfect", "random"]', 'participants = ["perfect"]', "games[0].participants", "at least 2"),
         ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nconfig = { size = 9 }', "games[0].config", "size"),
+        ('"perfect"', '"remote:Bad Name"', "games[0].participants[0]", "bad remote bot name 'Bad Name'"),
+        ('name = "cup"', 'name = "cup"\nheld_out_games = ["nim"]', "held_out_games[0]", "'nim' is not a game label"),
+        ('name = "cup"', 'name = "cup"\nheld_out_games = "tic-tac-toe"', "held_out_games", "must be a list of game labels"),
+        ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["randum"]', "held_out_opponents[0]", "'randum' is not a"),
+        ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["perfect", "random"]', "held_out_opponents", "every participant"),
     ],
 )
 def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: str, new: str, key: str, what: str) -> None:
@@ -51,6 +56,15 @@ def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: 
         load(path)
     message = str(caught.value)
     assert message.startswith(f"{path}: {key}: ") and what in message
+
+
+def test_remote_participants_and_held_out_keys_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "cup.toml"
+    head = 'name = "cup"\nheld_out_games = ["tic-tac-toe"]\nheld_out_opponents = ["random"]\n'
+    path.write_text(GOOD.replace('"random"]', '"random", "remote:alice"]').replace('name = "cup"\n', head))
+    config = load(path)
+    assert config.remote == ("remote:alice",) and config.participants == ("perfect", "random", "remote:alice")
+    assert config.held_out_games == ("tic-tac-toe",) and config.held_out_opponents == ("random",)
 
 
 def test_not_toml_is_reported_with_the_file(tmp_path: Path) -> None:

@@ -1,0 +1,234 @@
+"""Tournaments through a live server: in-process participants connected as SDK bots, remote
+ones connected by someone else, every match made by create_match into the server's store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from arena.cli import main
+from arena.seats import Turn
+from bots.client import run_bot
+from tests.conftest import Arena, ServeProcess
+from tournaments.config import parse
+from tournaments.remote import RemoteTournamentError, run_remote_async, server_name
+from tournaments.runner import Progress, fixed_schedule
+
+IPD = "iterated-prisoners-dilemma"
+
+
+def cup(participants: list[str], name: str = "cup", per: int = 2) -> Any:
+    return parse(
+        {
+            "name": name,
+            "format": "round-robin",
+            "games_per_pairing": per,
+            "concurrency": 4,
+            "games": [{"name": IPD, "participants": participants}],
+        }
+    )
+
+
+def cup_file(tmp_path: Path, participants: list[str], name: str = "cup") -> Path:
+    path = tmp_path / f"{name}.toml"
+    people = ", ".join(f'"{p}"' for p in participants)
+    path.write_text(f'name = "{name}"\nformat = "round-robin"\n[[games]]\nname = "{IPD}"\nparticipants = [{people}]\n')
+    return path
+
+
+def matches(db: Path) -> list[sqlite3.Row]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        return conn.execute("SELECT id, status, caller_key, tournament, round, players, source FROM matches").fetchall()
+
+
+async def register(arena: Arena, name: str) -> str:
+    """Register a bot through the admin session, as its owner would have it done."""
+    async with arena.admin() as admin:
+        await admin.send("register", name=name)
+        return str((await admin.expect("registered"))["token"])
+
+
+def defect(turn: Turn) -> str:
+    return "defect"
+
+
+@asynccontextmanager
+async def remote_bot(arena: Arena, name: str, token: str, policy: Any = defect) -> AsyncIterator[None]:
+    """A bot connected through the SDK by someone else (this test) for as long as the block runs."""
+    welcomed = trio.Event()
+
+    def seen(msg: dict[str, Any]) -> None:
+        if msg["t"] == "welcome":
+            welcomed.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: run_bot(policy, arena.url, name, token, games=[], on_message=seen))
+        with trio.fail_after(10):
+            await welcomed.wait()
+        yield
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.trio
+async def test_in_process_and_remote_bots_play_through_the_server_everyone_is_rated_and_a_rerun_plays_nothing(
+    arena: Arena,
+) -> None:
+    config = cup(["tit-for-tat", "random", "remote:alice"])
+    seen: list[Progress] = []
+    async with remote_bot(arena, "alice", await register(arena, "alice")):
+        first = await run_remote_async(config, arena.url, arena.admin_token, seen.append)
+        assert (first.played, first.skipped, first.voided) == (6, 0, 0) and seen[-1].done == 6
+        rows = matches(arena.db)
+        assert sorted(r["caller_key"] for r in rows) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
+        assert {(r["status"], r["tournament"], r["source"]) for r in rows} == {("finished", "cup", "server")}
+        assert Counter(p for r in rows for p in json.loads(r["players"])) == {"tit-for-tat": 4, "random": 4, "alice": 4}
+        rated = {row["bot"] for row in await arena.server.writer.call(lambda store: store.ratings(game=IPD))}
+        assert rated == {"tit-for-tat", "random", "alice"}
+        assert len(first.finished) == 6 and all(len(f.returns) == 2 for f in first.finished)
+
+        again = await run_remote_async(config, arena.url, arena.admin_token)
+    assert (again.played, again.skipped, again.voided) == (0, 6, 0)
+    assert len(again.finished) == 6  # the returns of the earlier run, read back for the report
+    assert len(matches(arena.db)) == 6  # no match made twice
+
+
+@pytest.mark.trio
+async def test_a_remote_bot_that_is_not_connected_stops_the_run_naming_it(arena: Arena) -> None:
+    await register(arena, "bob")
+    with pytest.raises(RemoteTournamentError, match=r"^remote participant 'remote:bob' is not connected to ws://\S+: connect it"):
+        await run_remote_async(cup(["tit-for-tat", "random", "remote:bob"]), arena.url, arena.admin_token)
+
+
+@pytest.mark.trio
+async def test_a_run_stopped_mid_match_voids_what_it_left_and_the_rerun_plays_each_key_once(arena: Arena) -> None:
+    config = cup(["tit-for-tat", "remote:alice"], per=2)
+    token = await register(arena, "alice")
+    stuck = trio.Event()
+
+    async def stall(turn: Turn) -> str:
+        stuck.set()
+        await trio.sleep_forever()
+        raise AssertionError("never answers")
+
+    async with remote_bot(arena, "alice", token, stall), trio.open_nursery() as nursery:
+        nursery.start_soon(run_remote_async, config, arena.url, arena.admin_token)
+        with trio.fail_after(10):
+            await stuck.wait()
+        nursery.cancel_scope.cancel()  # the run stops (Ctrl-C) while alice thinks
+    with trio.fail_after(10):
+        while not matches(arena.db) or any(r["status"] == "live" for r in matches(arena.db)):
+            await trio.sleep(0.05)
+    assert {r["status"] for r in matches(arena.db)} == {"void"}  # aborted: nobody forfeits for the runner's stop
+
+    async with remote_bot(arena, "alice", token):
+        done = await run_remote_async(config, arena.url, arena.admin_token)
+    assert (done.played, done.skipped, done.voided) == (2, 0, 0)
+    finished = Counter(r["caller_key"] for r in matches(arena.db) if r["status"] == "finished")
+    assert sorted(finished) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
+    assert set(finished.values()) == {1}
+
+
+@pytest.mark.trio
+async def test_an_unknown_remote_bot_and_a_wrong_admin_token_are_clear_errors(arena: Arena) -> None:
+    with pytest.raises(RemoteTournamentError, match=r"^remote participant 'remote:carol' is not a bot registered on ws://"):
+        await run_remote_async(cup(["random", "remote:carol"]), arena.url, arena.admin_token)
+    with pytest.raises(RemoteTournamentError, match=r"refused the admin token"):
+        await run_remote_async(cup(["random", "tit-for-tat"]), arena.url, "wrong")
+    assert matches(arena.db) == []
+
+
+@pytest.mark.trio
+async def test_an_in_process_name_taken_on_the_server_gets_a_fresh_token(arena: Arena) -> None:
+    await register(arena, "random")  # by an earlier run, say: its token is lost
+    summary = await run_remote_async(cup(["random", "grim"], per=2), arena.url, arena.admin_token)
+    assert summary.played == 2
+
+
+@pytest.mark.trio
+async def test_an_admin_login_elsewhere_mid_run_does_not_stop_it(arena: Arena) -> None:
+    config = cup(["tit-for-tat", "always-defect", "random", "grim"], per=4)
+    midway = trio.Event()
+
+    def progress(now: Progress) -> None:
+        if now.done >= 4:
+            midway.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run_remote_async, config, arena.url, arena.admin_token, progress)
+        await midway.wait()
+        async with arena.admin() as admin:  # `arena bot register --url`, say: the runner's admin session is closed
+            await admin.send("register", name="newcomer")
+            await admin.expect("registered")
+    finished = Counter(r["caller_key"] for r in matches(arena.db) if r["status"] == "finished")
+    assert len(finished) == 24 and set(finished.values()) == {1}
+
+
+def test_bot_specs_become_valid_server_names() -> None:
+    assert server_name("tit-for-tat") == "tit-for-tat"
+    assert server_name("remote:alice") == "alice"
+    assert server_name("alphabeta:depth=4") == "alphabeta.depth-4"
+    long = server_name("llm:model=/models/Qwen-0.5B/" + "x" * 80)
+    assert len(long) == 64 and long.startswith("llm.model-_models_qwen-0.5b_")
+
+
+@pytest.mark.trio
+async def test_the_cli_runs_a_tournament_through_a_server_process_and_resumes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = cup_file(tmp_path, ["tit-for-tat", "always-defect", "random"], name="cli-cup")
+    token_file = tmp_path / "admin-token"
+    token_file.write_text("cli-admin-token")
+    server = ServeProcess("--db", str(tmp_path / "server.db"), "--admin-token-file", str(token_file))
+    try:
+        url = await server.start()
+        argv = ["tournament", "run", str(path), "--url", url, "--admin-token", "cli-admin-token"]
+        code = await trio.to_thread.run_sync(main, [*argv, "--json"])
+        out, err = capsys.readouterr()
+        summary = json.loads(out)
+        assert code == 0 and (summary["played"], summary["skipped"]) == (6, 0) and "6/6 done" in err
+        assert {row["bot"] for row in summary["leaderboards"][IPD]} == {"tit-for-tat", "always-defect", "random"}
+
+        code = await trio.to_thread.run_sync(main, argv)
+        out, err = capsys.readouterr()
+        assert code == 0 and out.startswith("cli-cup: 0 played, 6 already done, 0 void") and "tit-for-tat" in out
+
+        code = await trio.to_thread.run_sync(main, [*argv[:-1], "wrong"])
+        out, err = capsys.readouterr()
+        assert code == 1 and err == f"arena: error: {url} refused the admin token\n"
+    finally:
+        server.kill()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--url", "ws://127.0.0.1:9"], "--url and --admin-token go together"),
+        (["--admin-token", "T"], "--url and --admin-token go together"),
+        (["--url", "ws://127.0.0.1:9", "--admin-token", "T", "--db", "a.db"], "give either --db"),
+    ],
+)
+def test_the_cli_refuses_mixed_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: list[str], message: str) -> None:
+    code = main(["tournament", "run", str(tmp_path / "cup.toml"), *flags])
+    assert code == 2 and capsys.readouterr().err.startswith(f"arena: error: {message}")
+
+
+def test_a_remote_participant_without_a_server_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = cup_file(tmp_path, ["random", "remote:alice"])
+    code = main(["tournament", "run", str(path), "--db", str(tmp_path / "a.db")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"arena: error: {path}: remote participants (remote:alice) play only through a server")
+
+
+def test_the_cli_cannot_reach_a_server(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = cup_file(tmp_path, ["random", "grim"])
+    code = main(["tournament", "run", str(path), "--url", "ws://127.0.0.1:9", "--admin-token", "T"])
+    assert code == 1 and capsys.readouterr().err.startswith("arena: error: cannot reach ws://127.0.0.1:9")

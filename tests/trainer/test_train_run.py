@@ -1,0 +1,195 @@
+"""The training loop end to end on the tiny model: config errors, determinism, the CLI,
+and training from turns a model played into the store."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import trio
+
+import games
+from arena.cli import main
+from arena.match import play_match
+from arena.seats import LocalSeat
+from arena.store import Store
+from bots.registry import make_bot
+from trainer.config import StoreSetting, TrainConfigError, load, parse
+from trainer.policy import Policy
+from trainer.rollout import MatchPlan, SeatPlan, play_rollouts
+from trainer.run import train
+from trainer.store_samples import store_samples
+
+
+def config_text(model: Path, out: Path, **changes: str) -> str:
+    """A small IPD run; ``changes`` replace or add top-level keys (TOML values as text)."""
+    top = {
+        "name": '"test"',
+        "model": f'"{model}"',
+        "out_dir": f'"{out}"',
+        "updates": "2",
+        "matches_per_update": "4",
+        "concurrency": "4",
+        "checkpoint_every": "1",
+        **changes,
+    }
+    sections = [
+        "[[games]]",
+        'name = "iterated-prisoners-dilemma"',
+        "config = { rounds = 3 }",
+        "[estimator]",
+        'name = "mars"',
+        "[opponents]",
+        'bots = ["tit-for-tat"]',
+        "snapshot_every = 1",
+        "[eval]",
+        "every = 2",
+        "matches = 2",
+        'bots = ["tit-for-tat"]',
+    ]
+    return "\n".join([*(f"{key} = {value}" for key, value in top.items()), *sections]) + "\n"
+
+
+def write_config(tmp_path: Path, model: Path, **extra: str) -> Path:
+    path = tmp_path / "train.toml"
+    path.write_text(config_text(model, tmp_path / "run", **extra))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"updates": "0"}, "updates must be at least 1"),
+        ({"updates": '"two"'}, "updates: must be int"),
+        ({"learning_rate": "1"}, "learning_rate: unknown key"),
+        ({"group_size": "3"}, "must be a multiple of group_size"),
+    ],
+)
+def test_bad_top_level_keys_name_the_file_and_key(tmp_path: Path, tiny_model_dir: Path, change: dict, message: str) -> None:
+    path = write_config(tmp_path, tiny_model_dir, **change)
+    with pytest.raises(TrainConfigError, match=message) as error:
+        load(path)
+    assert str(path) in str(error.value)
+
+
+def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
+    base = {
+        "name": "t",
+        "model": str(tiny_model_dir),
+        "out_dir": str(tmp_path),
+        "games": [{"name": "iterated-prisoners-dilemma"}],
+    }
+    cases = [
+        ({"games": [{"name": "prisoners-dilema"}]}, r"games\[0\]: unknown game"),
+        ({"games": [{"name": "iterated-prisoners-dilemma", "config": {"rounds": 0}}]}, r"games\[0\]: .*rounds"),
+        ({"estimator": {"name": "marz"}}, "did you mean 'mars'"),
+        ({"opponents": {"bots": ["tit-for-tatt"]}}, r"opponents.bots\[0\]"),
+        ({"opponents": {"sampling": "best"}}, "sampling 'best' is unknown"),
+        ({"ppo": {"lr": "fast"}}, "ppo.lr: must be float"),
+        ({"ppo": {"epochs": 0}}, "ppo"),
+        ({"model": str(tmp_path / "nothing")}, "model: .* is not a model folder"),
+        ({"store": {"db": str(tmp_path / "none.db"), "bot": "x"}}, "store.db: no such file"),
+        ({"estimator": {"name": "leave_one_out"}}, "needs group_size >= 2"),
+    ]
+    for change, message in cases:
+        with pytest.raises(TrainConfigError, match=message):
+            parse({**base, **change}, "f.toml")
+    with pytest.raises(TrainConfigError, match="out_dir: missing"):
+        parse({k: v for k, v in base.items() if k != "out_dir"}, "f.toml")
+
+
+def _comparable(rows: list[dict]) -> list[dict]:
+    timing = ("rollout_s", "update_s", "turns_per_s")
+    return [{k: v for k, v in row.items() if k not in timing} for row in rows]
+
+
+def _close(a: object, b: object) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-4)
+    return a == b
+
+
+def test_two_runs_with_one_seed_write_the_same_metrics(tmp_path: Path, tiny_model_dir: Path) -> None:
+    config = load(write_config(tmp_path, tiny_model_dir))
+    first = train(dataclasses.replace(config, out_dir=str(tmp_path / "a")))
+    second = train(dataclasses.replace(config, out_dir=str(tmp_path / "b")))
+    assert len(first.metrics) == len(second.metrics) == 4  # eval 0, update 1, update 2, eval 2
+    for a, b in zip(_comparable(first.metrics), _comparable(second.metrics), strict=True):
+        assert _close(a, b), (a, b)
+    assert {"snapshot-1", "tit-for-tat"} <= set(first.metrics[2]["opponents"])  # the snapshot joined the pool
+    other = train(dataclasses.replace(config, out_dir=str(tmp_path / "c"), seed=1))
+    assert not all(_close(a, b) for a, b in zip(_comparable(first.metrics), _comparable(other.metrics), strict=True))
+
+
+def test_cli_run_writes_metrics_checkpoints_and_plots(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = write_config(tmp_path, tiny_model_dir)
+    assert main(["train", "run", str(path), "--updates", "2"]) == 0
+    run = tmp_path / "run"
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["kind"] for r in rows] == ["eval", "update", "update", "eval"]
+    for key in ("return_mean", "entropy", "grad_norm", "approx_kl", "opponents"):
+        assert key in rows[1]
+    for folder in ("update-1", "update-2", "final"):
+        reloaded = Policy.load(run / "checkpoints" / folder)
+        assert reloaded.tokenizer.eos_token_id is not None
+    assert main(["train", "plot", str(run)]) == 0
+    for name in ("return.png", "win_rate.png", "kl.png", "entropy.png", "grad_norm.png"):
+        assert (run / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    (tmp_path / "bad.toml").write_text('name = "x"\n')
+    assert main(["train", "run", str(tmp_path / "bad.toml")]) == 2
+    assert "bad.toml: model: missing" in capsys.readouterr().err
+    assert main(["train", "plot", str(tmp_path / "nowhere")]) == 2
+    assert "no metrics.jsonl" in capsys.readouterr().err
+
+
+def test_training_changes_the_final_checkpoint(tmp_path: Path, tiny_model_dir: Path) -> None:
+    config = dataclasses.replace(load(write_config(tmp_path, tiny_model_dir)), updates=1, checkpoint_every=0)
+    result = train(config)
+    before = Policy.load(tiny_model_dir)
+    after = Policy.load(result.final)
+    rows = [(tuple(range(5, 30)), before.action_ids("cooperate"))]
+    assert not torch.allclose(before.reply_logprobs(rows)[0], after.reply_logprobs(rows)[0])
+
+
+def test_stored_turns_carry_the_acting_policys_logprobs(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A model plays through play_match into a real store; the loader gives back its turns
+    with the log-probs it acted with, which a fresh forward pass reproduces."""
+    from trainer.llm_bot import LLMBot
+
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    game = games.get("iterated-prisoners-dilemma")
+    model = make_bot(f"llm:model={tiny_model_dir}", game.spec.name, seed=3)
+    assert isinstance(model, LLMBot)
+    seats = [LocalSeat(model, "the-model"), LocalSeat(make_bot("tit-for-tat", game.spec.name), "tit-for-tat")]
+    result = trio.run(lambda: play_match(game, seats, config={"rounds": 4}, seed=5))
+    store.finish_match(result)
+    store.close()
+    policy = Policy.load(tiny_model_dir)
+    samples = store_samples(StoreSetting(db=str(db), bot="the-model"), policy)
+    assert len(samples) == 4
+    assert sum(s.reward for s in samples) == pytest.approx(result.returns[0])
+    fresh = policy.score([(s.prompt_ids, s.action_ids) for s in samples])
+    for sample, logprobs in zip(samples, fresh, strict=True):
+        assert sample.logprobs == pytest.approx(logprobs, abs=1e-5)
+        assert sample.opponent == "tit-for-tat"
+
+
+def test_rollouts_from_one_seed_are_identical(tiny_model_dir: Path) -> None:
+    policy = Policy.load(tiny_model_dir)
+    plans = [MatchPlan(i, "kuhn-poker", 40 + i, (SeatPlan("learner", "self"), SeatPlan("learner", "self"))) for i in range(6)]
+    first = trio.run(lambda: play_rollouts(plans, policy, seed=9, concurrency=3))
+    second = trio.run(lambda: play_rollouts(plans, policy, seed=9, concurrency=6))
+    assert [r.result.actions for r in first] == [r.result.actions for r in second]
+    flat = [[lp for s in r.samples for lp in s.logprobs] for r in (*first, *second)]
+    for a, b in zip(flat[: len(first)], flat[len(first) :], strict=True):
+        assert a == pytest.approx(b, abs=1e-5)

@@ -1,0 +1,455 @@
+"""Play a tournament through a live arena server: every match made by the server's
+``create_match``, every result in the server's one store.
+
+The schedule, its concurrency, Swiss pairing and progress are the in-process runner's
+(``runner.drive``); only how one match is played differs. The admin session asks
+``create_match`` with the match's stable key (and its tournament, round, group, seed,
+clock and failure rules), so a restarted run is answered with the match already made
+under a key (``existing``) instead of a second one; a spectator connection watches each
+match to its end, which also yields the returns Swiss pairs by.
+
+In-process participants (registry specs) are registered on the server under a valid bot
+name (``server_name``; a name taken already gets a fresh token by ``rotate``) and
+connected from this process through the bot SDK, seeking nothing and answering the
+matches the server starts. ``remote:NAME`` participants are registered and connected by
+their owners; one that is not stops the run with an error naming it. A run that stops
+early aborts the matches it made and left unfinished: void, so the next run plays them.
+
+Both connections keep what they send under the rate in the server's ``welcome`` (five
+rate-limited messages close a connection) and reconnect when dropped, asking again what
+was unanswered: ``create_match`` is idempotent on the key, and a ``watch`` of a match that
+has ended answers with its record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import httpx
+import trio
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.trio.client import ClientConnection, connect
+
+from arena import protocol as p
+from arena.seats import Turn
+from bots.base import Bot
+from bots.client import BotStopped, run_bot
+from bots.registry import make_bot, seat_seed
+from tournaments.config import TournamentConfig, TournamentConfigError, remote_name
+from tournaments.formats import ScheduledMatch
+from tournaments.runner import Played, Progress, Summary, drive
+
+RECONNECTS = 5  # a dropped connection is opened again this many times in a row before the run gives up
+CONNECT_TIMEOUT_S = 30.0
+ABORT_TIMEOUT_S = 10.0
+
+
+class RemoteTournamentError(RuntimeError):
+    """The server cannot play this tournament: the message names the bot or the fault."""
+
+
+class AdminError(Exception):
+    """The server answered an admin request with an ``error``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def server_name(participant: str) -> str:
+    """The bot name a participant plays under on the server: ``remote:NAME`` is NAME; a bot
+    spec becomes a valid bot name (``alphabeta:depth=4`` is ``alphabeta.depth-4``), cut to
+    64 characters with a checksum of the whole spec when longer."""
+    remote = remote_name(participant)
+    if remote is not None:
+        return remote
+    name = participant.lower().replace(":", ".").replace("=", "-").replace(",", ".")
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name)
+    return name if len(name) <= 64 else f"{name[:55]}.{zlib.crc32(participant.encode()):08x}"
+
+
+def http_base(url: str) -> str:
+    """The HTTP address of a server given by its websocket base URL."""
+    scheme, sep, rest = url.rstrip("/").partition("://")
+    if not sep or scheme not in ("ws", "wss"):
+        raise RemoteTournamentError(f"bad server URL {url!r}: give the base URL, ws://host:port")
+    return f"{'https' if scheme == 'wss' else 'http'}://{rest}"
+
+
+class _Pacer:
+    """A token bucket under the server's own (rate, burst): a message over it would count
+    as a strike against the connection, so this side waits instead."""
+
+    def __init__(self, limits: Mapping[str, Any]) -> None:
+        self.rate = 0.8 * float(limits.get("rate", 50.0))
+        self.burst = max(1.0, int(limits.get("burst", 100)) / 2)
+        self.tokens = self.burst
+        self.stamp = trio.current_time()
+
+    async def wait(self) -> None:
+        while True:
+            now = trio.current_time()
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await trio.sleep((1 - self.tokens) / self.rate)
+
+
+def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
+    """Raise the run's error for a connection that failed, unless it may be opened again."""
+    if isinstance(error, InvalidURI):
+        raise RemoteTournamentError(f"bad server URL {url!r}: {error}") from None
+    if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code == p.CLOSE_AUTH_FAILED:
+        raise RemoteTournamentError(f"{url} refused the admin token") from None
+    if not connected:
+        raise RemoteTournamentError(f"cannot reach {url}: {error}") from None
+    if drops > RECONNECTS:
+        raise RemoteTournamentError(f"lost the connection to {url}: {error}") from None
+
+
+def _open(url: str, path: str) -> Any:
+    return connect(url.rstrip("/") + path, proxy=None, max_size=None, compression=None)
+
+
+Request = tuple[dict[str, Any], str, trio.MemorySendChannel[dict[str, Any] | AdminError]]
+
+
+class Admin:
+    """The admin session. Requests go one at a time, each answered before the next is sent
+    (the server handles one session's messages in order), so an ``error`` belongs to the
+    request just sent. ``created`` holds the matches this run made that have not been seen
+    to end, ``asked`` the keys of ``create_match`` requests sent and not answered (the run
+    may stop before the answer comes); ``limits`` are the server's, from its welcome."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.token = token
+        self.limits: dict[str, Any] = {}
+        self.created: set[str] = set()
+        self.asked: set[str] = set()
+        self._send, self._inbox = trio.open_memory_channel[Request](0)
+
+    async def request(self, kind: str, answer: str, **fields: Any) -> dict[str, Any]:
+        """Send one admin message and return the server's ``answer``; AdminError for an ``error``."""
+        reply_send, reply = trio.open_memory_channel[dict[str, Any] | AdminError](1)
+        await self._send.send((p.message(kind, **fields), answer, reply_send))
+        got = await reply.receive()
+        if isinstance(got, AdminError):
+            raise got
+        return got
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Own the connection: log in, then send the requests; log in again when it drops."""
+        with self._inbox:  # closed when this ends, so that a request made after fails at once
+            await self._serve(task_status)
+
+    async def _serve(self, task_status: trio.TaskStatus[None]) -> None:
+        pending: Request | None = None
+        connected, drops = False, 0
+        while True:
+            try:
+                async with _open(self.url, "/bot") as ws:
+                    await ws.send(p.encode(p.message("hello", bot="admin", token=self.token), True))
+                    welcome = p.decode(await ws.recv())
+                    if welcome.get("t") != "welcome":
+                        raise RemoteTournamentError(f"{self.url} answered the admin's hello with {welcome}")
+                    self.limits = welcome.get("limits") or {}
+                    pacer = _Pacer(self.limits)
+                    if not connected:
+                        connected = True
+                        task_status.started()
+                    while True:
+                        if pending is None:
+                            pending = await self._inbox.receive()
+                        message, answer, reply = pending
+                        await pacer.wait()
+                        if message["t"] == "create_match":
+                            self.asked.add(message["key"])
+                        await ws.send(p.encode(message, True))
+                        got = await self._answer(ws, answer)
+                        if isinstance(got, AdminError) and got.code == p.RATE_LIMITED:
+                            continue  # sent again once the pacer allows
+                        if message["t"] == "create_match":
+                            self.asked.discard(message["key"])
+                            if not isinstance(got, AdminError) and not got["existing"]:
+                                self.created.add(got["match"])
+                        with contextlib.suppress(trio.BrokenResourceError):  # the requester was cancelled
+                            reply.send_nowait(got)
+                        pending, drops = None, 0
+            except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI) as error:
+                drops += 1
+                _lost(self.url, error, connected, drops)
+            await trio.sleep(min(5.0, 0.25 * 2**drops))
+
+    async def _answer(self, ws: ClientConnection, answer: str) -> dict[str, Any] | AdminError:
+        while True:
+            msg = p.decode(await ws.recv())
+            if msg.get("t") == answer:
+                return msg
+            if msg.get("t") == "error":
+                if msg.get("code") == p.RATE_LIMITED:
+                    await trio.sleep(float(msg.get("retry_after", 1.0)))
+                return AdminError(str(msg.get("code")), str(msg.get("message")))
+
+
+@dataclass
+class _Waiter:
+    ended: trio.Event = field(default_factory=trio.Event)
+    message: dict[str, Any] = field(default_factory=dict)
+
+
+class Results:
+    """A spectator connection that watches each match it is asked about until it ends."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.waiting: dict[str, _Waiter] = {}
+        self._send, self._todo = trio.open_memory_channel[str](math.inf)
+
+    async def outcome(self, match_id: str) -> dict[str, Any]:
+        """The match's ``result`` (or the snapshot of its record if it had ended): status, returns."""
+        waiter = self.waiting.setdefault(match_id, _Waiter())
+        self._send.send_nowait(match_id)
+        await waiter.ended.wait()
+        self.waiting.pop(match_id, None)
+        return waiter.message
+
+    async def run(self, limits: Mapping[str, Any], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        connected, drops = False, 0
+        while True:
+            try:
+                async with _open(self.url, "/watch") as ws:
+                    if not connected:
+                        connected = True
+                        task_status.started()
+                    else:  # watches sent on the lost connection may be unanswered: ask again
+                        self._ask_again()
+                    drops = 0
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._watch, ws, _Pacer(limits))
+                        closed = await self._read(ws)
+                        nursery.cancel_scope.cancel()
+                    raise closed
+            except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI) as error:
+                drops += 1
+                _lost(self.url, error, connected, drops)
+            await trio.sleep(min(5.0, 0.25 * 2**drops))
+
+    def _ask_again(self) -> None:
+        for match_id, waiter in self.waiting.items():
+            if not waiter.ended.is_set():
+                self._send.send_nowait(match_id)
+
+    async def _watch(self, ws: ClientConnection, pacer: _Pacer) -> None:
+        async for match_id in self._todo:
+            waiter = self.waiting.get(match_id)
+            if waiter is not None and not waiter.ended.is_set():
+                await pacer.wait()
+                try:
+                    await ws.send(p.encode(p.message("watch", match=match_id), True))
+                except ConnectionClosed:
+                    return  # the reader sees the close too, and the watch is sent again on the next connection
+
+    async def _read(self, ws: ClientConnection) -> ConnectionClosed:
+        """Settle the waiters as their matches end, until the connection closes (returned, so
+        that it does not reach the caller wrapped in the nursery's exception group)."""
+        while True:
+            try:
+                msg = p.decode(await ws.recv())
+            except ConnectionClosed as closed:
+                return closed
+            kind = msg.get("t")
+            if kind in ("snapshot", "result") and msg.get("status") != "live":
+                waiter = self.waiting.get(msg.get("match", ""))
+                if waiter is not None and not waiter.ended.is_set():
+                    waiter.message = msg
+                    waiter.ended.set()
+            elif kind == "error":
+                if msg.get("code") != p.RATE_LIMITED:
+                    raise RemoteTournamentError(f"{self.url} would not show a match: {msg.get('code')}: {msg.get('message')}")
+                await trio.sleep(float(msg.get("retry_after", 1.0)))
+                self._ask_again()  # which watch was refused is not said: ask for every open one
+
+
+async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, token: str) -> None:
+    """Connect an in-process participant as an SDK bot; return once the server welcomed it.
+
+    It seeks nothing: it plays the matches the admin makes for it, one bot per (match,
+    seat), seeded by the match and seat as ``arena bot run`` seeds them."""
+    welcomed = trio.Event()
+    players: dict[tuple[str, int], Bot] = {}
+
+    def policy(turn: Turn) -> Any:
+        key = (turn.match_id, turn.seat)
+        bot = players.get(key)
+        if bot is None:
+            bot = players[key] = make_bot(spec, turn.game, seat_seed(zlib.crc32(turn.match_id.encode()), turn.seat))
+        return bot.act(turn)
+
+    def seen(msg: dict[str, Any]) -> None:
+        if msg.get("t") == "welcome":
+            welcomed.set()
+        elif msg.get("t") == "match_end":
+            players.pop((msg["match"], msg["seat"]), None)
+
+    async def serve() -> None:
+        try:
+            await run_bot(policy, url, name, token, games=[], on_message=seen)
+        except BotStopped as stopped:
+            raise RemoteTournamentError(f"in-process participant {spec!r} ({name}) was stopped: {stopped}") from None
+
+    nursery.start_soon(serve)
+    with trio.move_on_after(CONNECT_TIMEOUT_S):
+        await welcomed.wait()
+    if not welcomed.is_set():
+        raise RemoteTournamentError(f"in-process participant {spec!r} ({name}) could not log in to {url}")
+
+
+async def _token(admin: Admin, name: str) -> str:
+    """A token for an in-process participant: registered now, or a fresh one if the name exists."""
+    try:
+        return str((await admin.request("register", "registered", name=name))["token"])
+    except AdminError as error:
+        if error.code != p.BOT_EXISTS:
+            raise RemoteTournamentError(f"cannot register {name!r}: {error.message}") from None
+    return str((await admin.request("rotate", "rotated", name=name))["token"])
+
+
+async def _get(url: str, path: str, **params: str) -> Any:
+    async with httpx.AsyncClient(base_url=http_base(url), timeout=60) as client:
+        try:
+            response = await client.get(path, params=params)
+            response.raise_for_status()
+        except httpx.HTTPError as error:
+            raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
+        return response.json()
+
+
+def names_on_server(config: TournamentConfig) -> dict[str, str]:
+    """Each participant's bot name on the server; two participants may not share one."""
+    names: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for participant in config.participants:
+        name = server_name(participant)
+        if name in taken:
+            raise TournamentConfigError(
+                f"{config.path}: participants {taken[name]!r} and {participant!r} would both play as {name!r} on the server"
+            )
+        names[participant] = taken[name] = name
+    return names
+
+
+async def run_remote_async(
+    config: TournamentConfig, url: str, admin_token: str, progress: Callable[[Progress], None] | None = None
+) -> Summary:
+    """Play every scheduled match the server has not made yet; wait for those it is playing."""
+    names = names_on_server(config)
+    remote = {names[p] for p in config.remote}
+    if remote:
+        registered = {bot["name"] for bot in await _get(url, "/api/bots")}
+        for participant in config.remote:
+            if names[participant] not in registered:
+                raise RemoteTournamentError(f"remote participant {participant!r} is not a bot registered on {url}")
+    admin = Admin(url, admin_token)
+    results = Results(url)
+
+    async def play(match: ScheduledMatch) -> Played:
+        request = {
+            "game": match.game,
+            "bots": [names[seat] for seat in match.seats],
+            "config": dict(match.config),
+            "seed": match.seed,
+            "clock": asdict(config.clock),
+            "max_retries": config.max_retries,
+            "tournament": config.name,
+            "round": match.round,
+            "group": match.group_id,
+            "group_size": match.group_size,
+            "key": match.key,
+        }
+        try:
+            made = await admin.request("create_match", "match_created", **{k: v for k, v in request.items() if v is not None})
+        except AdminError as error:
+            offline = [f"remote:{n}" for n in request["bots"] if n in remote and f"'{n}'" in error.message]
+            if error.code == p.BOT_OFFLINE and offline:
+                raise RemoteTournamentError(
+                    f"remote participant {offline[0]!r} is not connected to {url}: connect it, then run again"
+                ) from None
+            raise RemoteTournamentError(f"{url} would not make {match.key}: {error}") from None
+        ended = await results.outcome(made["match"])
+        admin.created.discard(made["match"])
+        finished = ended["status"] == "finished"
+        return Played(ended["status"], tuple(ended["returns"]) if finished else None, fresh=not made["existing"])
+
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(admin.run)
+            await nursery.start(results.run, admin.limits)
+            async with trio.open_nursery() as bots:
+                for participant, name in names.items():
+                    if name not in remote:
+                        await _connect_bot(bots, url, name, participant, await _token(admin, name))
+                summary = await drive(config, play, progress)
+                bots.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        ours, _ = group.split((RemoteTournamentError, TournamentConfigError))
+        if ours is None:
+            raise
+        raise _first(ours) from None
+    finally:
+        if admin.created or admin.asked:
+            with trio.CancelScope(shield=True), trio.move_on_after(ABORT_TIMEOUT_S):
+                await _abort(url, admin_token, admin.created, admin.asked)
+    return summary
+
+
+async def _abort(url: str, admin_token: str, made: set[str], asked: set[str]) -> None:
+    """Abort the matches a stopped run made and left unfinished: void, so the next run plays
+    them, and no bot forfeits for the runner's stop. The matches of requests left unanswered
+    are found by their keys among the newest; a fresh admin session does it, as the run's own
+    was stopped with the run."""
+    admin = Admin(url, admin_token)
+    try:
+        found = await _get(url, "/api/matches", limit="1000") if asked else []
+        left = made | {r["id"] for r in found if r.get("caller_key") in asked and r.get("status") == "live"}
+        async with trio.open_nursery() as nursery:
+            await nursery.start(admin.run)
+            for match_id in sorted(left):
+                with contextlib.suppress(AdminError):  # it ended meanwhile
+                    await admin.request("abort_match", "match_aborted", match=match_id, reason="the tournament run stopped")
+            nursery.cancel_scope.cancel()
+    except* RemoteTournamentError:
+        pass  # the server is gone: it voids its live matches when it starts again
+
+
+def _first(group: BaseExceptionGroup) -> BaseException:
+    error = group.exceptions[0]
+    return _first(error) if isinstance(error, BaseExceptionGroup) else error
+
+
+def run_remote(
+    config: TournamentConfig, url: str, admin_token: str, progress: Callable[[Progress], None] | None = None
+) -> Summary:
+    """Play the tournament through the server at ``url`` (``ws://host:port``) with its admin token."""
+    return trio.run(run_remote_async, config, url, admin_token, progress)
+
+
+def remote_leaderboards(config: TournamentConfig, url: str) -> dict[str, list[dict[str, Any]]]:
+    """The server's leaderboard of each game variant of the tournament, by variant."""
+
+    async def read() -> dict[str, list[dict[str, Any]]]:
+        boards: dict[str, list[dict[str, Any]]] = {}
+        for game in dict.fromkeys(entry.name for entry in config.games):
+            boards |= (await _get(url, "/api/leaderboard", game=game))["variants"]
+        return {variant: boards.get(variant, []) for variant in dict.fromkeys(entry.variant for entry in config.games)}
+
+    return trio.run(read)

@@ -1,0 +1,259 @@
+"""A training run's TOML file, read into frozen dataclasses and checked before any work.
+
+    name = "ipd-vs-tit-for-tat"
+    model = "models/tiny"          # a from_pretrained folder (`arena train init-model`)
+    out_dir = "runs/ipd"
+    seed = 0
+    updates = 40
+    matches_per_update = 32        # rollouts per update
+    group_size = 1                 # rollouts sharing a seed (leave_one_out needs >= 2)
+    concurrency = 16               # matches played at once (their turns share forward passes)
+    checkpoint_every = 10          # save a checkpoint every N updates (0: only the final one)
+
+    [[games]]                      # one or more; matches cycle through them
+    name = "iterated-prisoners-dilemma"
+    config = { rounds = 10 }
+
+    [estimator]                    # spiral, mars, dr_mas or leave_one_out, and its parameters
+    name = "mars"
+    gamma = 1.0
+
+    [alignment]                    # optional: the Advantage Alignment term on top
+    beta = 2.0
+    gamma = 0.96
+
+    [acting]      temperature, max_new_tokens, score_limit, max_retries
+    [ppo]         lr, epochs, minibatch, grad_accum, clip_eps, dual_clip, kl_coef, max_grad_norm, weight_decay
+    [opponents]   sampling, self_play, bots, models, snapshot_every, max_snapshots
+    [eval]        every, matches, bots
+    [store]       db, bot, game, limit, per_update: turns a model played as a live bot
+
+Each section is a dataclass below; its fields are the keys, with their types and defaults.
+Every error names the file, the key and what is wrong. Relative paths are taken from the
+current directory, like every path given to the ``arena`` command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import games
+from bots.registry import make_bot
+from games.api import GameError, did_you_mean, make_config
+from trainer.advantages import ESTIMATORS, Alignment
+from trainer.opponents import SAMPLING
+from trainer.update import PPOSettings
+
+
+class TrainConfigError(ValueError):
+    """A training file that cannot be run: the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class GameSetting:
+    name: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EstimatorSetting:
+    """The estimator's name; the other keys of the table are its parameters."""
+
+    name: str = "mars"
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ActingSetting:
+    temperature: float = 1.0
+    max_new_tokens: int = 48
+    score_limit: int = 64
+    max_retries: int = 2
+
+
+@dataclass(frozen=True)
+class OpponentSetting:
+    """Who the learner meets: itself (``self_play``), registry bots, other models, and
+    its own snapshots saved every ``snapshot_every`` updates (0: none)."""
+
+    sampling: str = "uniform"
+    self_play: bool = True
+    bots: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    snapshot_every: int = 0
+    max_snapshots: int = 5
+
+    def __post_init__(self) -> None:
+        if self.sampling not in SAMPLING:
+            hint = did_you_mean(self.sampling, SAMPLING)
+            raise ValueError(f"sampling {self.sampling!r} is unknown{hint}; choose {', '.join(SAMPLING)}")
+        if not (self.self_play or self.bots or self.models or self.snapshot_every):
+            raise ValueError("no opponent: enable self_play or list bots, models or snapshots")
+
+
+@dataclass(frozen=True)
+class EvalSetting:
+    """The gauntlet: ``matches`` against each fixed bot every ``every`` updates (0: never)."""
+
+    every: int = 0
+    matches: int = 20
+    bots: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StoreSetting:
+    """Turns a model played as a live bot, read from the arena's store and mixed into every
+    update (``per_update`` turns each, cycling); the stored log-probs are the acting policy's."""
+
+    db: str
+    bot: str
+    game: str | None = None
+    limit: int | None = None
+    per_update: int = 64
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    name: str
+    model: str
+    out_dir: str
+    games: list[GameSetting]
+    seed: int = 0
+    updates: int = 20
+    matches_per_update: int = 32
+    group_size: int = 1
+    concurrency: int = 16
+    checkpoint_every: int = 0
+    estimator: EstimatorSetting = field(default_factory=EstimatorSetting)
+    alignment: Alignment | None = None
+    acting: ActingSetting = field(default_factory=ActingSetting)
+    ppo: PPOSettings = field(default_factory=PPOSettings)
+    opponents: OpponentSetting = field(default_factory=OpponentSetting)
+    eval: EvalSetting = field(default_factory=EvalSetting)
+    store: StoreSetting | None = None
+
+    def __post_init__(self) -> None:
+        for key in ("updates", "matches_per_update", "group_size", "concurrency"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if self.matches_per_update % self.group_size:
+            raise ValueError(
+                f"matches_per_update ({self.matches_per_update}) must be a multiple of group_size ({self.group_size})"
+            )
+        if self.estimator.name == "leave_one_out" and self.group_size < 2:
+            raise ValueError("the leave_one_out estimator needs group_size >= 2 (rollouts sharing a seed)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def load(path: str | Path) -> TrainConfig:
+    """Read and check ``path``; TrainConfigError names what is wrong and where."""
+    where = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise TrainConfigError(f"{where}: no such file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise TrainConfigError(f"{where}: not valid TOML: {error}") from None
+    return parse(data, where)
+
+
+def parse(data: Mapping[str, Any], where: str = "<config>") -> TrainConfig:
+    """Check a parsed TOML document; ``where`` (the file) starts every error message."""
+    table = dict(data)
+    estimator = table.pop("estimator", None)
+    config = _build(TrainConfig, table, where, "")
+    if estimator is not None:
+        if not isinstance(estimator, dict):
+            raise TrainConfigError(f"{where}: estimator: must be a table, got {type(estimator).__name__}")
+        params = dict(estimator)
+        name = params.pop("name", "mars")
+        if name not in ESTIMATORS:
+            hint = did_you_mean(str(name), list(ESTIMATORS))
+            raise TrainConfigError(f"{where}: estimator.name: unknown estimator {name!r}{hint}; choose {', '.join(ESTIMATORS)}")
+        try:
+            config = dataclasses.replace(config, estimator=EstimatorSetting(name, params))
+        except ValueError as error:
+            raise TrainConfigError(f"{where}: {error}") from None
+    _check_references(config, where)
+    return config
+
+
+def _build(cls: type, table: Any, where: str, prefix: str) -> Any:
+    """An instance of dataclass ``cls`` from a TOML table, every key and type checked."""
+    at = prefix.rstrip(".") or "the file"
+    if not isinstance(table, dict):
+        raise TrainConfigError(f"{where}: {at}: must be a table, got {type(table).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in table:
+        if key not in fields:
+            hint = did_you_mean(key, list(fields))
+            raise TrainConfigError(f"{where}: {prefix}{key}: unknown key{hint}; the keys are {', '.join(fields)}")
+    values: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name not in table:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise TrainConfigError(f"{where}: {prefix}{name}: missing")
+            continue
+        values[name] = _value(hints[name], table[name], where, f"{prefix}{name}")
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as error:
+        raise TrainConfigError(f"{where}: {at}: {error}") from None
+
+
+def _value(hint: Any, value: Any, where: str, key: str) -> Any:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or (origin is not None and type(None) in args):
+        inner = next(a for a in args if a is not type(None))
+        return _value(inner, value, where, key)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, where, key + ".")
+    if origin is list:
+        if not isinstance(value, list):
+            raise TrainConfigError(f"{where}: {key}: must be a list, got {type(value).__name__} {value!r}")
+        return [_value(args[0], item, where, f"{key}[{i}]") for i, item in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise TrainConfigError(f"{where}: {key}: must be a table, got {type(value).__name__} {value!r}")
+        return value
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
+        raise TrainConfigError(f"{where}: {key}: must be {hint.__name__}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _check_references(config: TrainConfig, where: str) -> None:
+    """Games, game configs and bot specs must exist; the model folder must hold a model."""
+    if not config.games:
+        raise TrainConfigError(f"{where}: games: lists no game")
+    for i, entry in enumerate(config.games):
+        try:
+            game = games.get(entry.name)
+            make_config(game.Config, entry.config)
+        except GameError as error:
+            raise TrainConfigError(f"{where}: games[{i}]: {error}") from None
+        for section, specs in (("opponents.bots", config.opponents.bots), ("eval.bots", config.eval.bots)):
+            for j, spec in enumerate(specs):
+                try:
+                    make_bot(spec, game.spec.name)
+                except (GameError, ValueError) as error:
+                    raise TrainConfigError(f"{where}: {section}[{j}]: {error}") from None
+    for key, folder in [("model", config.model), *((f"opponents.models[{i}]", m) for i, m in enumerate(config.opponents.models))]:
+        if not (Path(folder) / "config.json").is_file():
+            raise TrainConfigError(
+                f"{where}: {key}: {folder!r} is not a model folder (no config.json); "
+                f"build one with `arena train init-model {folder}`"
+            )
+    if config.store is not None and not Path(config.store.db).is_file():
+        raise TrainConfigError(f"{where}: store.db: no such file {config.store.db!r}")

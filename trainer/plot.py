@@ -1,0 +1,105 @@
+"""``arena train plot RUN_DIR``: training curves from a run's ``metrics.jsonl``, as PNG files.
+
+One figure per question a reader of a run asks: is the return going up (``return.png``,
+with the gauntlet's 95% intervals), against whom (``win_rate.png``, per opponent), is the
+policy moving too far or collapsing (``kl.png``, ``entropy.png``), is the optimisation
+healthy (``grad_norm.png``). Reading the file never needs torch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+METRICS_FILE = "metrics.jsonl"
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir} holds no {METRICS_FILE}: is it the out_dir of a training run?")
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: not a JSON line ({error.msg})") from None
+    return rows
+
+
+def _figure(title: str, ylabel: str) -> tuple[Any, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    ax.set_title(title)
+    ax.set_xlabel("update")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def _save(fig: Any, ax: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _series(rows: Sequence[dict[str, Any]], key: str) -> tuple[list[int], list[float]]:
+    points = [(r["update"], r[key]) for r in rows if r.get(key) is not None]
+    return [u for u, _ in points], [v for _, v in points]
+
+
+def plot_run(run_dir: str | Path) -> list[Path]:
+    """Write the curves of ``run_dir`` next to its metrics; returns the files written."""
+    out = Path(run_dir)
+    rows = read_metrics(out)
+    updates = [r for r in rows if r.get("kind") == "update"]
+    evals = [r for r in rows if r.get("kind") == "eval"]
+    if not updates:
+        raise ValueError(f"{out / METRICS_FILE} has no update yet: nothing to plot")
+    written = []
+
+    fig, ax = _figure("Learner return", "mean return per match")
+    ax.plot(*_series(updates, "return_mean"), label="training matches")
+    for bot in sorted({b for r in evals for b in r["bots"]}):
+        points = [(r["update"], r["bots"][bot]) for r in evals if bot in r["bots"]]
+        ax.errorbar(
+            [u for u, _ in points],
+            [p["return"] for _, p in points],
+            yerr=[p["return_ci95"] for _, p in points],
+            marker="o",
+            capsize=3,
+            label=f"gauntlet vs {bot} (95% CI)",
+        )
+    written.append(_save(fig, ax, out / "return.png"))
+
+    fig, ax = _figure("Win rate per opponent (draws count half)", "win rate")
+    for name in sorted({n for r in updates for n in r.get("opponents", {})}):
+        points = [(r["update"], r["opponents"][name]["win_rate"]) for r in updates if name in r.get("opponents", {})]
+        ax.plot([u for u, _ in points], [w for _, w in points], marker=".", label=name)
+    ax.set_ylim(-0.05, 1.05)
+    written.append(_save(fig, ax, out / "win_rate.png"))
+
+    for key, title, filename in (
+        ("approx_kl", "KL to the acting policy (k1, per token)", "kl.png"),
+        ("entropy", "Entropy over legal actions (nats)", "entropy.png"),
+        ("grad_norm", "Gradient norm before clipping", "grad_norm.png"),
+    ):
+        fig, ax = _figure(title, key)
+        ax.plot(*_series(updates, key), label=key)
+        if key == "approx_kl":
+            ax.plot(*_series(updates, "kl_ref"), label="k3 KL to the reference")
+        written.append(_save(fig, ax, out / filename))
+    return written

@@ -1,0 +1,264 @@
+"""``arena train run``: the self-play training loop.
+
+Each update: sample opponents from the pool, plan ``matches_per_update`` matches (games in
+turn, the learner's seat alternating, ``group_size`` matches sharing a seed), play them
+through ``play_rollouts``, add any stored turns, compute advantages with the configured
+estimator (and Advantage Alignment), run the PPO update, record per-opponent results, and
+append one JSON line of metrics. Snapshots join the pool every ``snapshot_every`` updates;
+the gauntlet against fixed bots runs every ``eval.every`` updates; checkpoints are
+``save_pretrained`` folders, so each one is a bot (``llm:model=DIR``) like any other.
+
+Everything random is keyed by the run's seed, so two runs with one seed write the same
+metrics (timings aside).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import trio
+
+import games
+from trainer.advantages import TurnBatch, estimate_advantages
+from trainer.config import TrainConfig
+from trainer.opponents import Opponent, OpponentPool, learner_score
+from trainer.plot import METRICS_FILE
+from trainer.policy import Policy
+from trainer.rollout import MatchPlan, Rollout, Sample, SeatPlan, play_rollouts
+from trainer.store_samples import store_samples
+from trainer.update import Learner
+
+EVAL_KEYS = 1_000_000
+"""Gauntlet matches draw their seeds from keys of their own, apart from training updates'."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    update: int
+    updates: int
+    elapsed: float
+    metrics: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    run_dir: Path
+    final: Path
+    metrics: list[dict[str, Any]]
+
+
+def match_seed(seed: int, update: int, group: int) -> int:
+    """The seed of a rollout group: distinct per (run seed, update, group), fixed across runs."""
+    return int(np.random.default_rng([seed, update, group]).integers(2**31))
+
+
+def interval95(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of a normal 95% interval (0 for fewer than two values)."""
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2:
+        return float(data.mean()) if len(data) else 0.0, 0.0
+    return float(data.mean()), float(1.96 * data.std(ddof=1) / math.sqrt(len(data)))
+
+
+def plan_matches(config: TrainConfig, opponents: Sequence[Opponent], update: int, *, start: int = 0) -> list[MatchPlan]:
+    """One match per sampled opponent: games in turn, learner seats alternating, seeds per group."""
+    plans = []
+    for i, opponent in enumerate(opponents):
+        entry = config.games[(start + i) % len(config.games)]
+        players = games.get(entry.name).new(entry.config, 0).num_players
+        if opponent.kind == "self":
+            seats = tuple(SeatPlan("learner", "self") for _ in range(players))
+        else:
+            kind = "bot" if opponent.kind == "bot" else "model"
+            other = opponent.spec if kind == "bot" else opponent.name
+            learner_seat = (start + i) % players
+            seats = tuple(SeatPlan("learner", "learner") if s == learner_seat else SeatPlan(kind, other) for s in range(players))
+        seed = match_seed(config.seed, update, (start + i) // config.group_size)
+        plans.append(MatchPlan(start + i, entry.name, seed, seats, entry.config))
+    return plans
+
+
+def turn_batch(samples: Sequence[Sample]) -> TurnBatch:
+    return TurnBatch(
+        rewards=[s.reward for s in samples],
+        player=[s.seat for s in samples],
+        match=[s.match for s in samples],
+        step=[s.step for s in samples],
+        game=np.array([s.game for s in samples], dtype=object),
+        seed=[s.seed for s in samples],
+    )
+
+
+def learner_outcome(rollout: Rollout) -> tuple[float, float, str]:
+    """The learner's return, the opponents' mean return and the learner's outcome word."""
+    seats = rollout.learner_seats()
+    result = rollout.result
+    mine = float(np.mean([result.returns[s] for s in seats]))
+    others = [r for s, r in enumerate(result.returns) if s not in seats]
+    theirs = float(np.mean(others)) if others else mine
+    return mine, theirs, result.outcomes[seats[0]]
+
+
+class Trainer:
+    """The state of one run: policy, learner, pool, baselines and the metrics file."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.run_dir = Path(config.out_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(config.seed)
+        acting = config.acting
+        options = {"temperature": acting.temperature, "max_new_tokens": acting.max_new_tokens, "score_limit": acting.score_limit}
+        self.policy = Policy.load(config.model, **options)
+        reference = Policy.load(config.model, **options) if config.ppo.kl_coef > 0 else None
+        self.learner = Learner(self.policy, config.ppo, seed=config.seed, reference=reference)
+        self.options = options
+        entries = [Opponent("self", "self")] if config.opponents.self_play else []
+        entries += [Opponent(spec, "bot", spec) for spec in config.opponents.bots]
+        entries += [Opponent(Path(m).name or m, "model", m) for m in config.opponents.models]
+        self.pool = OpponentPool(
+            entries, sampling=config.opponents.sampling, seed=config.seed, max_snapshots=config.opponents.max_snapshots
+        )
+        self.models: dict[str, Policy] = {}
+        self.baselines: dict[tuple[str, int], float] = {}
+        self.stored = store_samples(config.store, self.policy) if config.store is not None else []
+        self.metrics: list[dict[str, Any]] = []
+        (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=2, default=str))
+        self._metrics_file = (self.run_dir / METRICS_FILE).open("w")
+
+    def _model(self, entry: Opponent) -> Policy:
+        if entry.name not in self.models:
+            self.models[entry.name] = Policy.load(entry.spec, **self.options)
+        return self.models[entry.name]
+
+    def _play(self, plans: list[MatchPlan], update: int, opponents: Sequence[Opponent]) -> list[Rollout]:
+        wanted = {o.name: o for o in opponents if o.kind in ("snapshot", "model")}
+        models = {name: self._model(entry) for name, entry in wanted.items()}
+        for name in set(self.models) - set(wanted):  # dropped snapshots free their memory
+            del self.models[name]
+        acting = self.config.acting
+        return trio.run(
+            lambda: play_rollouts(
+                plans,
+                self.policy,
+                models=models,
+                seed=self.config.seed * 1_000_003 + update,
+                concurrency=self.config.concurrency,
+                max_retries=acting.max_retries,
+            )
+        )
+
+    def _log(self, row: dict[str, Any]) -> None:
+        self.metrics.append(row)
+        self._metrics_file.write(json.dumps(row) + "\n")
+        self._metrics_file.flush()
+
+    def _stored_slice(self, update: int) -> list[Sample]:
+        if not self.stored or self.config.store is None:
+            return []
+        n = min(self.config.store.per_update, len(self.stored))
+        start = ((update - 1) * n) % len(self.stored)
+        return [self.stored[(start + k) % len(self.stored)] for k in range(n)]
+
+    def step(self, update: int) -> dict[str, Any]:
+        started = time.monotonic()
+        config = self.config
+        opponents = self.pool.sample(config.matches_per_update)
+        rollouts = self._play(plan_matches(config, opponents, update), update, opponents)
+        per_opponent: dict[str, list[tuple[float, float]]] = {}
+        for rollout, opponent in zip(rollouts, opponents, strict=True):
+            mine, theirs, outcome = learner_outcome(rollout)
+            if opponent.kind != "self":
+                self.pool.record(opponent.name, mine, theirs, outcome)
+            per_opponent.setdefault(opponent.name, []).append((mine, learner_score(mine, theirs, outcome)))
+        samples = [s for r in rollouts for s in r.samples] + self._stored_slice(update)
+        advantages, self.baselines = estimate_advantages(
+            config.estimator.name,
+            turn_batch(samples),
+            baselines=self.baselines,
+            alignment=config.alignment,
+            **config.estimator.params,
+        )
+        rollout_s = time.monotonic() - started
+        stats = self.learner.update(samples, advantages)
+        turns = sum(len(r.result.turns) for r in rollouts)
+        format_errors = sum(t.format_error for r in rollouts for t in r.result.turns)
+        row: dict[str, Any] = {
+            "kind": "update",
+            "update": update,
+            "matches": len(rollouts),
+            "samples": len(samples),
+            "return_mean": float(np.mean([learner_outcome(r)[0] for r in rollouts])),
+            "entropy": float(np.mean([s.entropy for s in samples])) if samples else 0.0,
+            "format_error_rate": format_errors / max(turns, 1),
+            "advantage_std": float(np.std(advantages)) if len(advantages) else 0.0,
+            "opponents": {
+                name: {
+                    "matches": len(results),
+                    "return": float(np.mean([r for r, _ in results])),
+                    "win_rate": float(np.mean([score for _, score in results])),
+                }
+                for name, results in sorted(per_opponent.items())
+            },
+            **stats,
+            "rollout_s": rollout_s,
+            "update_s": time.monotonic() - started - rollout_s,
+            "turns_per_s": turns / max(rollout_s, 1e-9),
+        }
+        self._log(row)
+        if config.opponents.snapshot_every and update % config.opponents.snapshot_every == 0:
+            path = self.policy.save(self.run_dir / "snapshots" / f"update-{update}")
+            dropped = self.pool.add_snapshot(f"snapshot-{update}", str(path))
+            if dropped is not None:
+                shutil.rmtree(dropped.spec, ignore_errors=True)
+        if config.eval.every and config.eval.bots and update % config.eval.every == 0:
+            self.evaluate(update)
+        if config.checkpoint_every and update % config.checkpoint_every == 0:
+            self.policy.save(self.run_dir / "checkpoints" / f"update-{update}")
+        return row
+
+    def evaluate(self, update: int) -> dict[str, Any]:
+        """The gauntlet: ``eval.matches`` against each fixed bot, the learner's seat alternating."""
+        config = self.config
+        bots = [Opponent(spec, "bot", spec) for spec in config.eval.bots for _ in range(config.eval.matches)]
+        plans = plan_matches(config, bots, EVAL_KEYS + update)
+        rollouts = self._play(plans, EVAL_KEYS + update, [])
+        results: dict[str, Any] = {}
+        for spec in config.eval.bots:
+            mine = [learner_outcome(r) for r, o in zip(rollouts, bots, strict=True) if o.name == spec]
+            mean, half = interval95([m for m, _, _ in mine])
+            wins = [learner_score(*outcome) for outcome in mine]
+            results[spec] = {"matches": len(mine), "return": mean, "return_ci95": half, "win_rate": float(np.mean(wins))}
+        row = {"kind": "eval", "update": update, "bots": results}
+        self._log(row)
+        return row
+
+    def close(self) -> Path:
+        final = self.policy.save(self.run_dir / "checkpoints" / "final")
+        self._metrics_file.close()
+        return final
+
+
+def train(config: TrainConfig, *, progress: Callable[[Progress], None] | None = None) -> TrainResult:
+    """Run every update of ``config``; the final checkpoint is ``out_dir/checkpoints/final``."""
+    trainer = Trainer(config)
+    started = time.monotonic()
+    try:
+        if config.eval.every and config.eval.bots:
+            trainer.evaluate(0)
+        for update in range(1, config.updates + 1):
+            row = trainer.step(update)
+            if progress is not None:
+                progress(Progress(update, config.updates, time.monotonic() - started, row))
+    finally:
+        final = trainer.close()
+    return TrainResult(trainer.run_dir, final, trainer.metrics)

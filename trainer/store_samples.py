@@ -1,0 +1,87 @@
+"""Training samples from the store: the turns a model played as a live bot.
+
+The rows come from ``trainer.export.trajectory_rows`` (the same reading the JSONL export
+does). A turn can train only if the store kept what the loss needs: the prompt (chat
+messages, turned into token ids with the learner's template), the reply and the
+per-token log-probs the acting policy gave it. The reply is re-tokenised; a turn whose
+tokens do not line up one-to-one with its stored log-probs (a reply cut off by the token
+budget, another tokenizer) is skipped, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Any
+
+from arena.store import Store
+from bots.prompts import Prompt
+from trainer.config import StoreSetting
+from trainer.export import trajectory_rows
+from trainer.policy import Policy
+from trainer.rollout import Sample
+
+STORE_MATCH_BASE = 1_000_000_000
+"""Stored matches are numbered from here, apart from any update's rollouts."""
+
+
+def prompt_of(stored: str) -> Prompt | None:
+    """The prompt a move carried (the JSON chat messages), or None if it is not one."""
+    try:
+        messages = json.loads(stored)
+    except (TypeError, json.JSONDecodeError):
+        return None
+    if not isinstance(messages, list):
+        return None
+    by_role = {m.get("role"): m.get("content") for m in messages if isinstance(m, dict)}
+    if not isinstance(by_role.get("system"), str) or not isinstance(by_role.get("user"), str):
+        return None
+    return Prompt(system=by_role["system"], user=by_role["user"])
+
+
+def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
+    """The usable turns of ``setting.bot``, their rewards summing to each seat's return."""
+    store = Store(setting.db, read_only=True)
+    try:
+        rows = list(trajectory_rows(store, game=setting.game, bot=setting.bot, limit=setting.limit))
+    finally:
+        store.conn.close()
+    numbers: dict[str, int] = {}
+    trajectories: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        match = numbers.setdefault(row["match_id"], STORE_MATCH_BASE + len(numbers))
+        trajectories[(match, row["seat"])].append(row)
+    samples: list[Sample] = []
+    for (match, seat), turns in trajectories.items():
+        usable = []
+        for row in turns:
+            prompt = prompt_of(row["prompt"])
+            reply = row["raw"] if row["raw"] is not None else f"[{row['action']}]"
+            if prompt is None or row["logprobs"] is None:
+                continue
+            action_ids = (*policy.tokenizer(reply, add_special_tokens=False)["input_ids"], policy.eos_id)
+            if len(action_ids) != len(row["logprobs"]):
+                continue
+            usable.append((row, policy.prompt_ids(prompt), action_ids))
+        if not usable:
+            continue
+        rewards = [row["reward"] for row, _, _ in usable]
+        rewards[-1] += usable[-1][0]["return"] - sum(rewards)
+        for (row, prompt_ids, action_ids), reward in zip(usable, rewards, strict=True):
+            samples.append(
+                Sample(
+                    match=match,
+                    seed=row["seed"],
+                    game=row["game"],
+                    seat=seat,
+                    step=row["step"],
+                    prompt_ids=prompt_ids,
+                    action_ids=action_ids,
+                    logprobs=tuple(row["logprobs"]),
+                    entropy=0.0,
+                    reward=float(reward),
+                    final_return=float(row["return"]),
+                    opponent="+".join(row["opponents"]),
+                )
+            )
+    return samples
