@@ -1,6 +1,6 @@
 """Learning that can be seen: the tiny random model trained on CPU, before and after.
 
-    python -m bench.learning [--scale 1.0] [--out runs/bench-learning]
+    python -m bench.learning [--scale 1.0] [--only a,b,c,d] [--threads 1] [--out runs/bench-learning]
 
 Four measurements, each from a freshly built tiny model (``arena train init-model``):
 
@@ -13,8 +13,9 @@ Four measurements, each from a freshly built tiny model (``arena train init-mode
 (d) rollout throughput (turns per second) at 16 concurrent matches, batching on and off.
 
 Returns carry 95% intervals over the evaluation matches. ``--scale`` multiplies every
-run's number of updates (0.2 for a quick look). Prints one JSON object on stdout;
-progress goes to stderr. Minutes on a laptop CPU; not a test.
+run's number of updates (0.2 for a quick look); ``--only`` picks measurements; ``--threads``
+sets torch's intra-op threads (1 is fastest for this tiny model on a busy 2-core machine).
+Prints one JSON object on stdout; progress goes to stderr. Minutes on a laptop CPU; not a test.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
 import trio
 
 from trainer.advantages import Alignment
@@ -96,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every run's updates (default 1)")
     parser.add_argument("--out", default="runs/bench-learning", help="where models and runs go (default runs/bench-learning)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", default="a,b,c,d", help="the measurements to run (default a,b,c,d)")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    torch.set_num_threads(args.threads)
     out = Path(args.out)
     started = time.monotonic()
 
@@ -105,71 +111,64 @@ def main(argv: list[str] | None = None) -> int:
 
     log("building the tiny model")
     model = init_model(out / "tiny", seed=args.seed)
-    common: dict[str, Any] = {"model": str(model), "seed": args.seed, "concurrency": 16, "acting": ActingSetting(temperature=1.0)}
 
-    log("(a) iterated prisoner's dilemma against tit-for-tat")
-    ipd_dir = run(
-        TrainConfig(
-            name="ipd-vs-tit-for-tat",
-            out_dir=str(out / "ipd-vs-tit-for-tat"),
-            games=[GameSetting(IPD, {"rounds": ROUNDS})],
-            updates=updates(10),
-            matches_per_update=32,
+    def config(name: str, game: GameSetting, n: int, matches: int, **changes: Any) -> TrainConfig:
+        return TrainConfig(
+            name=name,
+            model=str(model),
+            out_dir=str(out / name),
+            games=[game],
+            seed=args.seed,
+            updates=updates(n),
+            matches_per_update=matches,
+            concurrency=16,
             estimator=EstimatorSetting("mars", {}),
+            acting=ActingSetting(temperature=1.0),
             ppo=PPOSettings(lr=3e-3, epochs=2, minibatch=64),
+            **changes,
+        )
+
+    ipd_game = GameSetting(IPD, {"rounds": ROUNDS})
+    report: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "torch_threads": args.threads}
+    }
+    if "a" in only:
+        log("(a) iterated prisoner's dilemma against tit-for-tat")
+        ipd = config(
+            "ipd-vs-tit-for-tat",
+            ipd_game,
+            10,
+            32,
             opponents=OpponentSetting(self_play=False, bots=["tit-for-tat"]),
             eval=EvalSetting(every=updates(10), matches=64, bots=["tit-for-tat"]),
-            **common,
         )
-    )
-    log("(b) Kuhn poker against random")
-    kuhn_dir = run(
-        TrainConfig(
-            name="kuhn-vs-random",
-            out_dir=str(out / "kuhn-vs-random"),
-            games=[GameSetting("kuhn-poker")],
-            updates=updates(30),
-            matches_per_update=64,
-            estimator=EstimatorSetting("mars", {}),
-            ppo=PPOSettings(lr=3e-3, epochs=2, minibatch=64),
+        result = gauntlet(run(ipd), "tit-for-tat", per=ROUNDS)
+        report["a_ipd_vs_tit_for_tat_per_round"] = {**result, "target_after": 2.5, "met": result["after"]["mean"] >= 2.5}
+    if "b" in only:
+        log("(b) Kuhn poker against random, both seats")
+        kuhn = config(
+            "kuhn-vs-random",
+            GameSetting("kuhn-poker"),
+            30,
+            64,
             opponents=OpponentSetting(self_play=False, bots=["random"]),
             eval=EvalSetting(every=updates(30), matches=400, bots=["random"]),
-            **common,
         )
-    )
-    log("(c) IPD self-play, with and without Advantage Alignment")
-    self_play: dict[str, Any] = {}
-    for label, alignment in (("plain", None), ("advantage_alignment", Alignment(beta=2.0, gamma=0.96))):
-        run_dir = run(
-            TrainConfig(
-                name=f"ipd-self-play-{label}",
-                out_dir=str(out / f"ipd-self-play-{label}"),
-                games=[GameSetting(IPD, {"rounds": ROUNDS})],
-                updates=updates(10),
-                matches_per_update=32,
-                estimator=EstimatorSetting("mars", {}),
-                alignment=alignment,
-                ppo=PPOSettings(lr=3e-3, epochs=2, minibatch=64),
-                opponents=OpponentSetting(self_play=True),
-                **common,
-            )
-        )
-        self_play[label] = cooperation_rate(run_dir / "checkpoints" / "final", args.seed)
-    self_play["initial"] = cooperation_rate(model, args.seed)
-    log("(d) rollout throughput, batching on and off")
-    batching = {"on": throughput(model, batching=True), "off": throughput(model, batching=False)}
-    batching["speedup"] = batching["on"]["turns_per_s"] / batching["off"]["turns_per_s"]
-
-    ipd = gauntlet(ipd_dir, "tit-for-tat", per=ROUNDS)
-    kuhn = gauntlet(kuhn_dir, "random")
-    report = {
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "ipd_vs_tit_for_tat_per_round": {**ipd, "target_after": 2.5, "met": ipd["after"]["mean"] >= 2.5},
-        "kuhn_vs_random": {**kuhn, "target_after": 0.25, "met": kuhn["after"]["mean"] >= 0.25},
-        "ipd_self_play": self_play,
-        "rollout_throughput_16_matches": batching,
-        "seconds": time.monotonic() - started,
-    }
+        result = gauntlet(run(kuhn), "random")
+        report["b_kuhn_vs_random"] = {**result, "target_after": 0.25, "met": result["after"]["mean"] >= 0.25}
+    if "c" in only:
+        log("(c) IPD self-play from one seed, with and without Advantage Alignment")
+        self_play: dict[str, Any] = {"initial": cooperation_rate(model, args.seed)}
+        for label, alignment in (("plain", None), ("advantage_alignment", Alignment(beta=2.0, gamma=0.96))):
+            run_dir = run(config(f"ipd-self-play-{label}", ipd_game, 10, 32, alignment=alignment))
+            self_play[label] = cooperation_rate(run_dir / "checkpoints" / "final", args.seed)
+        report["c_ipd_self_play"] = self_play
+    if "d" in only:
+        log("(d) rollout throughput, batching on and off")
+        batching = {"on": throughput(model, batching=True), "off": throughput(model, batching=False)}
+        batching["speedup"] = batching["on"]["turns_per_s"] / batching["off"]["turns_per_s"]
+        report["d_rollout_throughput_16_matches"] = batching
+    report["seconds"] = time.monotonic() - started
     print(json.dumps(report, indent=2))
     return 0
 

@@ -1,4 +1,4 @@
-"""Fixtures that start a real arena server on loopback, with a real SQLite file.
+"""Fixtures that start a real arena server on loopback, with a real SQLite file; the tiny model.
 
 ``arena_factory(**options)`` starts a server (options go to ArenaServer; ``limits`` to
 Limits) in the test's nursery and returns an ``Arena`` handle: its URL, store path,
@@ -11,7 +11,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,3 +162,34 @@ class ServeProcess:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None and not stream.closed:
                 stream.close()
+
+
+# ---- the tiny model: built once per test session; the trainer's and the nightly's tests share it
+
+
+@pytest.fixture(scope="session")
+def one_torch_thread() -> Iterator[None]:
+    """Run torch on one thread while the model tests run.
+
+    The tiny model's matrices are too small for intra-op parallelism to pay, and on a
+    shared two-core machine torch's threads wait on each other: scoring sixty rows one by
+    one took 11 s on two threads and 1 s on one.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None) -> Path:
+    """A ``from_pretrained`` folder holding the seeded tiny Qwen2 model and its tokenizer.
+
+    Building it (training the tokenizer, initialising the weights) takes seconds, so every
+    test that runs a network shares it; tests only read the folder, and a test that trains
+    saves elsewhere."""
+    from trainer.tiny_model import init_model
+
+    return init_model(tmp_path_factory.mktemp("tiny-model"))

@@ -35,7 +35,6 @@ error names the file, the key and what is wrong.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +43,7 @@ from typing import Any
 import games
 from arena.match import Clock
 from arena.store import BOT_NAME_PATTERN, valid_bot_name, variant_of
+from arena.toml_file import read_toml
 from bots.registry import make_bot
 from games.api import GameError, make_config
 from tournaments.formats import FORMATS
@@ -115,15 +115,7 @@ class TournamentConfig:
 
 def load(path: str | Path) -> TournamentConfig:
     """Read and check ``path``; TournamentConfigError names what is wrong and where."""
-    where = str(path)
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise TournamentConfigError(f"{where}: no such file") from None
-    except tomllib.TOMLDecodeError as error:
-        raise TournamentConfigError(f"{where}: not valid TOML: {error}") from None
-    return parse(data, where)
+    return parse(read_toml(path, TournamentConfigError), str(path))
 
 
 class _Reader:

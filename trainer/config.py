@@ -4,6 +4,8 @@
     model = "models/tiny"          # a from_pretrained folder (`arena train init-model`)
     out_dir = "runs/ipd"
     seed = 0
+    device = "cpu"                 # or "cuda" for a real checkpoint on a GPU
+    dtype = "float32"              # bfloat16 on a GPU
     updates = 40
     matches_per_update = 32        # rollouts per update
     group_size = 1                 # rollouts sharing a seed (leave_one_out needs >= 2)
@@ -36,7 +38,6 @@ current directory, like every path given to the ``arena`` command.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import games
+from arena.toml_file import read_toml
 from bots.registry import make_bot
 from games.api import GameError, did_you_mean, make_config
 from trainer.advantages import ESTIMATORS, Alignment
@@ -125,6 +127,8 @@ class TrainConfig:
     out_dir: str
     games: list[GameSetting]
     seed: int = 0
+    device: str = "cpu"
+    dtype: str = "float32"
     updates: int = 20
     matches_per_update: int = 32
     group_size: int = 1
@@ -139,6 +143,8 @@ class TrainConfig:
     store: StoreSetting | None = None
 
     def __post_init__(self) -> None:
+        if self.dtype not in ("float32", "bfloat16", "float16"):
+            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
         for key in ("updates", "matches_per_update", "group_size", "concurrency"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
@@ -155,15 +161,7 @@ class TrainConfig:
 
 def load(path: str | Path) -> TrainConfig:
     """Read and check ``path``; TrainConfigError names what is wrong and where."""
-    where = str(path)
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        raise TrainConfigError(f"{where}: no such file") from None
-    except tomllib.TOMLDecodeError as error:
-        raise TrainConfigError(f"{where}: not valid TOML: {error}") from None
-    return parse(data, where)
+    return parse(read_toml(path, TrainConfigError), str(path))
 
 
 def parse(data: Mapping[str, Any], where: str = "<config>") -> TrainConfig:

@@ -93,6 +93,8 @@ def padded_rows(rows: Sequence[Row], pad_id: int) -> tuple[torch.Tensor, torch.T
     return ids, attention, positions
 
 
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
 MIN_SHARED_PREFIX = 32
 """Below this many tokens a shared prefix is not worth a forward pass of its own."""
 
@@ -148,15 +150,20 @@ class Policy:
         self._action_ids: dict[str, tuple[int, ...]] = {}
 
     @classmethod
-    def load(cls, path: str | Path, *, device: str = "cpu", **options: Any) -> Policy:
-        """Load a ``from_pretrained`` folder: the tiny model, a trainer checkpoint or a real one."""
+    def load(cls, path: str | Path, *, device: str = "cpu", dtype: str = "float32", **options: Any) -> Policy:
+        """Load a ``from_pretrained`` folder: the tiny model, a trainer checkpoint or a real one.
+
+        ``dtype`` is the weights' type: ``bfloat16`` halves a real checkpoint's memory on a GPU.
+        """
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}; choose {', '.join(DTYPES)}")
         folder = Path(path)
         if not (folder / "config.json").is_file():
             raise FileNotFoundError(
                 f"{folder} is not a model folder (no config.json); build one with `arena train init-model {folder}`"
             )
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype])
         model.eval()
         return cls(model, tokenizer, device=device, **options)
 

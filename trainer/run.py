@@ -117,7 +117,13 @@ class Trainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(config.seed)
         acting = config.acting
-        options = {"temperature": acting.temperature, "max_new_tokens": acting.max_new_tokens, "score_limit": acting.score_limit}
+        options = {
+            "device": config.device,
+            "dtype": config.dtype,
+            "temperature": acting.temperature,
+            "max_new_tokens": acting.max_new_tokens,
+            "score_limit": acting.score_limit,
+        }
         self.policy = Policy.load(config.model, **options)
         reference = Policy.load(config.model, **options) if config.ppo.kl_coef > 0 else None
         self.learner = Learner(self.policy, config.ppo, seed=config.seed, reference=reference)

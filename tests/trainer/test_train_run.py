@@ -193,3 +193,12 @@ def test_rollouts_from_one_seed_are_identical(tiny_model_dir: Path) -> None:
     flat = [[lp for s in r.samples for lp in s.logprobs] for r in (*first, *second)]
     for a, b in zip(flat[: len(first)], flat[len(first) :], strict=True):
         assert a == pytest.approx(b, abs=1e-5)
+
+
+def test_the_documented_example_config_is_valid(tiny_model_dir: Path) -> None:
+    import tomllib
+
+    example = Path(__file__).parents[2] / "docs" / "examples" / "train-ipd.toml"
+    data = tomllib.loads(example.read_text())
+    config = parse({**data, "model": str(tiny_model_dir)}, str(example))
+    assert config.opponents.sampling == "pfsp" and config.estimator.name == "mars"

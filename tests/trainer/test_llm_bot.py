@@ -1,0 +1,167 @@
+"""The ``llm`` bot: the tiny model seated through the bot registry, in process and over the wire."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+import games
+from arena.seats import Move, Turn
+from arena.store import Store
+from bots.client import BotRun, run_bot
+from bots.prompts import build_prompt
+from bots.registry import BotSpecError, make_bot
+from games.api import ConfigError
+from tests.conftest import Arena
+from trainer.llm_bot import LLMBot
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def first_turn(game_name: str, match_id: str = "m-1") -> Turn:
+    game = games.get(game_name)
+    state = game.new(game.Config(), seed=0)
+    return Turn.of(state, state.to_move()[0], match_id=match_id)
+
+
+def test_a_spec_builds_the_bot_and_its_move_carries_what_training_needs(tiny_model_dir: Path) -> None:
+    bot = make_bot(f"llm:model={tiny_model_dir}", "kuhn-poker", seed=3)
+    assert isinstance(bot, LLMBot) and bot.label == f"llm:model={tiny_model_dir}"
+    turn = first_turn("kuhn-poker")
+    move = bot.act(turn)
+    assert isinstance(move, Move) and turn.legal_actions is not None and move.action in turn.legal_actions
+    assert move.raw == f"[{move.action}]" and not move.format_error
+    assert turn.observation.text in json.loads(move.prompt or "")[1]["content"]
+    assert move.logprobs is not None and len(move.logprobs) == move.tokens_out and all(lp < 0 for lp in move.logprobs)
+    assert move.tokens_in == len(bot.policy.prompt_ids(build_prompt(turn)))
+    assert bot.act(turn) == move  # sampling is keyed by (seed, match, step, seat, attempt)
+
+
+def test_bots_share_one_loaded_model_per_setting(tiny_model_dir: Path) -> None:
+    one = make_bot(f"llm:model={tiny_model_dir}", "tic-tac-toe", seed=1)
+    two = make_bot(f"llm:model={tiny_model_dir}/.,device=cpu", "nim", seed=2)
+    assert isinstance(one, LLMBot) and isinstance(two, LLMBot) and one.policy is two.policy
+    hot = make_bot(f"llm:model={tiny_model_dir},temperature=3", "tic-tac-toe")
+    assert isinstance(hot, LLMBot) and hot.policy is not one.policy and hot.policy.model is not one.policy.model
+    assert hot.policy.temperature == 3.0
+
+
+def test_the_seed_and_the_match_key_the_sampling(tiny_model_dir: Path) -> None:
+    turns = [first_turn("tic-tac-toe", f"m-{i}") for i in range(6)]
+
+    def actions(seed: int) -> list[str | None]:
+        bot = make_bot(f"llm:model={tiny_model_dir}", "tic-tac-toe", seed=seed)
+        return [bot.act(turn).action for turn in turns]  # type: ignore[union-attr]
+
+    first = actions(0)
+    assert actions(0) == first  # a fresh bot with the same seed replays the same choices
+    assert len(set(first)) >= 3  # the match id is part of the key
+    assert actions(1) != first  # and so is the seed
+
+
+def test_free_form_games_are_generated_under_the_token_budget(tiny_model_dir: Path) -> None:
+    bot = make_bot(f"llm:model={tiny_model_dir},max_new_tokens=5", "item-negotiation", seed=0)
+    move = bot.act(first_turn("item-negotiation"))
+    assert isinstance(move, Move) and move.logprobs is not None
+    assert len(move.logprobs) == move.tokens_out <= 5
+    assert move.format_error == (move.action is None)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ("", BotSpecError, r"bot 'llm' needs model=DIR"),
+        (",temprature=0.5", BotSpecError, r"bot 'llm' has no option 'temprature'; did you mean 'temperature'"),
+        (",temperature=0", BotSpecError, r"temperature must be > 0, got 0"),
+        (",temperature=warm", ConfigError, r"'temperature' must be a number, got 'warm'"),
+        (",max_new_tokens=0", BotSpecError, r"max_new_tokens must be > 0"),
+        (",score_limit=-1", BotSpecError, r"score_limit must be >= 0"),
+        (",device=quantum", BotSpecError, r"'quantum' is not a torch device"),
+    ],
+)
+def test_bad_specs_fail_with_one_clear_line(tiny_model_dir: Path, options: str, error: type[Exception], message: str) -> None:
+    spec = "llm" if not options else f"llm:model={tiny_model_dir}{options}"
+    with pytest.raises(error, match=message):
+        make_bot(spec, "tic-tac-toe")
+
+
+def test_a_folder_that_is_not_a_model_is_a_spec_error(tmp_path: Path) -> None:
+    with pytest.raises(BotSpecError, match=r"bot 'llm': cannot load model .*no config.json"):
+        make_bot(f"llm:model={tmp_path}", "tic-tac-toe")
+
+
+def test_listing_bots_finds_llm_without_importing_torch() -> None:
+    script = (
+        "import sys; from bots.registry import all_bots, get; "
+        "assert get('llm').__name__ == 'LLMBot', [b.name for b in all_bots()]; "
+        "heavy = sorted(m for m in ('torch', 'transformers', 'trainer.policy') if m in sys.modules); "
+        "assert not heavy, heavy"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.trio
+async def test_the_model_plays_a_full_match_over_the_wire_with_legal_moves_only(arena: Arena, tiny_model_dir: Path) -> None:
+    names = ("tiny-llm", "coin")
+    policies = [
+        make_bot(spec, "connect-four", seed=7 + i).act for i, spec in enumerate((f"llm:model={tiny_model_dir}", "random"))
+    ]
+    tokens = [await arena.register(name) for name in names]
+    runs: dict[str, BotRun] = {}
+
+    async def play(i: int) -> None:
+        runs[names[i]] = await run_bot(policies[i], arena.url, names[i], tokens[i], games=["connect-four"], matches=1)
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for i in range(2):
+                nursery.start_soon(play, i)
+    end = runs["tiny-llm"].results[0]
+    assert end["status"] == "finished" and end["reason"] == "complete", end
+    assert runs["tiny-llm"].errors == []
+    record = Store(arena.db, read_only=True).match(end["match"])
+    assert record is not None
+    seat = record["players"].index("tiny-llm")
+    mine = [turn for turn in record["turns"] if turn["seat"] == seat]
+    assert len(mine) >= 4
+    for turn in mine:
+        assert turn["accepted"] and turn["rejection"] is None and not turn["format_error"]
+        assert turn["action"] in turn["legal_actions"] and turn["raw"] == f"[{turn['action']}]"
+        assert turn["observation"] in json.loads(turn["prompt"])[1]["content"]
+        assert len(turn["logprobs"]) == turn["tokens_out"] > 0
+
+
+@pytest.mark.slow
+def test_arena_play_seats_the_model_from_the_command_line(tiny_model_dir: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "play",
+            "tic-tac-toe",
+            "--seat",
+            f"llm:model={tiny_model_dir}",
+            "--seat",
+            "random",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "finished" and result["reason"] == "complete"
+    assert result["players"][0] == f"llm:model={tiny_model_dir}"
+    model_turns = [turn for turn in result["turns"] if turn["seat"] == 0]
+    assert model_turns and all(turn["accepted"] and turn["prompt"] and turn["logprobs"] for turn in model_turns)

@@ -1,0 +1,159 @@
+"""The policy on the tiny model: legal-set scoring, keyed sampling, generation, save and load.
+
+The reference for every log-prob is the plainest computation there is: one unpadded row
+through ``model(input_ids).logits`` and a log-softmax, with no mask, positions or cache.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import games
+from arena.seats import Turn
+from trainer.policy import Policy, Row
+from trainer.rollout import request_for
+
+
+@pytest.fixture(scope="module")
+def policy(tiny_model_dir: Path) -> Policy:
+    return Policy.load(tiny_model_dir)
+
+
+def turns_of(game_name: str, count: int, seed: int = 0) -> list[Turn]:
+    """The turns of the first ``count`` steps of a random-play match: prompts that grow."""
+    game = games.get(game_name)
+    state = game.new(game.Config(), seed=seed)
+    rng = random.Random(seed)
+    found: list[Turn] = []
+    while len(found) < count and state.to_move():
+        actions = {}
+        for seat in state.to_move():
+            turn = Turn.of(state, seat, match_id=f"{game_name}-{seed}")
+            found.append(turn)
+            legal = turn.legal_actions
+            actions[seat] = rng.choice(legal) if legal else game.random_free_action(turn.observation, rng)
+        state.step(actions)
+    return found[:count]
+
+
+def plain_logprobs(policy: Policy, prompt: tuple[int, ...], reply: tuple[int, ...]) -> list[float]:
+    """Log-probs of ``reply``'s tokens after ``prompt``: one unpadded forward pass."""
+    ids = torch.tensor([[*prompt, *reply]], dtype=torch.long)
+    with torch.no_grad():
+        logp = torch.log_softmax(policy.model(ids).logits[0].float(), dim=-1)
+    return [float(logp[len(prompt) - 1 + i, token]) for i, token in enumerate(reply)]
+
+
+def test_legal_probabilities_sum_to_one_and_match_a_plain_forward_pass(policy: Policy) -> None:
+    turn = turns_of("tic-tac-toe", 3)[2]  # seven legal squares
+    request, _ = request_for(policy, turn, (0, 1, 2))
+    (decision,) = policy.decide([request])
+    assert turn.legal_actions is not None and decision.action in turn.legal_actions
+    assert len(decision.choice_probs) == len(turn.legal_actions) == 7
+    assert sum(decision.choice_probs) == pytest.approx(1.0, abs=1e-9)
+
+    totals = np.array([sum(plain_logprobs(policy, request.prompt_ids, policy.action_ids(a))) for a in turn.legal_actions])
+    expected = np.exp(totals - totals.max())
+    np.testing.assert_allclose(decision.choice_probs, expected / expected.sum(), atol=1e-5)
+    assert decision.action_ids == policy.action_ids(decision.action)
+    np.testing.assert_allclose(decision.logprobs, plain_logprobs(policy, request.prompt_ids, decision.action_ids), atol=1e-5)
+
+
+def test_temperature_flattens_the_choice(policy: Policy) -> None:
+    hot = Policy(policy.model, policy.tokenizer, temperature=4.0)
+    turn = turns_of("tic-tac-toe", 1)[0]
+    (cold_choice,) = policy.decide([request_for(policy, turn, (0,))[0]])
+    (hot_choice,) = hot.decide([request_for(hot, turn, (0,))[0]])
+    assert hot_choice.entropy > cold_choice.entropy
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        Policy(policy.model, policy.tokenizer, temperature=0)
+
+
+def test_batched_and_unbatched_scores_agree(policy: Policy) -> None:
+    """Across games (no shared prefix, much padding) and within one (the rules run once as
+    a shared prefix), a batch gives each row what it gets alone and in a plain pass."""
+    plays = [("tic-tac-toe", 4, 0), ("kuhn-poker", 2, 3), ("iterated-prisoners-dilemma", 6, 1), ("connect-four", 2, 2)]
+    by_game: dict[str, list[Row]] = {}
+    for game, count, seed in plays:
+        for turn in turns_of(game, count, seed):
+            prompt = request_for(policy, turn, (0,))[0].prompt_ids
+            by_game.setdefault(game, []).extend((prompt, policy.action_ids(a)) for a in turn.legal_actions or ())
+    rows = [row for game_rows in by_game.values() for row in game_rows]
+    assert len({len(prompt) for prompt, _ in rows}) >= 6, "the batch must mix prompt lengths, so that padding matters"
+    assert len({len(reply) for _, reply in rows}) >= 2, "and reply lengths"
+    alone = [policy.score([row])[0] for row in rows]
+    mixed = policy.score(rows)
+    per_game = [scores for game_rows in by_game.values() for scores in policy.score(game_rows)]
+    for i, (prompt, reply) in enumerate(rows):
+        assert len(mixed[i]) == len(per_game[i]) == len(reply)
+        np.testing.assert_allclose(mixed[i], alone[i], atol=1e-5)
+        np.testing.assert_allclose(per_game[i], alone[i], atol=1e-5)
+        if i % 5 == 0:
+            np.testing.assert_allclose(alone[i], plain_logprobs(policy, prompt, reply), atol=1e-5)
+
+
+def test_scoring_in_chunks_gives_the_same_scores_and_counts_passes(policy: Policy) -> None:
+    turn = turns_of("tic-tac-toe", 1)[0]
+    prompt = request_for(policy, turn, (0,))[0].prompt_ids
+    rows = [(prompt, policy.action_ids(action)) for action in turn.legal_actions or ()]
+    chunked = Policy(policy.model, policy.tokenizer, score_batch=4)
+    scores = chunked.score(rows)
+    assert chunked.forward_passes == 3  # nine rows, four at a time
+    for got, want in zip(scores, policy.score(rows), strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_save_and_load_round_trip_gives_identical_logprobs(policy: Policy, tmp_path: Path) -> None:
+    turns = [*turns_of("kuhn-poker", 2, seed=5), *turns_of("tic-tac-toe", 2)]
+    requests = [request_for(policy, turn, (7, i)) for i, turn in enumerate(turns)]
+    policy.save(tmp_path / "copy")
+    copy = Policy.load(tmp_path / "copy")
+    again = [request_for(copy, turn, (7, i)) for i, turn in enumerate(turns)]
+    assert again == requests  # the saved tokenizer and chat template give the same prompts
+    assert copy.decide([r for r, _ in again]) == policy.decide([r for r, _ in requests])
+
+
+def test_sampling_is_keyed_whatever_else_is_in_the_batch(policy: Policy) -> None:
+    turns = turns_of("tic-tac-toe", 5)
+    target, _ = request_for(policy, turns[0], (3, 14, 0, 0, 0))
+    (alone,) = policy.decide([target])
+    others = [request_for(policy, turn, (3, 99, turn.step, turn.seat, 0))[0] for turn in turns[1:]]
+    for batched in (policy.decide([*others, target])[-1], policy.decide([others[0], target, *others[1:]])[1]):
+        # padding moves the numbers in the seventh digit, never the keyed choice
+        assert (batched.action, batched.action_ids) == (alone.action, alone.action_ids)
+        np.testing.assert_allclose(batched.choice_probs, alone.choice_probs, atol=1e-5)
+    chosen = {policy.decide([request_for(policy, turns[0], (3, match, 0, 0, 0))[0]])[0].action for match in range(12)}
+    assert len(chosen) >= 3, "different keys must be able to sample different actions"
+
+
+def test_generation_is_keyed_stops_at_the_budget_and_gives_one_logprob_per_token(policy: Policy) -> None:
+    turn = turns_of("item-negotiation", 1)[0]
+    assert turn.legal_actions is None
+    short = Policy(policy.model, policy.tokenizer, max_new_tokens=6)
+    request, _ = request_for(short, turn, (1, 2, 3))
+    before = short.forward_passes
+    (decision,) = short.decide([request])
+    assert len(decision.action_ids) == len(decision.logprobs) == 6  # a random model does not stop by itself
+    assert short.forward_passes - before == 6
+    assert decision.choice_probs == () and decision.entropy == 0
+    assert decision.reply == short.tokenizer.decode(list(decision.action_ids), skip_special_tokens=True)
+    np.testing.assert_allclose(decision.logprobs, plain_logprobs(short, request.prompt_ids, decision.action_ids), atol=1e-5)
+    assert short.decide([request]) == [decision]
+
+
+def test_a_legal_set_above_the_score_limit_is_generated(policy: Policy) -> None:
+    turn = turns_of("tic-tac-toe", 1)[0]
+    limited = Policy(policy.model, policy.tokenizer, score_limit=4, max_new_tokens=3)
+    request, _ = request_for(limited, turn, (0,))
+    (decision,) = limited.decide([request])
+    assert decision.choice_probs == () and len(decision.action_ids) == len(decision.logprobs) <= 3
+
+
+def test_a_folder_without_config_json_is_refused_clearly(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"not a model folder \(no config.json\).*arena train init-model"):
+        Policy.load(tmp_path)

@@ -1,0 +1,115 @@
+"""The ``llm`` bot: a local transformers model (any ``from_pretrained`` folder) as a registry bot.
+
+``llm:model=DIR[,device=cpu][,temperature=1.0][,max_new_tokens=48][,score_limit=64]`` seats a
+model wherever a bot spec is accepted: ``arena play``, tournaments, ``arena bot run``. It acts
+exactly as the trainer's rollouts do (``trainer.rollout.request_for`` and ``move_of``): a legal set
+of at most ``score_limit`` actions is scored, anything else is generated under
+``max_new_tokens`` and parsed, and the move carries the prompt, the raw reply, the token counts
+and the reply's log-probs, so a match played live can be trained on from the store.
+
+The registry loads the ``arena.bots`` entry points whenever bots are listed or looked up, so this
+module imports neither torch nor the policy at import time: ``arena bots`` and ``arena serve``
+stay light, and torch is loaded by the first ``llm`` bot built.
+
+Loading a model costs seconds and its memory, and a runner builds one bot per seat of every
+match, so loaded policies are shared by the whole process, one per (model folder, device,
+temperature, token budget, score limit). The policy's own lock serialises its forward passes
+when several matches run it from their worker threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.seats import Move, Turn
+from bots.base import Bot
+from bots.registry import BotSpecError
+
+if TYPE_CHECKING:
+    from trainer.policy import Policy
+
+_PolicyKey = tuple[Path, str, float, int, int]
+_policies: dict[_PolicyKey, Policy] = {}
+_policies_lock = threading.Lock()
+
+
+def check_device(device: str) -> None:
+    """Refuse a device torch cannot use before seconds go into loading the model for it."""
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise BotSpecError(f"bot 'llm': {device!r} is not a torch device (e.g. cpu, cuda, cuda:1, mps)") from None
+    if kind == "cpu":
+        return
+    backend = getattr(torch, kind, None)
+    if backend is None or not hasattr(backend, "is_available") or not backend.is_available():
+        raise BotSpecError(f"bot 'llm': device {device!r} is not available to this torch build")
+
+
+def shared_policy(model: Path, device: str, temperature: float, max_new_tokens: int, score_limit: int) -> Policy:
+    """The process's one policy for these settings, loaded on first use.
+
+    The lock is held while loading, so two matches starting together (``arena bot run``
+    builds its bots in worker threads) load the model once, not twice.
+    """
+    from trainer.policy import Policy
+
+    key = (model, device, temperature, max_new_tokens, score_limit)
+    with _policies_lock:
+        policy = _policies.get(key)
+        if policy is None:
+            policy = Policy.load(
+                model, device=device, temperature=temperature, max_new_tokens=max_new_tokens, score_limit=score_limit
+            )
+            _policies[key] = policy
+        return policy
+
+
+class LLMBot(Bot):
+    name = "llm"
+    description = (
+        "A local transformers model (model=DIR, any from_pretrained folder), acting as the trainer does: "
+        "scores the legal actions, else generates a reply."
+    )
+    games = None
+
+    def __init__(
+        self,
+        game: str,
+        seed: int = 0,
+        model: str = "",
+        device: str = "cpu",
+        temperature: float = 1.0,
+        max_new_tokens: int = 48,
+        score_limit: int = 64,
+    ) -> None:
+        super().__init__(game, seed)
+        if not model:
+            raise BotSpecError("bot 'llm' needs model=DIR, a from_pretrained folder (e.g. llm:model=ckpt/7,device=cpu)")
+        if temperature <= 0:
+            raise BotSpecError(f"bot 'llm': temperature must be > 0, got {temperature}")
+        if max_new_tokens <= 0:
+            raise BotSpecError(f"bot 'llm': max_new_tokens must be > 0, got {max_new_tokens}")
+        if score_limit < 0:
+            raise BotSpecError(f"bot 'llm': score_limit must be >= 0, got {score_limit}")
+        # Keys of numpy's generators must be non-negative.
+        self.seed = seed % 2**64
+        check_device(device)
+        try:
+            self.policy = shared_policy(Path(model).expanduser().resolve(), device, temperature, max_new_tokens, score_limit)
+        except (OSError, ValueError) as error:  # no such folder, or not a model
+            raise BotSpecError(f"bot 'llm': cannot load model {model!r}: {error}") from None
+
+    def act(self, turn: Turn) -> Move:
+        """Blocking (a forward pass or a generation): LocalSeat and the SDK run it in a worker thread."""
+        from trainer.policy import match_key
+        from trainer.rollout import move_of, request_for
+
+        key = (self.seed, match_key(turn.match_id), turn.step, turn.seat, turn.attempt)
+        request, prompt = request_for(self.policy, turn, key)
+        (decision,) = self.policy.decide([request])
+        return move_of(decision, request, prompt)
