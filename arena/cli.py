@@ -591,6 +591,67 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
 
+# ---- arena nightly -------------------------------------------------------------------
+
+
+def _print_night(record: dict[str, Any]) -> None:
+    tour = record["tournament"]
+    counts = f"{tour['played']} played, {tour['skipped']} already done, {tour['voided']} void"
+    print(f"night of {record['night']}: {tour['name']}: {counts}")
+    for variant, rows in tour["leaderboards"].items():
+        print(f"\n{variant}")
+        print(_leaderboard_table(rows))
+    for variant, rows in tour["held_out"]["games"].items():
+        print(f"\nheld-out game: {variant}")
+        print(_leaderboard_table(rows))
+    print()
+    for name, entry in record["policies"].items():
+        decision = entry["decision"]
+        verdict = f"promoted {decision['new']}" if decision["promote"] else f"kept {decision['old']}"
+        print(f"{name}: trained {entry['new']['bot']} ({entry['new']['checkpoint']}); {verdict}: {decision['reason']}")
+    print(f"record: {record['record']}; report: {record['page']}")
+
+
+def cmd_nightly(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    for module, extra in (("torch", "train"), ("matplotlib", "report")):
+        if importlib.util.find_spec(module) is None:
+            raise UsageError(f"the nightly pipeline needs {module}: pip install 'selfplay-arena[{extra}]'")
+    from tournaments.nightly import NightlyError, load, parse_at, run_night, serve_nightly
+
+    try:
+        at = parse_at(args.at) if args.at else None
+        config = load(args.file)
+    except NightlyError as error:
+        raise UsageError(str(error)) from None
+    if at is not None:
+        import subprocess
+
+        command = [sys.executable, "-m", "arena.cli", "nightly", args.file] + (["--db", args.db] if args.db else [])
+        command += ["--json"] if args.json else []
+
+        def one_night() -> int:
+            return subprocess.call(command)  # a fresh process a night: what a night loads ends with it
+
+        serve_nightly(one_night, at, log=lambda line: print(f"arena nightly: {line}", file=sys.stderr, flush=True))
+        return 0
+    try:
+        record = run_night(
+            config,
+            db=args.db,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+            progress=None if args.json else _progress_bar(),
+        )
+    except NightlyError as error:
+        raise UsageError(str(error)) from None
+    if args.json:
+        _print_json(record)
+    else:
+        _print_night(record)
+    return 0 if record["tournament"]["voided"] == 0 else FAILURE
+
+
 # ---- arena train ---------------------------------------------------------------------
 
 
@@ -846,6 +907,26 @@ def build_parser() -> argparse.ArgumentParser:
     tournament_run.add_argument("--json", action="store_true", help="print the summary and leaderboards as JSON")
     tournament_run.set_defaults(run=cmd_tournament_run)
 
+    nightly = commands.add_parser(
+        "nightly",
+        help="the nightly training tournament: train, play, rate, report, promote",
+        description="Run one night of a nightly file: train each policy from its current checkpoint for its budget "
+        "(on fresh self-play and its stored turns), enter the new checkpoints as bots, play the tournament into the "
+        "store, write the ratings report with what changed since the last night, and promote a new checkpoint to "
+        "current only if the gate's test (SPRT or bootstrap) says it beats the current one. Each night is recorded "
+        "in nightly/DATE/night.json next to the store; a night cut short resumes when run again the same day. "
+        "docs/NIGHTLY.md explains the file and every step.",
+        epilog="examples: arena nightly tournaments/nightly.toml --db arena.db · cron: "
+        "30 2 * * * cd /srv/arena && arena nightly tournaments/nightly.toml --db arena.db >> nightly.log 2>&1",
+    )
+    nightly.add_argument("file", help="the nightly TOML file (see tournaments/nightly.toml)")
+    nightly.add_argument("--db", help="the store (default: the file's db, else arena.db)")
+    nightly.add_argument(
+        "--at", metavar="HH:MM", help="run every day at this local time, for ever (each night in a fresh process)"
+    )
+    nightly.add_argument("--json", action="store_true", help="print the night record as JSON")
+    nightly.set_defaults(run=cmd_nightly)
+
     demo = commands.add_parser(
         "demo",
         help="the quickstart tournament among built-in bots",
@@ -885,7 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a training configuration",
         description="Train the configured model: rollouts through the match loop, advantages, PPO updates, "
         "checkpoints, a gauntlet against fixed bots. docs/TRAINING.md explains every key.",
-        epilog="example: arena train run examples/train-ipd.toml --updates 2",
+        epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")
     train_run.add_argument("--updates", type=int, help="override the number of updates")

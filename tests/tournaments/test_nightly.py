@@ -1,0 +1,342 @@
+"""The nightly pipeline: two nights on the tiny model (train, enter, play, rate, report,
+gate, promote), a night resumed after a crash, bad nightly files, and the --at clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+import games
+import tournaments
+from arena.cli import main
+from arena.match import play_match
+from arena.seats import LocalSeat
+from arena.store import Store
+from bots.registry import make_bot
+from tournaments.gate import head_to_head, sprt
+from tournaments.nightly import (
+    Checkpoint,
+    NightlyConfigError,
+    NightlyError,
+    current_checkpoint,
+    load,
+    next_run,
+    nightly_dir,
+    parse,
+    parse_at,
+    pointer_path,
+    run_night,
+    serve_nightly,
+)
+
+IPD = "iterated-prisoners-dilemma"
+IPD_VARIANT = 'iterated-prisoners-dilemma{"rounds":3}'
+
+
+def nightly_text(model: Path) -> str:
+    """A night of seconds: one update of two matches, a round robin of two games per pairing."""
+    return f"""
+name = "test-night"
+resamples = 5
+
+[[policies]]
+name = "ipd"
+current = "{model}"
+updates = 1
+
+[policies.train]
+matches_per_update = 2
+concurrency = 2
+games = [{{ name = "{IPD}", config = {{ rounds = 3 }} }}]
+opponents = {{ bots = ["tit-for-tat"] }}
+
+[tournament]
+format = "round-robin"
+games_per_pairing = 2
+held_out_games = ["kuhn-poker"]
+
+[[tournament.games]]
+name = "{IPD}"
+config = {{ rounds = 3 }}
+participants = ["{{new:ipd}}", "{{current:ipd}}", "tit-for-tat"]
+
+[[tournament.games]]
+name = "kuhn-poker"
+participants = ["{{new:ipd}}", "{{current:ipd}}", "random"]
+
+[gate]
+method = "sprt"
+game = "{IPD}"
+"""
+
+
+def seed_clear_wins(db: Path, winner: str, loser: str, matches: int) -> None:
+    """Finished matches in which ``winner`` beats ``loser`` every time (a defector against a
+    cooperator, seats alternating), as if they had met before the night: enough for the SPRT."""
+    game = games.get(IPD)
+    store = Store(db)
+    for i in range(matches):
+        seats = [LocalSeat(make_bot("always-defect", IPD), winner), LocalSeat(make_bot("always-cooperate", IPD), loser)]
+        seats = seats if i % 2 == 0 else seats[::-1]
+        store.finish_match(trio.run(lambda seats=seats, i=i: play_match(game, seats, config={"rounds": 3}, seed=i)))
+    store.close()
+
+
+class Crash(Exception):
+    """Stands for the night being killed part-way."""
+
+
+@pytest.mark.slow
+def test_two_nights_train_enter_play_rate_report_and_promote_only_on_evidence(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nightly.toml"
+    path.write_text(nightly_text(tiny_model_dir))
+    db = tmp_path / "arena.db"
+    today = dt.date.today()
+    new_bot = f"ipd.{today.isoformat()}"
+
+    # Night 1, through the command line.
+    assert main(["nightly", str(path), "--db", str(db), "--json"]) == 0
+    out = capsys.readouterr()
+    record = json.loads(out.out)
+    assert "ipd: training from ipd.base for 1 updates" in out.err
+    night_dir = tmp_path / "nightly" / today.isoformat()
+    assert json.loads((night_dir / "night.json").read_text()) == record
+    assert record["steps"] == ["train", "register", "tournament", "report", "promote", "page"]
+    ipd = record["policies"]["ipd"]
+    assert ipd["current"] == {"bot": "ipd.base", "checkpoint": str(tiny_model_dir.resolve())}
+    assert ipd["new"] == {"bot": new_bot, "checkpoint": str((night_dir / "ipd" / "checkpoints" / "final").resolve())}
+    assert (Path(ipd["new"]["checkpoint"]) / "model.safetensors").is_file()
+    assert ipd["training"]["stored_turns"] is None  # the store was empty
+    assert record["tournament"]["name"] == f"test-night-{today.isoformat()}"
+    assert (record["tournament"]["played"], record["tournament"]["voided"]) == (12, 0)
+    assert list(record["tournament"]["held_out"]["games"]) == ["kuhn-poker"]
+
+    store = Store(db, read_only=True)
+    try:
+        assert store.bot_exists(new_bot) and store.bot_exists("ipd.base")
+        seated = {row[0] for row in store.conn.execute("SELECT DISTINCT bot FROM seats")}
+        assert seated == {new_bot, "ipd.base", "tit-for-tat", "random"}  # names, never llm:model=/a/path
+        rated = {row["bot"] for row in store.ratings(variant=IPD_VARIANT)}
+        assert {new_bot, "ipd.base"} <= rated
+        scores = head_to_head(store, new_bot, "ipd.base", IPD)
+    finally:
+        store.close()
+    decision = ipd["decision"]
+    assert len(scores) == 2 and decision["n"] == 2 and decision["method"] == "sprt"
+    assert decision["statistic"] == pytest.approx(sprt(scores).llr)
+    assert not decision["promote"] and "keep ipd.base" in decision["reason"]
+    assert not (tmp_path / "nightly" / "current" / "ipd.json").exists()
+    assert new_bot in Path(record["report"]).read_text()
+    page = Path(record["page"]).read_text()
+    assert "## Ratings (the first night" in page and "kuhn-poker (held-out game)" in page and decision["reason"] in page
+
+    assert main(["nightly", str(path), "--db", str(db)]) == 2
+    assert "ran already" in capsys.readouterr().err
+
+    # Night 2: tonight's checkpoint has (as the store says) clearly beaten the current one already.
+    tomorrow = today + dt.timedelta(days=1)
+    newer = f"ipd.{tomorrow.isoformat()}"
+    seed_clear_wins(db, newer, "ipd.base", 20)
+    config = load(path)
+    lines: list[str] = []
+
+    def crash_at_the_tournament(line: str) -> None:
+        lines.append(line)
+        if line.startswith("tournament "):
+            raise Crash
+
+    with pytest.raises(Crash):
+        run_night(config, db=db, night=tomorrow, log=crash_at_the_tournament)
+    trained = next(line for line in lines if line.startswith("ipd: training from ipd.base"))
+    # last night's 4 IPD matches and the 20 above; not the 4 of the held-out game
+    assert "stored turns: 24 recent matches of ipd.base" in trained
+    checkpoint = tmp_path / "nightly" / tomorrow.isoformat() / "ipd" / "checkpoints" / "final" / "model.safetensors"
+    stamp = checkpoint.stat().st_mtime_ns
+
+    lines.clear()
+    second = run_night(config, db=db, night=tomorrow, log=lines.append)
+    assert not any("training" in line for line in lines) and checkpoint.stat().st_mtime_ns == stamp  # resumed
+    decision = second["policies"]["ipd"]["decision"]
+    assert decision["promote"] and decision["new"] == newer and decision["n"] == 17  # Wald's bound crossed at 17 wins
+    pointer = json.loads((tmp_path / "nightly" / "current" / "ipd.json").read_text())
+    assert pointer["bot"] == newer and pointer["previous"]["bot"] == "ipd.base" and pointer["decision"] == decision
+    now_current = current_checkpoint(config.policies[0], nightly_dir(config, db))
+    assert (now_current.bot, now_current.path) == (newer, checkpoint.parent)
+
+    changes = second["changes"]
+    assert changes["since"] == today.isoformat()
+    rows = {row["bot"]: row for row in changes["variants"][IPD_VARIANT]}
+    assert rows[newer]["new"] and rows[newer]["mu_delta"] is None
+    assert rows[new_bot]["games_delta"] == 0  # last night's checkpoint did not play tonight
+    assert rows["ipd.base"]["games_delta"] == 2 + 2 + 20  # tonight: against the new one and tit-for-tat; the seeded 20
+    assert rows["tit-for-tat"]["mu_delta"] == pytest.approx(
+        second["ratings"][IPD_VARIANT]["tit-for-tat"]["mu"] - record["ratings"][IPD_VARIANT]["tit-for-tat"]["mu"]
+    )
+    assert f"## What changed since {today.isoformat()}" in Path(second["page"]).read_text()
+
+
+def base_config(model: Path) -> dict[str, Any]:
+    return {
+        "name": "n",
+        "policies": [
+            {
+                "name": "ipd",
+                "current": str(model),
+                "updates": 1,
+                "train": {"games": [{"name": IPD}], "opponents": {"bots": ["tit-for-tat"]}},
+            }
+        ],
+        "tournament": {
+            "format": "round-robin",
+            "games": [{"name": IPD, "participants": ["{new:ipd}", "{current:ipd}", "tit-for-tat"]}],
+        },
+    }
+
+
+def changed(data: dict[str, Any], *path: str | int, value: Any = None, remove: bool = False) -> dict[str, Any]:
+    copy = json.loads(json.dumps(data))
+    *parents, last = path
+    node = copy
+    for key in parents:
+        node = node[key]
+    if remove:
+        del node[last]
+    else:
+        node[last] = value
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("policies",), [], "policies: lists no policy"),
+        (("schedule",), "nightly", "schedule: unknown key"),
+        (("policies", 0, "name"), "IPD.v2", r"policies\[0\].name: 'IPD.v2' must be a bot name without '.'"),
+        (("policies", 0, "current"), "/nowhere", r"policies\[0\].current: '/nowhere' is neither a model folder"),
+        (("policies", 0, "current"), "/nowhere.json", r"policies\[0\].current: no such pointer file"),
+        (("policies", 0, "updates"), 0, r"policies\[0\].updates: must be at least 1"),
+        (("policies", 0, "store_matches"), -1, r"policies\[0\].store_matches: must be 0"),
+        (("policies", 0, "bot_options"), {"model": "elsewhere"}, r"policies\[0\].bot_options.model: the llm bot's options"),
+        (("policies", 0, "train", "model"), "m", r"policies\[0\].train.model: set by the nightly pipeline"),
+        (("policies", 0, "train", "ppo"), {"lr": "fast"}, r"policies\[0\].train: ppo.lr: must be float"),
+        (("policies", 0, "train"), "/nowhere/train.toml", r"policies\[0\].train: /nowhere/train.toml: no such file"),
+        (
+            ("tournament", "games", 0, "participants", 0),
+            "{new:chess}",
+            r"games\[0\].participants\[0\]: \{new:chess\} names no policy",
+        ),
+        (("tournament", "games", 0, "participants", 1), "random", r"no game seats both \{new:ipd\} and \{current:ipd\}"),
+        (("tournament", "games", 0, "participants", 2), "remote:alice", "'remote:alice': remote participants play only through"),
+        (("tournament", "games", 0, "name"), "tic-tac-to", r"tournament: games\[0\].name: unknown game"),
+        (("tournament", "name"), "cup", "tournament: name: set by the nightly pipeline"),
+        (("tournament", "held_out_opponents"), ["tit-for-tat"], r"opponents.bots: tit-for-tat is a held-out opponent"),
+        (("gate",), {"method": "coin"}, "gate.method: unknown method 'coin'"),
+        (("gate",), {"method": "sprt", "p0": 0.7, "p1": 0.6}, "gate: sprt needs 0 < p0 < p1 < 1"),
+        (("gate",), {"method": "sprt", "p1": "high"}, "gate.p1: must be a number, got str 'high'"),
+        (("policies", 0, "train"), 3, r"policies\[0\].train: must be a string or a table, got int 3"),
+        (("gate",), {"method": "bootstrap", "alpha": 0.1}, "gate.alpha: unknown key for method bootstrap"),
+        (("gate",), {"game": "kuhn-poker"}, r"gate.game: no kuhn-poker game of the tournament seats both"),
+    ],
+)
+def test_a_bad_nightly_file_names_the_file_and_the_key(tiny_model_dir: Path, path: tuple, value: Any, message: str) -> None:
+    with pytest.raises(NightlyConfigError, match=message) as error:
+        parse(changed(base_config(tiny_model_dir), *path, value=value), "nights.toml")
+    assert str(error.value).startswith("nights.toml: ")
+
+
+def test_a_held_out_game_may_not_be_trained_on(tiny_model_dir: Path) -> None:
+    data = base_config(tiny_model_dir)
+    data["tournament"]["held_out_games"] = [IPD]
+    data["tournament"]["games"].append({"name": "kuhn-poker", "participants": ["{new:ipd}", "{current:ipd}", "random"]})
+    with pytest.raises(NightlyConfigError, match=r"policies\[0\].train.games: iterated-prisoners-dilemma is a held-out game"):
+        parse(data, "nights.toml")
+    assert parse(changed(data, "tournament", "held_out_games", value=["kuhn-poker"]), "nights.toml").gate.method == "sprt"
+
+
+def test_a_hand_written_pointer_names_the_current_checkpoint(tmp_path: Path, tiny_model_dir: Path) -> None:
+    pointer = tmp_path / "ipd-current.json"
+    data = changed(base_config(tiny_model_dir), "policies", 0, "current", value=str(pointer))
+    for content, message in [
+        ({"checkpoint": str(tmp_path)}, "is not a model folder"),
+        ({"checkpoint": str(tiny_model_dir), "bot": "Bad Name"}, "'bot' must be a valid bot name"),
+        (["a list"], "must be a JSON object with a string 'checkpoint'"),
+    ]:
+        pointer.write_text(json.dumps(content))
+        with pytest.raises(NightlyConfigError, match=rf"nights.toml: policies\[0\].current: .*{message}"):
+            parse(data, "nights.toml")
+    pointer.write_text(json.dumps({"checkpoint": str(tiny_model_dir)}))
+    config = parse(data, "nights.toml")
+    assert current_checkpoint(config.policies[0], tmp_path / "nightly") == Checkpoint("ipd.base", tiny_model_dir)
+    assert pointer_path(config.policies[0], tmp_path / "nightly") == pointer  # a promotion rewrites this file
+
+
+def test_the_command_reports_a_bad_file_or_time_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["nightly", str(tmp_path / "none.toml")]) == 2
+    assert capsys.readouterr().err == f"arena: error: {tmp_path / 'none.toml'}: no such file\n"
+    (tmp_path / "bad.toml").write_text("name = [\n")
+    assert main(["nightly", str(tmp_path / "bad.toml")]) == 2
+    assert "bad.toml: not valid TOML" in capsys.readouterr().err
+    assert main(["nightly", str(tmp_path / "bad.toml"), "--at", "25:00"]) == 2
+    assert "--at: expected HH:MM in 24-hour local time" in capsys.readouterr().err
+
+
+def test_the_shipped_nightly_file_is_valid(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
+    config = load(Path(tournaments.__file__).parent / "nightly.toml")
+    assert [p.name for p in config.policies] == ["ipd"] and config.gate.game == IPD
+    assert current_checkpoint(config.policies[0], nightly_dir(config, config.db)).bot == "ipd.base"
+
+
+def test_a_night_is_refused_when_its_store_has_no_folder(tmp_path: Path, tiny_model_dir: Path) -> None:
+    config = parse(base_config(tiny_model_dir), "nights.toml")
+    with pytest.raises(NightlyError, match="no folder"):
+        run_night(config, db=tmp_path / "missing" / "arena.db")
+
+
+@pytest.mark.parametrize(
+    ("now", "at", "expected"),
+    [
+        (dt.datetime(2025, 3, 1, 1, 0), "02:30", dt.datetime(2025, 3, 1, 2, 30)),  # later today
+        (dt.datetime(2025, 3, 1, 2, 30), "02:30", dt.datetime(2025, 3, 2, 2, 30)),  # just ran: tomorrow
+        (dt.datetime(2025, 3, 1, 23, 59, 59), "0:00", dt.datetime(2025, 3, 2, 0, 0)),
+        (dt.datetime(2024, 12, 31, 3, 0), "02:30", dt.datetime(2025, 1, 1, 2, 30)),  # a new year
+        (dt.datetime(2024, 2, 28, 22, 0), "21:05", dt.datetime(2024, 2, 29, 21, 5)),  # a leap day
+    ],
+)
+def test_the_next_run_is_the_first_such_time_after_now(now: dt.datetime, at: str, expected: dt.datetime) -> None:
+    assert next_run(now, parse_at(at)) == expected
+
+
+@pytest.mark.parametrize("text", ["2:3", "24:00", "12:60", "noon", "12:30:00"])
+def test_a_bad_time_is_refused(text: str) -> None:
+    with pytest.raises(NightlyError, match="expected HH:MM"):
+        parse_at(text)
+
+
+def test_the_loop_runs_every_night_at_the_time_asked() -> None:
+    clock = [dt.datetime(2025, 3, 1, 23, 0)]
+    ran: list[dt.datetime] = []
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock[0] += dt.timedelta(seconds=seconds)
+
+    def night() -> int:
+        ran.append(clock[0])
+        clock[0] += dt.timedelta(minutes=40)  # a night takes time
+        return 0
+
+    serve_nightly(night, parse_at("02:30"), now=lambda: clock[0], sleep=sleep, nights=3)
+    assert ran == [dt.datetime(2025, 3, d, 2, 30) for d in (2, 3, 4)]
+    assert max(waits) <= 60
