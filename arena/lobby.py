@@ -8,6 +8,7 @@ is never paired with itself unless both of its seeks asked for self-play.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -25,8 +26,9 @@ class Seek:
     config: Mapping[str, Any]
     self_play: bool = False
 
-    @property
+    @functools.cached_property
     def config_key(self) -> str:
+        """Computed once: pairing compares it for every pair of waiting seeks."""
         return json.dumps(dict(self.config), sort_keys=True)
 
 
@@ -64,21 +66,22 @@ class Lobby:
         return dropped
 
     def pair(self) -> list[Pairing]:
-        """Form every table the waiting seeks allow, oldest seeks first."""
+        """Form every table the waiting seeks allow, oldest seeks first.
+
+        One pass is enough: forming a table only removes seeks and uses up seats, so a seek
+        that found no table earlier in the pass finds none later either."""
         formed: list[Pairing] = []
         seated: Counter[str] = Counter()  # seats given in this pass, not yet started matches
-        progress = True
-        while progress:
-            progress = False
-            for seek in list(self.seeks):
-                pairing = self._table_for(seek, lambda bot: self.capacity(bot) > seated[bot])
-                if pairing is not None:
-                    for used in pairing.seeks:
-                        self.seeks.remove(used)
-                    seated.update(set(pairing.bots))
-                    formed.append(pairing)
-                    progress = True
-                    break
+        taken: set[int] = set()
+        for seek in list(self.seeks):
+            if seek.id in taken:
+                continue
+            pairing = self._table_for(seek, lambda bot: self.capacity(bot) > seated[bot])
+            if pairing is not None:
+                taken.update(used.id for used in pairing.seeks)
+                self.seeks = [s for s in self.seeks if s.id not in taken]
+                seated.update(set(pairing.bots))
+                formed.append(pairing)
         return formed
 
     def _table_for(self, first: Seek, available: Callable[[str], bool]) -> Pairing | None:
@@ -101,8 +104,9 @@ class Lobby:
             for candidate in candidates:
                 if len(table) == needed:
                     break
-                if candidate.bot in {s.bot for s in table} and not (candidate.self_play and first.self_play):
-                    continue
+                seated_here = [s for s in table if s.bot == candidate.bot]
+                if seated_here and not (candidate.self_play and all(s.self_play for s in seated_here)):
+                    continue  # a bot sits twice only when every one of its seeks here asked for self-play
                 table.append(candidate)
             if len(table) == needed:
                 self.rng.shuffle(table)  # seat order: nobody always moves first

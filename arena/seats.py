@@ -198,13 +198,13 @@ class RemoteSeat:
                 if self.match_id in session.resigned:
                     raise SeatForfeit("resign", f"{self.name} resigned")
                 if session.connected:
-                    await session.changed()
+                    await slot.changed()
                     continue
                 left = session.grace_left()
                 if left <= 0:
                     raise SeatForfeit("disconnect", f"{self.name} stayed away past the {session.grace_s:g} s grace window")
                 with trio.move_on_after(left):
-                    await session.changed()
+                    await slot.changed()
             return slot.move
         finally:
             session.close_slot(slot)

@@ -164,6 +164,7 @@ class ArenaServer:
         self._ws_server: Server | None = None
         self._all_ended = trio.Event()
         self._closing = False
+        self._pairing = False  # a pairing pass is scheduled
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -304,9 +305,10 @@ class ArenaServer:
         self, ws: ServerConnection, connection: Connection, outgoing: trio.MemoryReceiveChannel[dict[str, Any]]
     ) -> None:
         """Write queued messages to the socket, in the encoding the client last spoke."""
+        encode = p.Encoder()
         try:
             async for out in outgoing:
-                await ws.send(p.encode(out, connection.binary))
+                await ws.send(encode(out, connection.binary))
             if connection.closing is not None:
                 await ws.aclose(*connection.closing)
         except ConnectionClosed:
@@ -488,7 +490,7 @@ class ArenaServer:
             self._check_game(name, msg.get("config"))
         self.lobby.seek(session.bot, names, msg.get("config") or {}, bool(msg.get("self_play", False)))
         session.send("seeking", games=names)
-        self._spawn(self._pair)  # not awaited: this bot's moves in other matches must not wait on the store
+        self._pair_soon()
 
     async def _on_cancel(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         names = msg.get("games")
@@ -637,16 +639,28 @@ class ArenaServer:
             if check_capacity and len(session.matches) >= self.limits.max_matches:
                 raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {self.limits.max_matches} matches already")
 
+    def _pair_soon(self) -> None:
+        """Pair the waiting seeks in a task of its own, so that no bot's moves wait on the store.
+        One pass serves a burst of seeks and freed seats (it runs once they are all in), and
+        each table then starts in its own task, so that their store writes share a commit."""
+        if not self._pairing:
+            self._pairing = True
+            self._spawn(self._pair)
+
     async def _pair(self) -> None:
         """Start every table the waiting seeks allow; a table that cannot start is dropped, logged.
         All are reserved before any is started, so a bot's limit holds across concurrent pairings."""
+        self._pairing = False
         if self._closing:
             return
         for live, row in [self._reserve(table.game, table.bots, table.config) for table in self.lobby.pair()]:
-            try:
-                await self._launch(live, row)
-            except (p.ProtocolError, GameError, KeyError) as error:
-                log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
+            self._spawn(self._start_table, live, row)
+
+    async def _start_table(self, live: LiveMatch, row: dict[str, Any]) -> None:
+        try:
+            await self._launch(live, row)
+        except (p.ProtocolError, GameError, KeyError) as error:
+            log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
 
     def _reserve(
         self,
@@ -728,8 +742,16 @@ class ArenaServer:
                 await self._void(live, live.void_reason or "void")
             self._finish(live)
 
-    async def _on_match_event(self, live: LiveMatch, event: MatchEvent) -> None:
-        if event.kind == "rejected":
+    def _on_match_event(self, live: LiveMatch, event: MatchEvent) -> Awaitable[None] | None:
+        """Relay what play_match reports. Only the end waits (on the store); the events of every
+        move are handled at once, without a coroutine to create and await."""
+        if event.kind == "step":
+            for seat, attempt in event.data["attempts"].items():
+                self.sessions[live.bots[seat]].send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
+            live.step = event.step
+            if any(live.id in watcher.watching for watcher in self.watchers):
+                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=event.state.public_view())
+        elif event.kind == "rejected":
             seat = event.data["seat"]
             retries_left = live.max_retries - event.data["attempt"]
             self.sessions[live.bots[seat]].send(
@@ -741,27 +763,24 @@ class ArenaServer:
                 reason=event.data["reason"],
                 retries_left=retries_left,
             )
-        elif event.kind == "step":
-            for seat, attempt in event.data["attempts"].items():
-                self.sessions[live.bots[seat]].send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
-            live.step = event.step
-            if any(live.id in watcher.watching for watcher in self.watchers):
-                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=event.state.public_view())
         elif event.kind == "start":
             live.state = event.state  # read for a new spectator's snapshot; play_match owns it
             live.info = event.data
         elif event.kind == "end":
-            result: MatchResult = event.data["result"]
-            rated = await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
-            for (bot, variant), rating in rated.items():
-                self.skill[(bot, variant)] = rating.mu
-            if result.status == "finished":
-                self.metrics.matches_finished += 1
-            else:
-                self.metrics.matches_voided += 1
-            summary = _public_summary(result.summary()) | {"players": result.players}
-            self._to_watchers(live.id, "result", **summary, view=result.final_view)
-            self._remember(summary)
+            return self._record_end(live, event.data["result"])
+        return None
+
+    async def _record_end(self, live: LiveMatch, result: MatchResult) -> None:
+        rated = await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
+        for (bot, variant), rating in rated.items():
+            self.skill[(bot, variant)] = rating.mu
+        if result.status == "finished":
+            self.metrics.matches_finished += 1
+        else:
+            self.metrics.matches_voided += 1
+        summary = _public_summary(result.summary()) | {"players": result.players}
+        self._to_watchers(live.id, "result", **summary, view=result.final_view)
+        self._remember(summary)
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
         await self._store(lambda s: s.void_match(live.id, reason))
@@ -796,7 +815,7 @@ class ArenaServer:
         if not self.live:
             self._all_ended.set()
         self._broadcast_lobby()
-        self._spawn(self._pair)  # seats freed by this match may complete waiting tables
+        self._pair_soon()  # seats freed by this match may complete waiting tables
 
     def _remember(self, summary: Mapping[str, Any]) -> None:
         self.recent.insert(0, dict(summary))

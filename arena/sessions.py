@@ -36,7 +36,10 @@ class Connection:
 
 @dataclass
 class MoveSlot:
-    """A turn a seat has been asked and not yet answered."""
+    """A turn a seat has been asked and not yet answered.
+
+    Each slot has its own wake-up, so that a move arriving for one of a bot's matches
+    wakes only the seat waiting for it, not every match the bot plays."""
 
     match_id: str
     seat: int
@@ -45,6 +48,15 @@ class MoveSlot:
     turn_fields: dict[str, Any]
     asked_at: float = 0.0
     move: Move | None = None
+    _changed: trio.Event = field(default_factory=trio.Event)
+
+    async def changed(self) -> None:
+        """Wait for the next change: its move arrived, or the bot left, came back or resigned."""
+        await self._changed.wait()
+
+    def wake(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
 
     def fresh_fields(self) -> dict[str, Any]:
         """The turn as it stands now: the deadline is what is left, not what was first given."""
@@ -68,7 +80,6 @@ class BotSession:
     slots: dict[tuple[str, int], MoveSlot] = field(default_factory=dict)
     outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
     resigned: set[str] = field(default_factory=set)
-    _changed: trio.Event = field(default_factory=trio.Event)
 
     # ---- connection state ----------------------------------------------------------------
 
@@ -95,13 +106,10 @@ class BotSession:
             return self.grace_s
         return self.disconnected_at + self.grace_s - trio.current_time()
 
-    async def changed(self) -> None:
-        """Wait for the next change: a move arrived, the bot left or came back."""
-        await self._changed.wait()
-
     def _wake(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
+        """The connection changed or the bot resigned: every open slot must look again."""
+        for slot in self.slots.values():
+            slot.wake()
 
     # ---- sending -------------------------------------------------------------------------
 
@@ -165,7 +173,7 @@ class BotSession:
         if slot is None or slot.step != step or slot.attempt != attempt or slot.move is not None:
             return "stale"
         slot.move = move
-        self._wake()
+        slot.wake()
         return None
 
     def resend_open_turns(self) -> None:

@@ -12,15 +12,17 @@ legal action. After a warm-up, over ``--seconds``:
   same match, seat and step;
 - ``errors``: ``error`` messages and bad closes the server counted, plus the errors the
   bots saw (error messages, dropped connections), over the whole run;
-- ``server_rss_start`` / ``server_rss_end``: VmRSS of the server process once it listens,
-  and at the end of the measured window.
+- ``server_rss_start`` / ``server_rss_warm`` / ``server_rss_end``: VmRSS of the server
+  process once it listens, at the start of the measured window (bots connected, matches
+  running) and at its end.
 
 The peer, in the same run afterwards: a bare ``websockets.trio`` echo server in its own
 process, as many connections from as many worker processes, each connection doing
 request/response round trips of a real turn frame captured from the arena run. The ratio
-is moves relayed per second over echo round trips per second. Both servers use the
-websockets defaults (permessage-deflate negotiated, as the SDK does). A move costs the
-arena one frame in and two out (``turn``, ``move_ack``), an echo round trip one in, one out.
+is moves relayed per second over echo round trips per second. Both servers decline
+permessage-deflate (the arena does; an echo that compressed would be handicapped), and the
+clients of both offer it, as the SDK does. A move costs the arena one frame in and two out
+(``turn``, ``move_ack``), an echo round trip one in, one out.
 
 By default the arena server is started by this module (``ArenaServer`` exactly as ``arena
 serve`` builds it) with the per-connection rate limit raised, so that a small run with
@@ -302,6 +304,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     time.sleep(args.warmup)
     worker_pids = [r.proc.pid for r in readers]
 
+    rss_warm = rss_mib(server.pid)
     before = metrics(port)
     t0 = time.monotonic()
     cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
@@ -339,6 +342,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "error_codes": codes,
         "voided": after["matches_voided"],
         "rss_start": rss_start,
+        "rss_warm": rss_warm,
         "rss_end": rss_end,
         "server_cpu": (cpu1[0] - cpu0[0]) / window,
         "clients_cpu": (cpu1[1] - cpu0[1]) / window,
@@ -425,6 +429,12 @@ def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any])
             "peer_value": echo["errors"],
         },
         {"name": "server_rss_start", "value": ours["rss_start"], "unit": "MiB"},
+        {
+            "name": "server_rss_warm",
+            "value": ours["rss_warm"],
+            "unit": "MiB",
+            "note": "at the start of the measured window: every bot connected, matches running; flat memory means end ~ this",
+        },
         {"name": "server_rss_end", "value": ours["rss_end"], "unit": "MiB"},
         {
             "name": "moves_per_server_cpu_s",
@@ -677,7 +687,7 @@ def echo_worker(args: argparse.Namespace) -> None:
 
 
 def echo_server(args: argparse.Namespace) -> None:
-    """The peer: a bare websockets.trio echo server, with the defaults the arena also uses."""
+    """The peer: a bare websockets.trio echo server, configured as the arena's (no compression)."""
     import trio
     from websockets.exceptions import ConnectionClosed
     from websockets.trio.server import serve
@@ -691,7 +701,7 @@ def echo_server(args: argparse.Namespace) -> None:
         listeners = await trio.open_tcp_listeners(0, host=HOST)
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
-                await nursery.start(functools.partial(serve, echo, listeners=listeners))
+                await nursery.start(functools.partial(serve, echo, listeners=listeners, compression=None))
                 port = listeners[0].socket.getsockname()[1]
                 print(f"echo serving on ws://{HOST}:{port}", flush=True)
                 async for _ in signals:

@@ -1,0 +1,108 @@
+"""The store's one writer: jobs batched into one commit, each job all or nothing, every job
+committed before its caller goes on, and a clean stop that finishes what was queued."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from arena.store import Store, StoreError, StoreWriter
+
+
+def committed_bots(db: Path) -> set[str]:
+    """What another connection sees: only committed rows."""
+    conn = sqlite3.connect(db)
+    try:
+        return {name for (name,) in conn.execute("SELECT name FROM bots")}
+    finally:
+        conn.close()
+
+
+def register_then_fail(store: Store) -> None:
+    store.register_bot("half-done")
+    raise RuntimeError("the job broke after writing")
+
+
+@pytest.mark.trio
+async def test_concurrent_jobs_are_each_committed_before_their_caller_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    writer = StoreWriter(db)
+    seen: dict[str, bool] = {}
+
+    async def register(name: str) -> None:
+        await writer.call(lambda store: store.register_bot(name))
+        seen[name] = name in committed_bots(db)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        async with trio.open_nursery() as callers:
+            for i in range(40):
+                callers.start_soon(register, f"bot-{i}")
+        await writer.aclose()
+    assert seen == {f"bot-{i}": True for i in range(40)}
+
+
+@pytest.mark.trio
+async def test_a_failing_job_in_a_batch_undoes_only_its_own_writes(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    writer = StoreWriter(db)
+    entered, gate = threading.Event(), threading.Event()
+    outcomes: dict[str, object] = {}
+
+    def hold(store: Store) -> None:
+        entered.set()
+        gate.wait(10)
+
+    async def run(label: str, work: Callable[[Store], object]) -> None:
+        try:
+            outcomes[label] = await writer.call(work)
+        except Exception as error:
+            outcomes[label] = error
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        async with trio.open_nursery() as callers:
+            callers.start_soon(run, "hold", hold)
+            await trio.to_thread.run_sync(entered.wait, 10)
+            callers.start_soon(run, "twin-a", lambda store: store.register_bot("twin"))
+            callers.start_soon(run, "broken", register_then_fail)
+            callers.start_soon(run, "twin-b", lambda store: store.register_bot("twin"))
+            callers.start_soon(run, "other", lambda store: store.register_bot("other"))
+            await trio.testing.wait_all_tasks_blocked()  # all four queued behind the held job: one batch
+            gate.set()
+        await writer.aclose()
+    assert isinstance(outcomes["broken"], RuntimeError)
+    twins = [outcomes["twin-a"], outcomes["twin-b"]]
+    assert sum(isinstance(o, str) for o in twins) == 1
+    assert sum(isinstance(o, StoreError) and o.kind == "exists" for o in twins) == 1
+    assert isinstance(outcomes["other"], str)
+    assert committed_bots(db) == {"twin", "other"}
+
+
+@pytest.mark.trio
+async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    writer = StoreWriter(db)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for i in range(5):
+            nursery.start_soon(writer.call, lambda store, i=i: store.register_bot(f"queued-{i}"))
+        await trio.lowlevel.checkpoint()  # the calls are queued, none has been answered yet
+        nursery.cancel_scope.cancel()
+    assert committed_bots(db) == {f"queued-{i}" for i in range(5)}
+    with pytest.raises(trio.ClosedResourceError, match="closed"):
+        await writer.call(lambda store: store.bots())
+
+
+@pytest.mark.trio
+async def test_a_store_that_cannot_be_opened_fails_the_start(tmp_path: Path) -> None:
+    writer = StoreWriter(tmp_path / "missing-folder" / "arena.db")
+    with pytest.RaisesGroup(pytest.RaisesExc(sqlite3.OperationalError, match="unable to open")):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(writer.run)
