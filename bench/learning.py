@@ -124,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             concurrency=16,
             estimator=EstimatorSetting("mars", {}),
             acting=ActingSetting(temperature=1.0),
-            ppo=PPOSettings(lr=3e-3, epochs=2, minibatch=64),
-            **changes,
+            **{"ppo": PPOSettings(lr=3e-3, epochs=2, minibatch=64), **changes},
         )
 
     ipd_game = GameSetting(IPD, {"rounds": ROUNDS})
@@ -149,10 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         kuhn = config(
             "kuhn-vs-random",
             GameSetting("kuhn-poker"),
-            30,
+            40,
             64,
             opponents=OpponentSetting(self_play=False, bots=["random"]),
-            eval=EvalSetting(every=updates(30), matches=400, bots=["random"]),
+            eval=EvalSetting(every=updates(40), matches=1000, bots=["random"]),
+            # A policy near-deterministic on a few hands meets huge ratios on the rare hand
+            # where it errs: a gentler step and the dual clip keep the end of the run stable.
+            ppo=PPOSettings(lr=1e-3, epochs=2, minibatch=64, dual_clip=3.0),
         )
         result = gauntlet(run(kuhn), "random")
         report["b_kuhn_vs_random"] = {**result, "target_after": 0.25, "met": result["after"]["mean"] >= 0.25}
@@ -160,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         log("(c) IPD self-play from one seed, with and without Advantage Alignment")
         self_play: dict[str, Any] = {"initial": cooperation_rate(model, args.seed)}
         for label, alignment in (("plain", None), ("advantage_alignment", Alignment(beta=2.0, gamma=0.96))):
-            run_dir = run(config(f"ipd-self-play-{label}", ipd_game, 10, 32, alignment=alignment))
+            run_dir = run(config(f"ipd-self-play-{label}", ipd_game, 10, 16, alignment=alignment))
             self_play[label] = cooperation_rate(run_dir / "checkpoints" / "final", args.seed)
         report["c_ipd_self_play"] = self_play
     if "d" in only:
