@@ -11,6 +11,8 @@ import re
 import signal
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -21,8 +23,9 @@ import pytest
 import trio
 from websockets.trio.client import ClientConnection, connect
 
+import games
 from arena import protocol as p
-from arena.match import Clock
+from arena.match import Clock, MatchResult, outcomes_of
 from arena.server import ArenaServer, Limits, bound_port, open_listeners
 
 ADMIN_TOKEN = "test-admin-token"
@@ -193,3 +196,40 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, one_torch_thread: N
     from trainer.tiny_model import init_model
 
     return init_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+# ---- match records written straight to a store, with the result a test chooses
+
+
+def _match_record(
+    game: str, players: list[str], returns: list[float], *, forfeit: int | None = None, status: str = "finished"
+) -> MatchResult:
+    """A match record as play_match makes it; outcomes and ranks by the match loop's own rule."""
+    outcomes, ranks = outcomes_of(games.get(game), returns, forfeit)
+    now = time.time()
+    return MatchResult(
+        match_id=uuid.uuid4().hex,
+        game=game,
+        config=games.get(game).spec.default_config.to_dict(),
+        seed=0,
+        players=players,
+        status=status,
+        reason="complete" if forfeit is None else "timeout",
+        detail="",
+        returns=returns,
+        outcomes=outcomes,
+        ranks=ranks,
+        forfeit_seat=forfeit,
+        actions=[],
+        turns=[],
+        max_retries=2,
+        clock=Clock(),
+        started_at=now,
+        ended_at=now,
+    )
+
+
+@pytest.fixture
+def match_record() -> Callable[..., MatchResult]:
+    """``match_record(game, players, returns, forfeit=None, status="finished")``: a record to store."""
+    return _match_record

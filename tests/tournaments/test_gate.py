@@ -4,8 +4,7 @@ recorded in a real store by matches between bots of different strength."""
 from __future__ import annotations
 
 import re
-import time
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 import trio
 
 import games
-from arena.match import Clock, MatchResult, play_match
+from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
@@ -152,44 +151,20 @@ def test_a_checkpoint_that_clearly_beats_the_old_one_is_promoted_and_the_reverse
         assert worse.interval is not None and worse.interval[1] < 0
 
 
-def _written(
-    store: Store, game: str, players: list[str], returns: list[float], forfeit: int | None = None, status: str = "finished"
+def test_head_to_head_scores_forfeits_as_losses_and_leaves_out_void_cooperative_and_other_matches(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
 ) -> None:
-    """A match record written through the Store API, with the result chosen by the test."""
-    store.finish_match(
-        MatchResult(
-            match_id=uuid.uuid4().hex,
-            game=game,
-            config=games.get(game).spec.default_config.to_dict(),
-            seed=0,
-            players=players,
-            status=status,
-            reason="complete" if forfeit is None else "timeout",
-            detail="",
-            returns=returns,
-            outcomes=["ranked", "ranked"] if forfeit is None else ["forfeit" if s == forfeit else "ranked" for s in range(2)],
-            ranks=[1 + sum(o > r for o in returns) for r in returns],
-            forfeit_seat=forfeit,
-            actions=[],
-            turns=[],
-            max_retries=2,
-            clock=Clock(),
-            started_at=time.time(),
-            ended_at=time.time(),
-        )
-    )
-
-
-def test_head_to_head_scores_forfeits_as_losses_and_leaves_out_void_cooperative_and_other_matches(tmp_path: Path) -> None:
     store = Store(tmp_path / "a.db")
-    _written(store, "iterated-prisoners-dilemma", ["new", "old"], [9.0, 14.0])  # lower return: 0
-    _written(store, "iterated-prisoners-dilemma", ["old", "new"], [0.0, 0.0], forfeit=1)  # tied returns, new forfeited: 0
-    _written(store, "iterated-prisoners-dilemma", ["old", "new"], [3.0, 0.0], forfeit=0)  # old forfeited: 1
-    _written(store, "iterated-prisoners-dilemma", ["new", "old"], [12.0, 12.0])  # equal returns: 0.5
-    _written(store, "iterated-prisoners-dilemma", ["new", "old"], [30.0, 0.0], status="void")
-    _written(store, "iterated-prisoners-dilemma", ["new", "other"], [30.0, 0.0])
-    _written(store, "mini-hanabi", ["new", "old"], [5.0, 5.0])  # partners, not opponents
-    _written(store, "tic-tac-toe", ["old", "new"], [-1.0, 1.0])
+    store.finish_match(match_record("iterated-prisoners-dilemma", ["new", "old"], [9.0, 14.0]))  # lower return: 0
+    store.finish_match(
+        match_record("iterated-prisoners-dilemma", ["old", "new"], [0.0, 0.0], forfeit=1)
+    )  # tied returns, new forfeited: 0
+    store.finish_match(match_record("iterated-prisoners-dilemma", ["old", "new"], [3.0, 0.0], forfeit=0))  # old forfeited: 1
+    store.finish_match(match_record("iterated-prisoners-dilemma", ["new", "old"], [12.0, 12.0]))  # equal returns: 0.5
+    store.finish_match(match_record("iterated-prisoners-dilemma", ["new", "old"], [30.0, 0.0], status="void"))
+    store.finish_match(match_record("iterated-prisoners-dilemma", ["new", "other"], [30.0, 0.0]))
+    store.finish_match(match_record("mini-hanabi", ["new", "old"], [5.0, 5.0]))  # partners, not opponents
+    store.finish_match(match_record("tic-tac-toe", ["old", "new"], [-1.0, 1.0]))
     assert head_to_head(store, "new", "old", game="iterated-prisoners-dilemma") == [0.0, 0.0, 1.0, 0.5]
     assert head_to_head(store, "new", "old") == [0.0, 0.0, 1.0, 0.5, 1.0]
     with pytest.raises(ValueError, match="two different bots"):

@@ -4,8 +4,7 @@ transaction, duplicate groups for cooperative games, `arena ratings` and `arena 
 from __future__ import annotations
 
 import json
-import time
-import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,46 +14,15 @@ import trueskill
 
 import games
 from arena.cli import main
-from arena.match import Clock, MatchResult, play_match
+from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
 
 
-def result(
-    game: str, players: list[str], returns: list[float], *, forfeit: int | None = None, status: str = "finished"
-) -> MatchResult:
-    """A finished match record as play_match makes it, with the outcome chosen by the test."""
-    spec = games.get(game).spec
-    two_seat_zero_sum = spec.zero_sum and len(players) == 2
-    outcomes = ["win" if r > o else "loss" if r < o else "draw" for r, o in zip(returns, reversed(returns), strict=True)]
-    if not two_seat_zero_sum:
-        outcomes = ["ranked"] * len(players)
-    if forfeit is not None:
-        outcomes[forfeit] = "forfeit"
-    return MatchResult(
-        match_id=uuid.uuid4().hex,
-        game=game,
-        config=games.get(game).spec.default_config.to_dict(),
-        seed=0,
-        players=players,
-        status=status,
-        reason="complete" if forfeit is None else "timeout",
-        detail="",
-        returns=returns,
-        outcomes=outcomes,
-        ranks=[1 + sum(o > r for o in returns) for r in returns],
-        forfeit_seat=forfeit,
-        actions=[],
-        turns=[],
-        max_retries=2,
-        clock=Clock(),
-        started_at=time.time(),
-        ended_at=time.time(),
-    )
-
-
-def test_trueskill_after_a_known_sequence_equals_the_packages_own_numbers(tmp_path: Path) -> None:
+def test_trueskill_after_a_known_sequence_equals_the_packages_own_numbers(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
     store = Store(tmp_path / "a.db")
     sequence = [
         (["ann", "bob"], [1.0, -1.0]),
@@ -65,7 +33,7 @@ def test_trueskill_after_a_known_sequence_equals_the_packages_own_numbers(tmp_pa
     env = trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=25 / 6, tau=25 / 300, draw_probability=0.10)
     expected = {name: env.create_rating() for name in ("ann", "bob", "cat")}
     for players, returns in sequence:
-        store.finish_match(result("tic-tac-toe", players, returns))
+        store.finish_match(match_record("tic-tac-toe", players, returns))
         ranks = [0, 1] if returns[0] > returns[1] else [1, 0] if returns[0] < returns[1] else [0, 0]
         (a,), (b,) = env.rate([(expected[players[0]],), (expected[players[1]],)], ranks=ranks)
         expected[players[0]], expected[players[1]] = a, b
@@ -75,41 +43,47 @@ def test_trueskill_after_a_known_sequence_equals_the_packages_own_numbers(tmp_pa
     assert store.count("rating_history") == 2 * len(sequence)
 
 
-def test_a_forfeit_lowers_the_forfeiter_and_a_void_changes_nothing(tmp_path: Path) -> None:
+def test_a_forfeit_lowers_the_forfeiter_and_a_void_changes_nothing(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
     store = Store(tmp_path / "a.db")
     # A forfeit in a game that is not zero-sum: the forfeiter's return could tie or beat the other's; it still loses.
-    store.finish_match(result("iterated-prisoners-dilemma", ["quitter", "stayer"], [0.0, 0.0], forfeit=0))
+    store.finish_match(match_record("iterated-prisoners-dilemma", ["quitter", "stayer"], [0.0, 0.0], forfeit=0))
     assert store.rating("quitter", "iterated-prisoners-dilemma").mu < 25 < store.rating("stayer", "iterated-prisoners-dilemma").mu
     before = store.ratings()
-    store.finish_match(result("tic-tac-toe", ["quitter", "stayer"], [0.0, 0.0], status="void"))
+    store.finish_match(match_record("tic-tac-toe", ["quitter", "stayer"], [0.0, 0.0], status="void"))
     assert store.ratings() == before
 
 
-def test_self_play_is_not_rated(tmp_path: Path) -> None:
+def test_self_play_is_not_rated(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     store = Store(tmp_path / "a.db")
-    store.finish_match(result("tic-tac-toe", ["mirror", "mirror"], [1.0, -1.0]))
+    store.finish_match(match_record("tic-tac-toe", ["mirror", "mirror"], [1.0, -1.0]))
     assert store.ratings() == []
 
 
-def duplicate(store: Store, team: list[str], seed: int, score: float, group: str, size: int) -> None:
-    record = replace(result("mini-hanabi", team, [score, score]), seed=seed)
+def duplicate(
+    match_record: Callable[..., MatchResult], store: Store, team: list[str], seed: int, score: float, group: str, size: int
+) -> None:
+    record = replace(match_record("mini-hanabi", team, [score, score]), seed=seed)
     store.finish_match(record, meta={"group_id": group, "group_size": size})
 
 
-def test_a_completed_duplicate_group_rates_the_higher_scoring_team_up(tmp_path: Path) -> None:
+def test_a_completed_duplicate_group_rates_the_higher_scoring_team_up(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
     store = Store(tmp_path / "a.db")
-    duplicate(store, ["ace", "ace-2"], 1, 5.0, "g1", 4)
-    duplicate(store, ["dud", "dud-2"], 1, 1.0, "g1", 4)
-    duplicate(store, ["ace", "ace-2"], 2, 4.0, "g1", 4)
+    duplicate(match_record, store, ["ace", "ace-2"], 1, 5.0, "g1", 4)
+    duplicate(match_record, store, ["dud", "dud-2"], 1, 1.0, "g1", 4)
+    duplicate(match_record, store, ["ace", "ace-2"], 2, 4.0, "g1", 4)
     assert store.ratings() == []  # an incomplete group rates nobody
-    duplicate(store, ["dud", "dud-2"], 2, 2.0, "g1", 4)
+    duplicate(match_record, store, ["dud", "dud-2"], 2, 2.0, "g1", 4)
     ratings = {row["bot"]: row["mu"] for row in store.ratings(game="mini-hanabi")}
     assert ratings["ace"] == ratings["ace-2"] > 25 > ratings["dud"] == ratings["dud-2"]
 
 
-def test_a_cooperative_match_outside_a_group_rates_nobody(tmp_path: Path) -> None:
+def test_a_cooperative_match_outside_a_group_rates_nobody(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     store = Store(tmp_path / "a.db")
-    store.finish_match(result("mini-hanabi", ["ace", "ace-2"], [5.0, 5.0]))
+    store.finish_match(match_record("mini-hanabi", ["ace", "ace-2"], [5.0, 5.0]))
     assert store.ratings() == []
 
 
@@ -165,7 +139,9 @@ def test_ratings_on_a_missing_store_is_a_one_line_error(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith("arena: error: no store at")
 
 
-def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], match_record: Callable[..., MatchResult]
+) -> None:
     from arena.match import TurnRecord
 
     store = Store(tmp_path / "arena.db")
@@ -177,9 +153,9 @@ def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(tmp_path: Path, caps
         )  # fmt: skip
 
     won = replace(
-        result("tic-tac-toe", ["llm", "rock"], [1.0, -1.0]), turns=[turn(0, 0, 0.25, (100, 10)), turn(0, 2, 0.5, (200, 20))]
+        match_record("tic-tac-toe", ["llm", "rock"], [1.0, -1.0]), turns=[turn(0, 0, 0.25, (100, 10)), turn(0, 2, 0.5, (200, 20))]
     )
-    lost = replace(result("tic-tac-toe", ["rock", "llm"], [1.0, -1.0]), turns=[turn(1, 1, 0.25, (50, 5), accepted=False)])
+    lost = replace(match_record("tic-tac-toe", ["rock", "llm"], [1.0, -1.0]), turns=[turn(1, 1, 0.25, (50, 5), accepted=False)])
     store.finish_match(won)
     store.finish_match(lost)
     store.close()
