@@ -400,39 +400,47 @@ def previous_record(folder: Path, night: dt.date) -> dict[str, Any] | None:
     return None
 
 
-def _stored_matches(db: Path, bot: str, game: str | None) -> int:
+def _stored_matches(db: Path, bot: str, game: str | None, since: float | None) -> int:
     store = Store(db, read_only=True)
     try:
         row = store.conn.execute(
             """SELECT COUNT(DISTINCT s.match_id) FROM seats s JOIN matches m ON m.id = s.match_id
-               WHERE s.bot = ? AND m.status = ? AND (? IS NULL OR m.game = ?)""",
-            (bot, FINISHED, game, game),
+               WHERE s.bot = ? AND m.status = ? AND (? IS NULL OR m.game = ?) AND m.created_at >= ?""",
+            (bot, FINISHED, game, game, since or 0.0),
         ).fetchone()
         return int(row[0])
     finally:
         store.close()
 
 
-def _store_setting(policy: Policy, current: Checkpoint, db: Path, template: TournamentConfig) -> tuple[Any, str]:
+def _store_setting(
+    policy: Policy, current: Checkpoint, db: Path, template: TournamentConfig, since: float | None
+) -> tuple[Any, str]:
     """The stored turns to train on, and why (or why not).
 
-    The trainer filters stored turns by game only, so they are used only when that filter
-    keeps every held-out game and opponent out of training."""
+    The day's trajectories: the current bot's matches since the previous night began (all
+    of its recent ones on the first night), at most ``store_matches`` of them, never a turn
+    against a held-out opponent. Stored turns are used only when the game filter also keeps
+    every held-out game out of training."""
     from trainer.config import StoreSetting
 
     if policy.store_matches == 0:
         return None, "store_matches = 0"
-    if template.held_out_opponents:
-        return None, "the tournament holds out opponents, and stored turns cannot be told apart by opponent"
     trained = [g.name for g in policy.train.games]
     game = trained[0] if len(set(trained)) == 1 else None
     if game is None and template.held_out_games:
         return None, "training on several games while the tournament holds out games: stored turns cannot be filtered"
-    matches = _stored_matches(db, current.bot, game)
+    matches = _stored_matches(db, current.bot, game, since)
+    window = "since the previous night" if since is not None else "in the store"
     if matches == 0:
-        return None, f"no finished match of {current.bot} in the store yet"
-    setting = StoreSetting(db=str(db), bot=current.bot, game=game, limit=policy.store_matches)
-    return setting, f"{min(matches, policy.store_matches)} recent matches of {current.bot}"
+        return None, f"no finished match of {current.bot} {window}"
+    since_hours = None if since is None else max((time.time() - since) / 3600, 1e-6)
+    excluded = [spec.removeprefix("remote:") for spec in template.held_out_opponents]
+    setting = StoreSetting(
+        db=str(db), bot=current.bot, game=game, limit=policy.store_matches, since_hours=since_hours, exclude_opponents=excluded
+    )
+    held = f" (none against {', '.join(excluded)})" if excluded else ""
+    return setting, f"{min(matches, policy.store_matches)} matches of {current.bot} {window}{held}"
 
 
 def _train(
@@ -442,11 +450,12 @@ def _train(
     night: dt.date,
     db: Path,
     template: TournamentConfig,
+    since: float | None,
     log: Callable[[str], None],
 ) -> dict[str, Any]:
     from trainer.run import train
 
-    store, why = _store_setting(policy, current, db, template)
+    store, why = _store_setting(policy, current, db, template, since)
     seed = policy.train.seed + night.toordinal()  # a fresh, reproducible draw each night
     config = dataclasses.replace(
         policy.train, model=str(current.path), out_dir=str(out), updates=policy.updates, seed=seed, store=store
@@ -542,13 +551,15 @@ def run_night(
         _write_json(record_path, record)
 
     # 1. train (a checkpoint trained before a crash is kept)
+    last_night = previous_record(folder, night)
+    since = None if last_night is None else last_night["started_at"]
     for policy in config.policies:
         entry = record["policies"].setdefault(policy.name, {})
         entry.setdefault("current", current_checkpoint(policy, folder).to_dict())
         current = Checkpoint(entry["current"]["bot"], Path(entry["current"]["checkpoint"]))
         trained = entry.get("training")
         if trained is None or not (Path(trained["checkpoint"]) / "config.json").is_file():
-            entry["training"] = _train(policy, current, night_dir / policy.name, night, db_path, template, log)
+            entry["training"] = _train(policy, current, night_dir / policy.name, night, db_path, template, since, log)
         entry["new"] = Checkpoint(f"{policy.name}.{night.isoformat()}", Path(entry["training"]["checkpoint"])).to_dict()
         done("train")
 

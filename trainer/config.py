@@ -28,7 +28,8 @@
     [ppo]         lr, epochs, minibatch, grad_accum, clip_eps, dual_clip, kl_coef, max_grad_norm, weight_decay
     [opponents]   sampling, self_play, bots, models, snapshot_every, max_snapshots
     [eval]        every, matches, bots
-    [store]       db, bot, game, limit, per_update: turns a model played as a live bot
+    [store]       db, bot, game, limit, per_update, since_hours, exclude_opponents: turns a model
+                  played as a live bot
 
 Each section is a dataclass below; its fields are the keys, with their types and defaults.
 Every error names the file, the key and what is wrong. Relative paths are taken from the
@@ -111,13 +112,23 @@ class EvalSetting:
 @dataclass(frozen=True)
 class StoreSetting:
     """Turns a model played as a live bot, read from the arena's store and mixed into every
-    update (``per_update`` turns each, cycling); the stored log-probs are the acting policy's."""
+    update (``per_update`` turns each, cycling); the stored log-probs are the acting policy's.
+    ``limit`` keeps the most recent matches, ``since_hours`` those of the last hours (the
+    day's play), ``exclude_opponents`` leaves out turns against those bots (held out)."""
 
     db: str
     bot: str
     game: str | None = None
     limit: int | None = None
     per_update: int = 64
+    since_hours: float | None = None
+    exclude_opponents: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.per_update < 1 or (self.limit is not None and self.limit < 1):
+            raise ValueError(f"per_update and limit must be at least 1, got {self.per_update} and {self.limit}")
+        if self.since_hours is not None and self.since_hours <= 0:
+            raise ValueError(f"since_hours must be positive, got {self.since_hours}")
 
 
 @dataclass(frozen=True)

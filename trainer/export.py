@@ -57,14 +57,22 @@ class ExportError(ValueError):
 
 
 def trajectory_rows(
-    store: Store, *, game: str | None = None, bot: str | None = None, limit: int | None = None
+    store: Store,
+    *,
+    game: str | None = None,
+    bot: str | None = None,
+    limit: int | None = None,
+    since: float | None = None,
+    exclude_opponents: Iterable[str] = (),
 ) -> Iterator[dict[str, Any]]:
     """The accepted turns of finished matches (void ones never), as rows of ``COLUMNS``.
 
     Order is stable: match creation time (then id), step, seat. ``game`` keeps one game's
     matches; ``bot`` keeps only the turns that bot took; ``limit`` keeps the ``limit``
-    most recent matching matches, whole, still written oldest first. The filters are
-    checked here, before the first row, so a bad one fails before anything is written.
+    most recent matching matches, whole, still written oldest first; ``since`` (a Unix
+    time) keeps matches created at or after it; ``exclude_opponents`` drops every turn
+    taken against one of those bots (held-out opponents stay out of training). The filters
+    are checked here, before the first row, so a bad one fails before anything is written.
     """
     if game is not None:
         game = games.get(game).spec.name  # an unknown name raises GameError with a suggestion
@@ -72,7 +80,7 @@ def trajectory_rows(
         _check_bot(store, bot)
     if limit is not None and limit < 1:
         raise ExportError(f"limit must be at least 1, got {limit}")
-    return _rows(store, game, bot, limit)
+    return _rows(store, game, bot, limit, since, frozenset(exclude_opponents))
 
 
 def _check_bot(store: Store, bot: str) -> None:
@@ -85,8 +93,17 @@ def _check_bot(store: Store, bot: str) -> None:
     raise ExportError(f"no bot named {bot!r} played a match in {store.path}{hint}")
 
 
-def _rows(store: Store, game: str | None, bot: str | None, limit: int | None) -> Iterator[dict[str, Any]]:
-    clause, args = where({"status = ?": FINISHED, "game = ?": game, "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot})
+def _rows(
+    store: Store, game: str | None, bot: str | None, limit: int | None, since: float | None, excluded: frozenset[str]
+) -> Iterator[dict[str, Any]]:
+    clause, args = where(
+        {
+            "status = ?": FINISHED,
+            "game = ?": game,
+            "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot,
+            "created_at >= ?": since,
+        }
+    )
     sql = f"SELECT id, seed, game, config, players, returns, outcomes, ranks, tournament, round, created_at FROM matches{clause}"
     if limit is None:
         matches = store.conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
@@ -103,6 +120,8 @@ def _rows(store: Store, game: str | None, bot: str | None, limit: int | None) ->
         for turn in turns:
             seat = turn["seat"]
             if bot is not None and players[seat] != bot:
+                continue
+            if excluded.intersection(name for other, name in enumerate(players) if other != seat):
                 continue
             yield {
                 "match_id": match["id"],

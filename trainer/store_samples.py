@@ -11,6 +11,7 @@ budget, another tokenizer) is skipped, never guessed.
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -43,7 +44,17 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
     """The usable turns of ``setting.bot``, their rewards summing to each seat's return."""
     store = Store(setting.db, read_only=True)
     try:
-        rows = list(trajectory_rows(store, game=setting.game, bot=setting.bot, limit=setting.limit))
+        since = None if setting.since_hours is None else time.time() - setting.since_hours * 3600
+        rows = list(
+            trajectory_rows(
+                store,
+                game=setting.game,
+                bot=setting.bot,
+                limit=setting.limit,
+                since=since,
+                exclude_opponents=setting.exclude_opponents,
+            )
+        )
     finally:
         store.conn.close()
     numbers: dict[str, int] = {}

@@ -157,7 +157,7 @@ def test_two_nights_train_enter_play_rate_report_and_promote_only_on_evidence(
         run_night(config, db=db, night=tomorrow, log=crash_at_the_tournament)
     trained = next(line for line in lines if line.startswith("ipd: training from ipd.base"))
     # last night's 4 IPD matches and the 20 above; not the 4 of the held-out game
-    assert "stored turns: 24 recent matches of ipd.base" in trained
+    assert "stored turns: 24 matches of ipd.base since the previous night" in trained
     checkpoint = tmp_path / "nightly" / tomorrow.isoformat() / "ipd" / "checkpoints" / "final" / "model.safetensors"
     stamp = checkpoint.stat().st_mtime_ns
 

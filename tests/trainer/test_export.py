@@ -144,6 +144,17 @@ def test_filters_keep_one_games_matches_one_bots_turns_and_the_most_recent_match
     assert {r["match_id"] for r in latest_of_random} == {filled.finished[-1].match_id}
 
 
+def test_since_keeps_matches_created_from_then_and_excluded_opponents_drop_their_turns(filled: Filled) -> None:
+    last_two = filled.finished[-2:]
+    since = min(result.started_at for result in last_two)
+    assert {r["match_id"] for r in rows_of(filled.db, since=since)} == {result.match_id for result in last_two}
+    assert rows_of(filled.db, since=max(result.started_at for result in filled.finished) + 1) == []
+    random_rows = rows_of(filled.db, bot="random")
+    kept = rows_of(filled.db, bot="random", exclude_opponents=["perfect"])
+    assert len(kept) < len(random_rows) and kept and all("perfect" not in r["opponents"] for r in kept)
+    assert {r["match_id"] for r in kept} == {filled.finished[-1].match_id}  # random vs talker only
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
