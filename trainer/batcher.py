@@ -11,11 +11,20 @@ worker thread while the event loop goes on (clocks, the network, other seats).
 "Nothing can progress" is what makes rollouts both fast and deterministic: scripted
 opponents answer at once, so every match ends up blocked on the model and one batch holds
 one request per waiting seat of every match.
+
+``ThreadBatcher`` does the same for callers in worker threads, where no trio task can
+serve: the ``llm`` bot, whose synchronous ``act`` runs in a thread per match (LocalSeat in
+tournaments, the SDK in ``arena bot run``). The first caller to find no batch being served
+serves: it waits ``window_s`` for the others to join, answers everything pending, and goes
+on until nothing is left; the others wait for their answers.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -110,3 +119,52 @@ class Batcher(Generic[R, D]):
         for item, answer in zip(batch, answers, strict=True):
             item.answer = answer
             item.done.set()
+
+
+class ThreadBatcher(Generic[R, D]):
+    """Batches requests made from several threads for ``decide_batch`` (see the module docstring)."""
+
+    def __init__(
+        self, decide_batch: Callable[[Sequence[R]], Sequence[D]], *, max_batch: int = 64, window_s: float = 0.005
+    ) -> None:
+        if max_batch < 1 or window_s < 0:
+            raise ValueError(f"a batcher needs max_batch >= 1 and window_s >= 0, got {max_batch}, {window_s}")
+        self._decide_batch = decide_batch
+        self.max_batch = max_batch
+        self.window_s = window_s
+        self.batches = 0
+        self.requests = 0
+        self._lock = threading.Lock()
+        self._pending: list[tuple[R, Future[D]]] = []
+        self._serving = False
+
+    def decide(self, request: R) -> D:
+        answer: Future[D] = Future()
+        with self._lock:
+            self._pending.append((request, answer))
+            serve = not self._serving
+            self._serving = True
+        if serve:
+            time.sleep(self.window_s)
+            self._serve()
+        return answer.result()
+
+    def _serve(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._serving = False
+                    return
+                batch = sorted(self._pending, key=lambda item: item[0].key)[: self.max_batch]
+                for item in batch:
+                    self._pending.remove(item)
+            self.batches += 1
+            self.requests += len(batch)
+            try:
+                answers = self._decide_batch([request for request, _ in batch])
+            except Exception as error:  # every waiter of this batch learns of it; the next batch is served
+                for _, answer in batch:
+                    answer.set_exception(error)
+                continue
+            for (_, answer), result in zip(batch, answers, strict=True):
+                answer.set_result(result)

@@ -13,8 +13,9 @@ stay light, and torch is loaded by the first ``llm`` bot built.
 
 Loading a model costs seconds and its memory, and a runner builds one bot per seat of every
 match, so loaded policies are shared by the whole process, one per (model folder, device,
-temperature, token budget, score limit). The policy's own lock serialises its forward passes
-when several matches run it from their worker threads.
+temperature, token budget, score limit), with one ``ThreadBatcher``: the turns of matches
+played at once (a tournament's concurrency, ``arena bot run`` in several matches) share
+forward passes, as the trainer's rollouts do.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from bots.base import Bot
 from bots.registry import BotSpecError
 
 if TYPE_CHECKING:
-    from trainer.policy import Policy
+    from trainer.batcher import ThreadBatcher
+    from trainer.policy import Decision, Policy, Request
 
 _PolicyKey = tuple[Path, str, float, int, int]
-_policies: dict[_PolicyKey, Policy] = {}
+_policies: dict[_PolicyKey, tuple[Policy, ThreadBatcher[Request, Decision]]] = {}
 _policies_lock = threading.Lock()
 
 
@@ -50,23 +52,26 @@ def check_device(device: str) -> None:
         raise BotSpecError(f"bot 'llm': device {device!r} is not available to this torch build")
 
 
-def shared_policy(model: Path, device: str, temperature: float, max_new_tokens: int, score_limit: int) -> Policy:
-    """The process's one policy for these settings, loaded on first use.
+def shared_policy(
+    model: Path, device: str, temperature: float, max_new_tokens: int, score_limit: int
+) -> tuple[Policy, ThreadBatcher[Request, Decision]]:
+    """The process's one policy for these settings and its batcher, loaded on first use.
 
     The lock is held while loading, so two matches starting together (``arena bot run``
     builds its bots in worker threads) load the model once, not twice.
     """
+    from trainer.batcher import ThreadBatcher
     from trainer.policy import Policy
 
     key = (model, device, temperature, max_new_tokens, score_limit)
     with _policies_lock:
-        policy = _policies.get(key)
-        if policy is None:
+        shared = _policies.get(key)
+        if shared is None:
             policy = Policy.load(
                 model, device=device, temperature=temperature, max_new_tokens=max_new_tokens, score_limit=score_limit
             )
-            _policies[key] = policy
-        return policy
+            shared = _policies[key] = (policy, ThreadBatcher(policy.decide))
+        return shared
 
 
 class LLMBot(Bot):
@@ -100,7 +105,9 @@ class LLMBot(Bot):
         self.seed = seed % 2**64
         check_device(device)
         try:
-            self.policy = shared_policy(Path(model).expanduser().resolve(), device, temperature, max_new_tokens, score_limit)
+            self.policy, self.batcher = shared_policy(
+                Path(model).expanduser().resolve(), device, temperature, max_new_tokens, score_limit
+            )
         except (OSError, ValueError) as error:  # no such folder, or not a model
             raise BotSpecError(f"bot 'llm': cannot load model {model!r}: {error}") from None
 
@@ -111,5 +118,5 @@ class LLMBot(Bot):
 
         key = (self.seed, match_key(turn.match_id), turn.step, turn.seat, turn.attempt)
         request, prompt = request_for(self.policy, turn, key)
-        (decision,) = self.policy.decide([request])
+        decision = self.batcher.decide(request)
         return move_of(decision, request, prompt)

@@ -15,7 +15,7 @@ import pytest
 import trio
 import trio.testing
 
-from trainer.batcher import Batcher
+from trainer.batcher import Batcher, ThreadBatcher
 from trainer.policy import Policy
 from trainer.rollout import MatchPlan, Rollout, SeatPlan, play_rollouts
 
@@ -153,3 +153,38 @@ async def test_batches_hold_at_most_max_batch_and_an_idle_program_does_not_wait_
 def test_bad_batch_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="max_batch >= 1"):
         Batcher(lambda requests: requests, max_batch=0)
+    with pytest.raises(ValueError, match="window_s >= 0"):
+        ThreadBatcher(lambda requests: requests, window_s=-1)
+
+
+def test_threads_asking_at_once_share_batches_and_each_gets_its_own_answer() -> None:
+    """Twelve threads ask together: far fewer calls than requests, none over max_batch,
+    every answer the caller's own; a failing batch fails its waiters only."""
+    import threading
+
+    sizes: list[int] = []
+
+    def double(requests: Sequence[Ask]) -> list[int]:
+        sizes.append(len(requests))
+        if any(r.key == (-1,) for r in requests):
+            raise RuntimeError("the model broke")
+        return [2 * r.key[0] for r in requests]
+
+    batcher: ThreadBatcher[Ask, int] = ThreadBatcher(double, max_batch=5, window_s=0.05)
+    answers: dict[int, int] = {}
+    start = threading.Barrier(12)
+
+    def ask(n: int) -> None:
+        start.wait()
+        answers[n] = batcher.decide(Ask((n,)))
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == {n: 2 * n for n in range(12)}
+    assert sum(sizes) == 12 and max(sizes) <= 5 and len(sizes) < 12
+    with pytest.raises(RuntimeError, match="the model broke"):
+        batcher.decide(Ask((-1,)))
+    assert batcher.decide(Ask((4,))) == 8  # the batcher goes on

@@ -65,6 +65,35 @@ def test_the_seed_and_the_match_key_the_sampling(tiny_model_dir: Path) -> None:
     assert actions(1) != first  # and so is the seed
 
 
+def test_matches_played_at_once_share_the_models_forward_passes(tiny_model_dir: Path) -> None:
+    """Eight prisoner's dilemma matches in one nursery, the model's seats run in threads as
+    tournaments run them: their turns are batched, so there are far fewer forward passes
+    than turns, and every answer is still legal."""
+    from arena.match import play_match
+    from arena.seats import LocalSeat
+
+    game = games.get("iterated-prisoners-dilemma")
+    bots = [make_bot(f"llm:model={tiny_model_dir},temperature=0.9", game.spec.name, seed=n) for n in range(8)]
+    assert all(isinstance(bot, LLMBot) for bot in bots)
+    policy = bots[0].policy  # type: ignore[attr-defined]
+    before = policy.forward_passes
+    results = []
+
+    async def play(bot: LLMBot, n: int) -> None:
+        seats = [LocalSeat(bot, "model"), LocalSeat(make_bot("tit-for-tat", game.spec.name), "tit-for-tat", threaded=False)]
+        results.append(await play_match(game, seats, config={"rounds": 3}, seed=n, match_id=f"m{n}"))
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for n, bot in enumerate(bots):
+                nursery.start_soon(play, bot, n)
+
+    trio.run(main)
+    turns = [t for r in results for t in r.turns if t.seat == 0]
+    assert len(turns) == 24 and all(t.accepted for t in turns)
+    assert policy.forward_passes - before <= len(turns) // 2
+
+
 def test_free_form_games_are_generated_under_the_token_budget(tiny_model_dir: Path) -> None:
     bot = make_bot(f"llm:model={tiny_model_dir},max_new_tokens=5", "item-negotiation", seed=0)
     move = bot.act(first_turn("item-negotiation"))
