@@ -111,7 +111,10 @@ def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
         if key not in types:
             known = ", ".join(types) or "none"
             raise BotSpecError(f"bot '{cls.name}' has no option '{key}'{did_you_mean(key, list(types))}; options: {known}")
-        kwargs[key] = parse_value(key, raw, types[key][0])
+        try:
+            kwargs[key] = parse_value(key, raw, types[key][0])
+        except ConfigError as error:  # the message says "config key"; here it is the bot's option
+            raise BotSpecError(f"bot '{cls.name}': option {str(error).removeprefix('config key ')}") from None
     bot = cls(game, seed, **kwargs)
     bot.label = str(parsed)
     return bot

@@ -146,7 +146,7 @@ def test_make_bot_parses_depth_and_rejects_bad_options() -> None:
     assert isinstance(made, AlphaBetaConnectFour)
     assert made.depth == 4
     assert make_bot("alphabeta", "connect-four").depth == 6  # type: ignore[attr-defined]
-    with pytest.raises(ConfigError, match="'depth' must be an integer"):
+    with pytest.raises(ConfigError, match="bot 'alphabeta': option 'depth' must be an integer"):
         make_bot("alphabeta:depth=x", "connect-four")
     for depth in ("0", "-2", "13"):
         with pytest.raises(ConfigError, match="'depth' must be between 1 and 12"):
