@@ -246,7 +246,7 @@ class Policy:
 
     def decide(self, requests: Sequence[Request]) -> list[Decision]:
         """Answer a batch of requests: every scored legal set in shared forward passes,
-        then each generated reply on its own."""
+        then every generated reply, together, token by token."""
         scored = [r for r in requests if r.legal is not None and 0 < len(r.legal) <= self.score_limit]
         rows = [(r.prompt_ids, self.action_ids(a)) for r in scored for a in r.legal or ()]
         token_logps = iter(self.score(rows)) if rows else iter(())
@@ -254,7 +254,10 @@ class Policy:
         for request in scored:
             options = [(action, next(token_logps)) for action in request.legal or ()]
             by_request[id(request)] = self._sample(request, options)
-        return [by_request.get(id(r)) or self._generate(r) for r in requests]
+        generated = [r for r in requests if id(r) not in by_request]
+        if generated:
+            by_request.update(zip(map(id, generated), self._generate(generated), strict=True))
+        return [by_request[id(r)] for r in requests]
 
     def _sample(self, request: Request, options: list[tuple[str, list[float]]]) -> Decision:
         totals = np.array([sum(lp) for _, lp in options]) / self.temperature
@@ -265,25 +268,45 @@ class Policy:
         action, logprobs = options[index]
         return Decision(action, f"[{action}]", self.action_ids(action), tuple(logprobs), tuple(float(p) for p in probs))
 
-    def _generate(self, request: Request) -> Decision:
-        """Sample a reply token by token (with the model's cache) under the token budget."""
-        generator = torch.Generator().manual_seed(int(np.random.default_rng(list(request.key)).integers(2**62)))
-        ids: list[int] = []
-        logprobs: list[float] = []
+    def _generate(self, requests: Sequence[Request]) -> list[Decision]:
+        """Sample every request's reply token by token under the token budget, all of them
+        in each forward pass over one cache (prompts left-padded). Each row draws from its
+        own keyed generator, so a reply does not depend on what else was in the batch."""
+        generators = [torch.Generator().manual_seed(int(np.random.default_rng(list(r.key)).integers(2**62))) for r in requests]
+        replies: list[list[int]] = [[] for _ in requests]
+        logprobs: list[list[float]] = [[] for _ in requests]
         with self.lock, torch.no_grad():
-            inputs = torch.tensor([request.prompt_ids], dtype=torch.long, device=self.device)
-            past = None
+            rows = [(r.prompt_ids, ()) for r in requests]
+            tokens, attention, positions = (t.to(self.device) for t in padded_rows(rows, self.pad_id))
+            cache = None
             for _ in range(self.max_new_tokens):
-                output = self.model(input_ids=inputs, cache=past, use_cache=True, logits_to_keep=1)
+                output = self.model(
+                    input_ids=tokens,
+                    attention_mask=attention,
+                    position_ids=positions,
+                    cache=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
                 self.forward_passes += 1
-                past = output.cache
-                logp = torch.log_softmax(output.logits[0, -1].float(), dim=-1)
+                cache = output.cache
+                logp = torch.log_softmax(output.logits[:, -1].float(), dim=-1)
                 probs = torch.softmax(logp / self.temperature, dim=-1).cpu()
-                token = int(torch.multinomial(probs, 1, generator=generator))
-                ids.append(token)
-                logprobs.append(float(logp[token]))
-                if token == self.eos_id:
+                step = []
+                for i, generator in enumerate(generators):
+                    done = bool(replies[i]) and replies[i][-1] == self.eos_id
+                    token = self.pad_id if done else int(torch.multinomial(probs[i], 1, generator=generator))
+                    if not done:
+                        replies[i].append(token)
+                        logprobs[i].append(float(logp[i, token]))
+                    step.append(token)
+                if all(reply[-1] == self.eos_id for reply in replies):
                     break
-                inputs = torch.tensor([[token]], dtype=torch.long, device=self.device)
-        reply = self.tokenizer.decode(ids, skip_special_tokens=True)
-        return Decision(extract_action(reply), reply, tuple(ids), tuple(logprobs))
+                tokens = torch.tensor(step, dtype=torch.long, device=self.device).unsqueeze(1)
+                attention = torch.cat([attention, torch.ones_like(tokens)], dim=1)
+                positions = positions[:, -1:] + 1
+        decisions = []
+        for ids, lps in zip(replies, logprobs, strict=True):
+            reply = self.tokenizer.decode(ids, skip_special_tokens=True)
+            decisions.append(Decision(extract_action(reply), reply, tuple(ids), tuple(lps)))
+        return decisions

@@ -146,6 +146,20 @@ def test_generation_is_keyed_stops_at_the_budget_and_gives_one_logprob_per_token
     assert short.decide([request]) == [decision]
 
 
+def test_replies_generated_together_are_those_generated_alone_in_one_pass_per_token(policy: Policy) -> None:
+    turns = [*turns_of("item-negotiation", 3), *turns_of("buyer-seller", 2)]
+    short = Policy(policy.model, policy.tokenizer, max_new_tokens=5)
+    requests = [request_for(short, turn, (7, n, turn.step, turn.seat, 0))[0] for n, turn in enumerate(turns)]
+    assert all(r.legal is None for r in requests) and len({len(r.prompt_ids) for r in requests}) > 1
+    alone = [short.decide([request])[0] for request in requests]
+    before = short.forward_passes
+    together = short.decide(requests)
+    assert short.forward_passes - before == 5  # one pass per token for all five replies
+    for one, batched in zip(alone, together, strict=True):
+        assert (batched.action_ids, batched.reply) == (one.action_ids, one.reply)
+        np.testing.assert_allclose(batched.logprobs, one.logprobs, atol=1e-5)
+
+
 def test_a_legal_set_above_the_score_limit_is_generated(policy: Policy) -> None:
     turn = turns_of("tic-tac-toe", 1)[0]
     limited = Policy(policy.model, policy.tokenizer, score_limit=4, max_new_tokens=3)
