@@ -426,6 +426,8 @@ def _store_setting(
 
     if policy.store_matches == 0:
         return None, "store_matches = 0"
+    if policy.train.estimator.name == "leave_one_out":
+        return None, "the leave_one_out estimator compares rollouts sharing a seed, which stored matches do not have"
     trained = [g.name for g in policy.train.games]
     game = trained[0] if len(set(trained)) == 1 else None
     if game is None and template.held_out_games:

@@ -165,6 +165,10 @@ class TrainConfig:
             )
         if self.estimator.name == "leave_one_out" and self.group_size < 2:
             raise ValueError("the leave_one_out estimator needs group_size >= 2 (rollouts sharing a seed)")
+        if self.estimator.name == "leave_one_out" and self.store is not None:
+            raise ValueError(
+                "the leave_one_out estimator cannot use [store] turns: a stored match has no rollouts sharing its seed"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

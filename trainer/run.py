@@ -69,21 +69,23 @@ def interval95(values: Sequence[float]) -> tuple[float, float]:
     return float(data.mean()), float(1.96 * data.std(ddof=1) / math.sqrt(len(data)))
 
 
-def plan_matches(config: TrainConfig, opponents: Sequence[Opponent], update: int, *, start: int = 0) -> list[MatchPlan]:
-    """One match per sampled opponent: games in turn, learner seats alternating, seeds per group."""
+def plan_matches(config: TrainConfig, opponents: Sequence[Opponent], update: int, *, group_size: int) -> list[MatchPlan]:
+    """One match per sampled opponent. Matches come in groups of ``group_size`` that share
+    the seed, the game and the learner's seat (a leave-one-out baseline compares like with
+    like); from group to group the games take turns and the learner's seat alternates."""
     plans = []
     for i, opponent in enumerate(opponents):
-        entry = config.games[(start + i) % len(config.games)]
+        group = i // group_size
+        entry = config.games[group % len(config.games)]
         players = games.get(entry.name).new(entry.config, 0).num_players
         if opponent.kind == "self":
             seats = tuple(SeatPlan("learner", "self") for _ in range(players))
         else:
             kind = "bot" if opponent.kind == "bot" else "model"
             other = opponent.spec if kind == "bot" else opponent.name
-            learner_seat = (start + i) % players
+            learner_seat = (group // len(config.games)) % players
             seats = tuple(SeatPlan("learner", "learner") if s == learner_seat else SeatPlan(kind, other) for s in range(players))
-        seed = match_seed(config.seed, update, (start + i) // config.group_size)
-        plans.append(MatchPlan(start + i, entry.name, seed, seats, entry.config))
+        plans.append(MatchPlan(i, entry.name, match_seed(config.seed, update, group), seats, entry.config))
     return plans
 
 
@@ -178,8 +180,11 @@ class Trainer:
     def step(self, update: int) -> dict[str, Any]:
         started = time.monotonic()
         config = self.config
-        opponents = self.pool.sample(config.matches_per_update)
-        rollouts = self._play(plan_matches(config, opponents, update), update, opponents)
+        # one opponent per group of rollouts sharing a seed: the group differs only by the learner's own sampling
+        opponents = [
+            o for o in self.pool.sample(config.matches_per_update // config.group_size) for _ in range(config.group_size)
+        ]
+        rollouts = self._play(plan_matches(config, opponents, update, group_size=config.group_size), update, opponents)
         per_opponent: dict[str, list[tuple[float, float]]] = {}
         for rollout, opponent in zip(rollouts, opponents, strict=True):
             mine, theirs, outcome = learner_outcome(rollout)
@@ -236,7 +241,7 @@ class Trainer:
         """The gauntlet: ``eval.matches`` against each fixed bot, the learner's seat alternating."""
         config = self.config
         bots = [Opponent(spec, "bot", spec) for spec in config.eval.bots for _ in range(config.eval.matches)]
-        plans = plan_matches(config, bots, EVAL_KEYS + update)
+        plans = plan_matches(config, bots, EVAL_KEYS + update, group_size=1)  # every evaluation match its own deal
         rollouts = self._play(plans, EVAL_KEYS + update, [])
         results: dict[str, Any] = {}
         for spec in config.eval.bots:

@@ -77,6 +77,8 @@ def test_bad_top_level_keys_name_the_file_and_key(tmp_path: Path, tiny_model_dir
 
 
 def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    Store(db).close()
     base = {
         "name": "t",
         "model": str(tiny_model_dir),
@@ -94,6 +96,10 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"model": str(tmp_path / "nothing")}, "model: .* is not a model folder"),
         ({"store": {"db": str(tmp_path / "none.db"), "bot": "x"}}, "store.db: no such file"),
         ({"estimator": {"name": "leave_one_out"}}, "needs group_size >= 2"),
+        (
+            {"estimator": {"name": "leave_one_out"}, "group_size": 2, "store": {"db": str(db), "bot": "x"}},
+            "cannot use \\[store\\]",
+        ),
     ]
     for change, message in cases:
         with pytest.raises(TrainConfigError, match=message):
@@ -202,3 +208,35 @@ def test_the_documented_example_config_is_valid(tiny_model_dir: Path) -> None:
     data = tomllib.loads(example.read_text())
     config = parse({**data, "model": str(tiny_model_dir)}, str(example))
     assert config.opponents.sampling == "pfsp" and config.estimator.name == "mars"
+
+
+def test_rollouts_sharing_a_seed_share_the_game_the_learners_seat_and_the_opponent(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from trainer.opponents import Opponent
+    from trainer.run import plan_matches
+
+    config = parse(
+        {
+            "name": "loo",
+            "model": str(tiny_model_dir),
+            "out_dir": str(tmp_path),
+            "group_size": 2,
+            "matches_per_update": 8,
+            "games": [{"name": "kuhn-poker"}, {"name": "iterated-prisoners-dilemma"}],
+            "estimator": {"name": "leave_one_out"},
+        },
+        "loo.toml",
+    )
+    opponents = [Opponent(spec, "bot", spec) for spec in ("random", "random", "tit-for-tat", "tit-for-tat")] * 2
+    plans = plan_matches(config, opponents, 1, group_size=config.group_size)
+    for first, second in zip(plans[::2], plans[1::2], strict=True):
+        assert (first.seed, first.game, first.seats) == (second.seed, second.game, second.seats)
+    assert len({p.seed for p in plans}) == 4 and {p.game for p in plans} == {"kuhn-poker", "iterated-prisoners-dilemma"}
+    learner_seats = {(p.game, [s.kind for s in p.seats].index("learner")) for p in plans}
+    assert learner_seats == {
+        ("kuhn-poker", 0),
+        ("kuhn-poker", 1),
+        ("iterated-prisoners-dilemma", 0),
+        ("iterated-prisoners-dilemma", 1),
+    }
+    result = train(dataclasses.replace(config, updates=1, opponents=dataclasses.replace(config.opponents, bots=["random"])))
+    assert result.metrics[-1]["kind"] == "update" and result.metrics[-1]["samples"] > 0
