@@ -656,11 +656,12 @@ def cmd_nightly(args: argparse.Namespace) -> int:
 
 
 def cmd_train_init_model(args: argparse.Namespace) -> int:
+    from trainer.checkpoints import is_model_folder
     from trainer.tiny_model import SIZES, init_model
 
     if args.size not in SIZES:
         raise UsageError(f"unknown model size {args.size!r}; the sizes are {', '.join(SIZES)}")
-    if os.path.exists(os.path.join(args.dir, "config.json")) and not args.force:
+    if is_model_folder(args.dir) and not args.force:
         raise UsageError(f"{args.dir} already holds a model; pass --force to replace it")
     out = init_model(args.dir, size=args.size, seed=args.seed)
     print(f"built a {args.size} model and its tokenizer in {out}")

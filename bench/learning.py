@@ -34,6 +34,7 @@ import trio
 
 from trainer.advantages import Alignment
 from trainer.config import ActingSetting, EstimatorSetting, EvalSetting, GameSetting, OpponentSetting, TrainConfig
+from trainer.plot import read_metrics
 from trainer.policy import Policy
 from trainer.rollout import MatchPlan, SeatPlan, play_rollouts
 from trainer.run import interval95, train
@@ -50,7 +51,7 @@ def log(message: str) -> None:
 
 def gauntlet(run_dir: Path, bot: str, per: float = 1.0) -> dict[str, Any]:
     """The first and last gauntlet rows of a run, as before/after with intervals (divided by ``per``)."""
-    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    rows = read_metrics(run_dir)
     evals = [r["bots"][bot] for r in rows if r["kind"] == "eval"]
 
     def point(row: dict[str, Any]) -> dict[str, float]:

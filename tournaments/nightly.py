@@ -208,6 +208,8 @@ def _policy(where: str, table: Any, at: str) -> Policy:
 
 def _starting_checkpoint(where: str, key: str, current: str, policy: str) -> Path:
     """The checkpoint ``current`` names today: the folder itself, or where its pointer points."""
+    from trainer.checkpoints import is_model_folder
+
     path = Path(current)
     if path.suffix == ".json":
         if not path.is_file():
@@ -216,7 +218,7 @@ def _starting_checkpoint(where: str, key: str, current: str, policy: str) -> Pat
             return read_pointer(path, policy).path
         except NightlyError as error:
             raise NightlyConfigError(f"{where}: {key}: {error}") from None
-    if not (path / "config.json").is_file():
+    if not is_model_folder(path):
         raise NightlyConfigError(
             f"{where}: {key}: {current!r} is neither a model folder (no config.json) nor a pointer file (*.json)"
         )
@@ -345,6 +347,8 @@ def pointer_path(policy: Policy, folder: Path) -> Path:
 def read_pointer(path: Path, policy: str) -> Checkpoint:
     """A pointer: ``{"checkpoint": DIR, "bot": NAME}``; a hand-written one may leave out the
     bot (then ``POLICY.base``)."""
+    from trainer.checkpoints import is_model_folder
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
@@ -355,7 +359,7 @@ def read_pointer(path: Path, policy: str) -> Checkpoint:
     if not isinstance(bot, str) or not valid_bot_name(bot):
         raise NightlyError(f"the pointer {path}: 'bot' must be a valid bot name, got {bot!r}")
     checkpoint = Path(data["checkpoint"])
-    if not (checkpoint / "config.json").is_file():
+    if not is_model_folder(checkpoint):
         raise NightlyError(f"the pointer {path} names {checkpoint}, which is not a model folder (no config.json)")
     return Checkpoint(bot, checkpoint)
 
@@ -521,6 +525,7 @@ def run_night(
     file's); returns the night record, also written to ``<nightly dir>/<date>/night.json``."""
     from arena.ratings.report import write_report  # matplotlib: fail before training, not after
     from tournaments.runner import held_out_opponents, leaderboards, run_tournament, split_held_out
+    from trainer.checkpoints import is_model_folder
 
     night = night or dt.date.today()
     db_path = Path(db if db is not None else config.db)
@@ -560,7 +565,7 @@ def run_night(
         entry.setdefault("current", current_checkpoint(policy, folder).to_dict())
         current = Checkpoint(entry["current"]["bot"], Path(entry["current"]["checkpoint"]))
         trained = entry.get("training")
-        if trained is None or not (Path(trained["checkpoint"]) / "config.json").is_file():
+        if trained is None or not is_model_folder(trained["checkpoint"]):
             entry["training"] = _train(policy, current, night_dir / policy.name, night, db_path, template, since, log)
         entry["new"] = Checkpoint(f"{policy.name}.{night.isoformat()}", Path(entry["training"]["checkpoint"])).to_dict()
         done("train")

@@ -36,6 +36,15 @@ class Keyed(Protocol):
     key: tuple[int, ...]
 
 
+def next_batch(pending: list[Any], key: Callable[[Any], tuple[int, ...]], max_batch: int) -> list[Any]:
+    """Take the first ``max_batch`` pending items in key order out of ``pending``: a batch's
+    order comes from its requests' keys, never from when they arrived."""
+    batch = sorted(pending, key=key)[:max_batch]
+    for item in batch:
+        pending.remove(item)
+    return batch
+
+
 R = TypeVar("R", bound=Keyed)
 D = TypeVar("D")
 
@@ -100,9 +109,7 @@ class Batcher(Generic[R, D]):
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._until_full, nursery.cancel_scope)
                     nursery.start_soon(self._until_idle, nursery.cancel_scope)
-            batch = sorted(self._pending, key=lambda p: p.request.key)[: self.max_batch]
-            for item in batch:
-                self._pending.remove(item)
+            batch = next_batch(self._pending, lambda p: p.request.key, self.max_batch)
             await self._answer(batch)
 
     async def _answer(self, batch: list[_Pending[R, D]]) -> None:
@@ -155,9 +162,7 @@ class ThreadBatcher(Generic[R, D]):
                 if not self._pending:
                     self._serving = False
                     return
-                batch = sorted(self._pending, key=lambda item: item[0].key)[: self.max_batch]
-                for item in batch:
-                    self._pending.remove(item)
+                batch = next_batch(self._pending, lambda item: item[0].key, self.max_batch)
             self.batches += 1
             self.requests += len(batch)
             try:

@@ -50,6 +50,7 @@ from arena.toml_file import read_toml
 from bots.registry import make_bot
 from games.api import GameError, did_you_mean, make_config
 from trainer.advantages import ESTIMATORS, Alignment
+from trainer.checkpoints import is_model_folder, not_a_model_folder
 from trainer.opponents import SAMPLING
 from trainer.update import PPOSettings
 
@@ -263,10 +264,7 @@ def _check_references(config: TrainConfig, where: str) -> None:
                 except (GameError, ValueError) as error:
                     raise TrainConfigError(f"{where}: {section}[{j}]: {error}") from None
     for key, folder in [("model", config.model), *((f"opponents.models[{i}]", m) for i, m in enumerate(config.opponents.models))]:
-        if not (Path(folder) / "config.json").is_file():
-            raise TrainConfigError(
-                f"{where}: {key}: {folder!r} is not a model folder (no config.json); "
-                f"build one with `arena train init-model {folder}`"
-            )
+        if not is_model_folder(folder):
+            raise TrainConfigError(f"{where}: {key}: {not_a_model_folder(folder)}")
     if config.store is not None and not Path(config.store.db).is_file():
         raise TrainConfigError(f"{where}: store.db: no such file {config.store.db!r}")

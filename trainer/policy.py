@@ -35,6 +35,7 @@ from transformers.utils import logging as hf_logging
 
 from bots.parsing import extract_action
 from bots.prompts import Prompt
+from trainer.checkpoints import is_model_folder, not_a_model_folder
 
 hf_logging.disable_progress_bar()
 
@@ -158,10 +159,8 @@ class Policy:
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}; choose {', '.join(DTYPES)}")
         folder = Path(path)
-        if not (folder / "config.json").is_file():
-            raise FileNotFoundError(
-                f"{folder} is not a model folder (no config.json); build one with `arena train init-model {folder}`"
-            )
+        if not is_model_folder(folder):
+            raise FileNotFoundError(not_a_model_folder(folder))
         tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype])
         model.eval()

@@ -128,12 +128,19 @@ class PolicySeat:
         return None
 
 
+def rewards_summing_to(rewards: Sequence[float], total: float) -> list[float]:
+    """A trajectory's turn rewards, with whatever of ``total`` (the seat's scored return)
+    they do not account for, a forfeit's penalty, added to the last turn."""
+    out = [float(reward) for reward in rewards]
+    out[-1] += total - sum(out)
+    return out
+
+
 def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> list[Sample]:
     """The learner's accepted turns with their rewards.
 
-    A seat's rewards are those the match credited to its turns; whatever of its final
-    return they do not account for (a forfeit's penalty) is added to its last turn, so a
-    trajectory's rewards always sum to the return it was scored.
+    A seat's rewards are those the match credited to its turns, summing to its return
+    (``rewards_summing_to``).
     """
     samples: list[Sample] = []
     for seat, who in enumerate(plan.seats):
@@ -142,26 +149,23 @@ def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> l
         policy_seat = seats[seat]
         assert isinstance(policy_seat, PolicySeat)
         records = [t for t in result.turns if t.seat == seat and t.accepted]
-        rows = []
-        for record in records:
-            request, decision = policy_seat.answers[(record.step, record.attempt)]
-            rows.append([record.step, request, decision, record.reward])
-        if not rows:
+        if not records:
             continue
-        rows[-1][3] += result.returns[seat] - sum(row[3] for row in rows)
-        for step, request, decision, reward in rows:
+        rewards = rewards_summing_to([record.reward for record in records], result.returns[seat])
+        for record, reward in zip(records, rewards, strict=True):
+            request, decision = policy_seat.answers[(record.step, record.attempt)]
             samples.append(
                 Sample(
                     match=plan.index,
                     seed=plan.seed,
                     game=plan.game,
                     seat=seat,
-                    step=step,
+                    step=record.step,
                     prompt_ids=request.prompt_ids,
                     action_ids=decision.action_ids,
                     logprobs=decision.logprobs,
                     entropy=decision.entropy,
-                    reward=float(reward),
+                    reward=reward,
                     final_return=float(result.returns[seat]),
                     opponent=plan.opponent,
                 )

@@ -186,8 +186,10 @@ class Trainer:
         ]
         rollouts = self._play(plan_matches(config, opponents, update, group_size=config.group_size), update, opponents)
         per_opponent: dict[str, list[tuple[float, float]]] = {}
+        returns = []
         for rollout, opponent in zip(rollouts, opponents, strict=True):
             mine, theirs, outcome = learner_outcome(rollout)
+            returns.append(mine)
             if opponent.kind != "self":
                 self.pool.record(opponent.name, mine, theirs, outcome)
             per_opponent.setdefault(opponent.name, []).append((mine, learner_score(mine, theirs, outcome)))
@@ -208,7 +210,7 @@ class Trainer:
             "update": update,
             "matches": len(rollouts),
             "samples": len(samples),
-            "return_mean": float(np.mean([learner_outcome(r)[0] for r in rollouts])),
+            "return_mean": float(np.mean(returns)),
             "entropy": float(np.mean([s.entropy for s in samples])) if samples else 0.0,
             "format_error_rate": format_errors / max(turns, 1),
             "advantage_std": float(np.std(advantages)) if len(advantages) else 0.0,

@@ -20,7 +20,7 @@ from bots.prompts import Prompt
 from trainer.config import StoreSetting
 from trainer.export import trajectory_rows
 from trainer.policy import Policy
-from trainer.rollout import Sample
+from trainer.rollout import Sample, rewards_summing_to
 
 STORE_MATCH_BASE = 1_000_000_000
 """Stored matches are numbered from here, apart from any update's rollouts."""
@@ -76,8 +76,7 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
             usable.append((row, policy.prompt_ids(prompt), action_ids))
         if not usable:
             continue
-        rewards = [row["reward"] for row, _, _ in usable]
-        rewards[-1] += usable[-1][0]["return"] - sum(rewards)
+        rewards = rewards_summing_to([row["reward"] for row, _, _ in usable], usable[-1][0]["return"])
         for (row, prompt_ids, action_ids), reward in zip(usable, rewards, strict=True):
             samples.append(
                 Sample(
@@ -90,7 +89,7 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
                     action_ids=action_ids,
                     logprobs=tuple(row["logprobs"]),
                     entropy=0.0,
-                    reward=float(reward),
+                    reward=reward,
                     final_return=float(row["return"]),
                     opponent="+".join(row["opponents"]),
                 )
