@@ -194,7 +194,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import trio
 
     from arena.match import Clock
-    from arena.server import ArenaServer, Limits, bound_port, open_listeners
+    from arena.server import ArenaServer, Limits, bound_port, open_listeners, tune_gc_for_serving
 
     admin_token = None
     if args.admin_token_file:
@@ -227,6 +227,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     break
                 await server.shutdown()
 
+    tune_gc_for_serving()
     trio.run(main)
     return 0
 

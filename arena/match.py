@@ -201,20 +201,21 @@ class _Match:
         started = trio.current_time()
         deadline = started + (budget_ms + self.clock.grace_ms) / 1000
         reason: str | None = None
-        first = Turn.of(state, seat, match_id=self.match_id, players=self.players)
-        legal_list = None if first.legal_actions is None else list(first.legal_actions)
+        turn = Turn.of(state, seat, match_id=self.match_id, players=self.players, config=self.config, deadline_ms=budget_ms)
+        legal_list = None if turn.legal_actions is None else list(turn.legal_actions)
         for attempt in range(self.max_retries + 1):
             asked = trio.current_time()
-            remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
-            turn = replace(first, attempt=attempt, deadline_ms=remaining_ms, retry_reason=reason)
-            await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=remaining_ms)
+            if attempt:
+                remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
+                turn = replace(turn, attempt=attempt, deadline_ms=remaining_ms, retry_reason=reason)
+            await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=turn.deadline_ms)
             move = await self._answer(seat, turn, deadline)
             think_ms = (trio.current_time() - asked) * 1000
             record = TurnRecord(
                 seat=seat,
                 step=step,
                 attempt=attempt,
-                observation=first.observation.text,
+                observation=turn.observation.text,
                 legal_actions=legal_list,
                 action=move.action,
                 accepted=False,

@@ -54,7 +54,7 @@ class Turn:
             action_format=state.action_format(seat) if legal is None else None,
             deadline_ms=fields.pop("deadline_ms", None),
             rules=state.spec.rules,
-            config=state.config.to_dict(),
+            config=fields.pop("config") if "config" in fields else state.config.to_dict(),
             **fields,
         )
 

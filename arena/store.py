@@ -20,7 +20,7 @@ import queue
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -168,6 +168,37 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[None]:
+        """A transaction, or a savepoint inside one: undone whole if the block raises.
+
+        Not sqlite-utils' ``atomic``: that names each savepoint afresh, so every one is a new
+        statement to compile, and they push the writer's own statements out of the cache.
+        SQLite resolves a repeated savepoint name to the innermost one, so one name serves
+        every depth."""
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            try:
+                yield
+            except BaseException:
+                self.conn.rollback()
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.rollback()
+                raise
+            return
+        self.conn.execute("SAVEPOINT store")
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:  # an error may have ended the whole transaction already
+                self.conn.execute("ROLLBACK TO store")
+                self.conn.execute("RELEASE store")
+            raise
+        self.conn.execute("RELEASE store")
+
     # ---- schema --------------------------------------------------------------------------
 
     def schema_version(self) -> int:
@@ -177,7 +208,7 @@ class Store:
         return int(row["version"]) if row else 0
 
     def migrate(self) -> None:
-        with self.db.atomic():
+        with self.atomic():
             if "schema_version" not in self.db.table_names():
                 self.conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
                 self.conn.execute("INSERT INTO schema_version VALUES (0)")
@@ -195,7 +226,7 @@ class Store:
         if not valid_bot_name(name):
             raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
         token = new_token()
-        with self.db.atomic():
+        with self.atomic():
             if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():
                 raise StoreError(f"a bot named {name!r} exists already (rotate its token instead)", "exists")
             self.conn.execute("INSERT INTO bots VALUES (?, ?, ?, NULL)", (name, hash_token(token), time.time()))
@@ -204,7 +235,7 @@ class Store:
     def rotate_token(self, name: str) -> str:
         """A new token for ``name``; the old one stops working at once."""
         token = new_token()
-        with self.db.atomic():
+        with self.atomic():
             changed = self.conn.execute(
                 "UPDATE bots SET token_hash = ?, rotated_at = ? WHERE name = ?", (hash_token(token), time.time(), name)
             ).rowcount
@@ -240,7 +271,7 @@ class Store:
         return None if row is None else str(row["value"])
 
     def _set_meta(self, key: str, value: str) -> None:
-        with self.db.atomic():
+        with self.atomic():
             self.conn.execute(
                 "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)
             )
@@ -253,21 +284,23 @@ class Store:
         When the row has a caller key that a live or finished match already holds, nothing
         is written and that match's id is returned: creating a match is idempotent on the key.
         """
-        with self.db.atomic():
+        with self.atomic():
             key = row.get("caller_key")
             existing = self.find_by_key(key) if key else None
             if existing is not None:
                 return str(existing["id"])
             self._insert_match({**row, "status": LIVE})
-            seats = ({"match_id": row["id"], "seat": seat, "bot": bot} for seat, bot in enumerate(row["players"]))
-            self.db["seats"].insert_all(seats)
+            self.conn.executemany(
+                "INSERT INTO seats (match_id, seat, bot) VALUES (?, ?, ?)",
+                [(row["id"], seat, bot) for seat, bot in enumerate(row["players"])],
+            )
         return None
 
     def _insert_match(self, row: Mapping[str, Any]) -> None:
         columns = dict(row)
         for key in ("config", "players", "clock"):
             columns[key] = json.dumps(columns[key])
-        self.db["matches"].insert(columns)
+        self.conn.execute(_insert_sql("matches", tuple(columns)), tuple(columns.values()))
 
     def find_by_key(self, key: str) -> dict[str, Any] | None:
         """The live or finished match made under a caller key; voided ones do not count."""
@@ -282,7 +315,7 @@ class Store:
 
         ``meta`` (tournament, round, group, caller key, source) is used when the match was
         not opened before, as for matches played in-process by ``arena play --db``."""
-        with self.db.atomic():
+        with self.atomic():
             exists = self.conn.execute("SELECT 1 FROM matches WHERE id = ?", (result.match_id,)).fetchone()
             if not exists:
                 overrides = make_config(games.get(result.game).Config, result.config).overrides()
@@ -393,7 +426,7 @@ class Store:
         return [dict(row) for row in self.conn.execute(f"SELECT * FROM ratings{clause} ORDER BY mu - 3 * sigma DESC", args)]
 
     def void_match(self, match_id: str, reason: str) -> bool:
-        with self.db.atomic():
+        with self.atomic():
             changed = self.conn.execute(
                 "UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE id = ? AND status = ?",
                 (VOID, reason, time.time(), match_id, LIVE),
@@ -402,7 +435,7 @@ class Store:
 
     def void_live_matches(self, reason: str) -> int:
         """Void every match still marked live: at startup after a crash, and at shutdown."""
-        with self.db.atomic():
+        with self.atomic():
             return self.conn.execute(
                 "UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE status = ?",
                 (VOID, reason, time.time(), LIVE),
@@ -440,6 +473,12 @@ class Store:
         clause = " AND ".join(f"{key} = ?" for key in where)
         sql = f"SELECT COUNT(*) FROM {table}" + (f" WHERE {clause}" if clause else "")
         return int(self.conn.execute(sql, tuple(where.values())).fetchone()[0])
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    """The INSERT of a row with these columns (names come from this module, never from a client)."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
 def where(conditions: Mapping[str, Any]) -> tuple[str, list[Any]]:
@@ -568,10 +607,10 @@ class StoreWriter:
 def _run_batch(store: Store, jobs: list[_Job]) -> None:
     """Run the jobs in one transaction, each in a savepoint; a failed commit fails them all."""
     try:
-        with store.db.atomic():
+        with store.atomic():
             for job in jobs:
                 try:
-                    with store.db.atomic():
+                    with store.atomic():
                         job.value = job.work(store)
                 except Exception as error:
                     job.error = error

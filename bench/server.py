@@ -7,9 +7,9 @@ event loop, speaking the raw protocol in msgpack over real websockets). Every bo
 legal action. After a warm-up, over ``--seconds``:
 
 - ``moves_relayed``: the delta of the server's own ``/metrics`` counter, per second;
-- ``turn_rtt_p50`` / ``turn_rtt_p99``: client-side, from the arrival of a ``turn`` frame,
-  through choosing and sending the ``move``, to the arrival of the ``move_ack`` for the
-  same match, seat and step;
+- ``turn_rtt_p50`` / ``turn_rtt_p99``: server-side, from the ``turn`` being queued for
+  the bot to its ``move`` being taken (the ``think_ms`` the store keeps with every turn),
+  over the turns of the matches that ended within the window;
 - ``errors``: ``error`` messages and bad closes the server counted, plus the errors the
   bots saw (error messages, dropped connections), over the whole run;
 - ``server_rss_start`` / ``server_rss_warm`` / ``server_rss_end``: VmRSS of the server
@@ -21,8 +21,9 @@ process, as many connections from as many worker processes, each connection doin
 request/response round trips of a real turn frame captured from the arena run. The ratio
 is moves relayed per second over echo round trips per second. Both servers decline
 permessage-deflate (the arena does; an echo that compressed would be handicapped), and the
-clients of both offer it, as the SDK does. A move costs the arena one frame in and two out
-(``turn``, ``move_ack``), an echo round trip one in, one out.
+clients of both offer it, as the SDK does. The bots say ``"acks": false`` in their hello,
+as the SDK does: a move then costs the arena one frame in (``move``) and one out (the next
+``turn``), as an echo round trip costs one in and one out.
 
 By default the arena server is started by this module (``ArenaServer`` exactly as ``arena
 serve`` builds it) with the per-connection rate limit raised, so that a small run with
@@ -61,7 +62,7 @@ HOST = "127.0.0.1"
 URL_LINE = re.compile(r"serving on ws://127\.0\.0\.1:(\d+)")
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
-RTT_NOTE = "client-side: turn frame received -> random legal move sent -> move_ack received (same match, seat, step)"
+RTT_NOTE = "server-side: turn queued for the bot -> its move taken (think_ms of the turns of matches ended in the window)"
 
 
 def log(text: str) -> None:
@@ -306,7 +307,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
 
     rss_warm = rss_mib(server.pid)
     before = metrics(port)
-    t0 = time.monotonic()
+    t0, wall0 = time.monotonic(), time.time()
     cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
     mark(readers)
     log(f"arena: measuring {args.seconds:g} s")
@@ -314,13 +315,13 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     mark(readers)
     cpu1 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
     after = metrics(port)
-    t1 = time.monotonic()
+    t1, wall1 = time.monotonic(), time.time()
     rss_end = rss_mib(server.pid)
 
     reports = finish_workers(procs, readers)
     procs.stop(server)
     window = t1 - t0
-    rtts = sorted(ms for report in reports for ms in report["rtt_ms"])
+    rtts = turn_round_trips(db, wall0, wall1)
     client_errors = sum(report["errors"] for report in reports)
     codes: dict[str, int] = {}
     for report in reports:
@@ -349,6 +350,14 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "turn_frame": frames[0] if frames else b"",
         "turn_frame_bytes": sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports)),
     }
+
+
+def turn_round_trips(db: Path, start: float, end: float) -> list[float]:
+    """The server-side round trip of each turn of the matches that ended in [start, end], sorted."""
+    from arena.store import read
+
+    sql = "SELECT t.think_ms FROM turns t JOIN matches m ON m.id = t.match_id WHERE m.ended_at BETWEEN ? AND ?"
+    return sorted(read(db, lambda store: [row[0] for row in store.conn.execute(sql, (start, end))]))
 
 
 def run_echo(args: argparse.Namespace, procs: Procs, tmp: Path, payload: bytes) -> dict[str, Any]:
@@ -544,8 +553,6 @@ def arena_worker(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     packb, unpackb = msgpack.packb, msgpack.unpackb
     stats: dict[str, Any] = {"moves": 0, "errors": 0, "codes": {}, "turns": 0, "turn_bytes": 0, "frame": b""}
-    rtts: list[float] = []
-    recording = [False]
     ready = trio.Event()
     welcomed = [0]
     free_game: Any = None
@@ -579,17 +586,14 @@ def arena_worker(args: argparse.Namespace) -> None:
 
     async def play(ws: Any, name: str, token: str, first: bool) -> None:
         send = ws.send
-        asked: dict[tuple[str, int, int], float] = {}
-        await send(packb({"t": "hello", "v": 1, "bot": name, "token": token}))
+        await send(packb({"t": "hello", "v": 1, "bot": name, "token": token, "acks": False}))
         seek = packb({"t": "seek", "v": 1, "games": [args.game]})
         async for frame in ws:
-            now = time.perf_counter()
             msg = unpackb(frame)
             kind = msg["t"]
             if kind == "turn":
                 legal = msg.get("legal")
                 action = rng.choice(legal) if legal else free_action(msg)
-                asked[(msg["match"], msg["seat"], msg["step"])] = now
                 if stats["turns"] < 1000:
                     stats["turns"] += 1
                     stats["turn_bytes"] += len(frame)
@@ -600,14 +604,7 @@ def arena_worker(args: argparse.Namespace) -> None:
                 move["action"] = action
                 await send(packb(move))
                 stats["moves"] += 1
-            elif kind == "move_ack":
-                started = asked.pop((msg["match"], msg["seat"], msg["step"]), None)
-                if started is not None and recording[0]:
-                    rtts.append((now - started) * 1000)
             elif kind == "match_end":
-                match = msg["match"]
-                for key in [key for key in asked if key[0] == match]:
-                    del asked[key]
                 await send(seek)
             elif kind == "welcome":
                 for _ in range(args.matches_per_bot):
@@ -621,7 +618,6 @@ def arena_worker(args: argparse.Namespace) -> None:
                 error(str(msg.get("code")))
 
     def snapshot() -> int:
-        recording[0] = not recording[0]  # the first mark starts the window, the second ends it
         return stats["moves"]
 
     def start(nursery: Any) -> None:
@@ -630,7 +626,6 @@ def arena_worker(args: argparse.Namespace) -> None:
 
     window, moves = _measure(start, ready, snapshot)
     out = {
-        "rtt_ms": [round(ms, 4) for ms in rtts],
         "errors": stats["errors"],
         "error_codes": stats["codes"],
         "moves_in_window": moves,
@@ -716,7 +711,7 @@ def arena_server(args: argparse.Namespace) -> None:
     import trio
 
     from arena.match import Clock
-    from arena.server import ArenaServer, Limits, bound_port, open_listeners
+    from arena.server import ArenaServer, Limits, bound_port, open_listeners, tune_gc_for_serving
 
     server = ArenaServer(
         args.db,
@@ -737,6 +732,7 @@ def arena_server(args: argparse.Namespace) -> None:
                     await server.shutdown()
                 nursery.cancel_scope.cancel()
 
+    tune_gc_for_serving()
     if not args.profile_server:
         trio.run(main)
         return

@@ -135,7 +135,7 @@ async def _session(
     async def send(kind: str, **fields: Any) -> None:
         await ws.send(p.encode(p.message(kind, **fields), binary))
 
-    hello: dict[str, Any] = {"bot": name, "token": token}
+    hello: dict[str, Any] = {"bot": name, "token": token, "acks": False}  # a move's fate shows in what comes next
     if state.session is not None:
         hello["resume"] = {"session": state.session, "last_seq": state.last_seq}
     await send("hello", **hello)

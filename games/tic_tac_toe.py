@@ -128,9 +128,9 @@ class TicTacToe(Game):
     def _rows(self) -> list[list[str]]:
         return [[self._cell(3 * r + c) for c in range(3)] for r in range(3)]
 
-    def board_text(self) -> str:
+    def board_text(self, rows: list[list[str]] | None = None) -> str:
         lines = ["   a b c"]
-        lines += [f"{r + 1}  " + " ".join(row) for r, row in enumerate(self._rows())]
+        lines += [f"{r + 1}  " + " ".join(row) for r, row in enumerate(rows or self._rows())]
         return "\n".join(lines)
 
     def _status(self) -> str:
@@ -141,11 +141,9 @@ class TicTacToe(Game):
         return f"{MARKS[self.winner]} (seat {self.winner}) wins."
 
     def observe(self, seat: int) -> Observation:
-        text = f"You are seat {seat}, playing {MARKS[seat]}.\n{self.board_text()}\n{self._status()}"
-        return Observation(
-            text=text,
-            data={"board": ["".join(row) for row in self._rows()], "mark": MARKS[seat], "to_move": self.player},
-        )
+        rows = self._rows()
+        text = f"You are seat {seat}, playing {MARKS[seat]}.\n{self.board_text(rows)}\n{self._status()}"
+        return Observation(text=text, data={"board": ["".join(row) for row in rows], "mark": MARKS[seat], "to_move": self.player})
 
     def public_view(self) -> View:
         return render.view(

@@ -48,12 +48,13 @@ class Arena:
             yield ws
 
     @asynccontextmanager
-    async def bot(self, name: str, token: str | None = None, *, binary: bool = True) -> AsyncIterator[Client]:
-        """A logged-in raw protocol client (registers the bot first unless a token is given)."""
+    async def bot(self, name: str, token: str | None = None, *, binary: bool = True, **hello: Any) -> AsyncIterator[Client]:
+        """A logged-in raw protocol client (registers the bot first unless a token is given);
+        ``hello`` adds fields to its hello."""
         token = token if token is not None else await self.register(name)
         async with self.socket() as ws:
             client = Client(ws, binary)
-            await client.send("hello", bot=name, token=token)
+            await client.send("hello", bot=name, token=token, **hello)
             client.welcome = await client.expect("welcome")
             yield client
 

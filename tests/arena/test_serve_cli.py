@@ -166,14 +166,14 @@ async def test_ctrl_c_with_a_live_match_exits_0_and_voids_the_match_with_its_rea
     store.close()
     server = ServeProcess("--db", str(db), "--move-ms", "10000")
     runs: dict[str, BotRun] = {}
-    acks: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
     try:
         url = await server.start()
 
         async def play(seat: int, name: str) -> None:
             def seen(msg: dict[str, Any]) -> None:
-                if msg["t"] == "move_ack":
-                    acks.append(msg)
+                if msg["t"] == "turn":
+                    turns.append(msg)
 
             runs[name] = await run_bot(
                 random_policy("connect-four", seat),
@@ -190,7 +190,7 @@ async def test_ctrl_c_with_a_live_match_exits_0_and_voids_the_match_with_its_rea
             for seat, name in enumerate(tokens):
                 nursery.start_soon(play, seat, name)
             with trio.fail_after(10):
-                while len(acks) < 2:  # mid-match: both bots have moved
+                while len(turns) < 3:  # mid-match: both bots have moved (steps 0 and 1), step 2 is asked
                     await trio.sleep(0.01)
             assert await server.stop() == 0
     finally:

@@ -273,6 +273,22 @@ async def test_a_bot_cannot_move_for_another_bots_seat(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_a_bot_that_declines_acks_gets_none_and_still_hears_rejections(arena: Arena) -> None:
+    async with arena.bot("quiet", acks=False) as quiet, arena.bot("chatty") as chatty:
+        match = await start_direct_match(arena, "tic-tac-toe", ["quiet", "chatty"], seed=3)
+        await quiet.expect("turn", match=match)
+        await quiet.send("move", match=match, seat=0, step=0, attempt=0, action="z9")
+        assert (await quiet.expect("move_rejected", match=match))["retries_left"] == 2
+        assert (await quiet.expect("turn", match=match))["attempt"] == 1
+        await quiet.send("move", match=match, seat=0, step=0, attempt=1, action="a1")
+        turn = await chatty.expect("turn", match=match)
+        await chatty.send("move", match=match, seat=1, step=1, attempt=0, action=turn["legal"][0])
+        assert (await chatty.expect("move_ack", match=match))["step"] == 1  # the other bot kept the default
+        assert (await quiet.expect("turn", match=match))["step"] == 2
+        assert [m["t"] for m in quiet.seen if m.get("match") == match] == ["match_start", "turn", "move_rejected", "turn", "turn"]
+
+
+@pytest.mark.trio
 async def test_a_spectator_of_live_kuhn_poker_never_sees_the_hidden_card(arena: Arena) -> None:
     async with arena.bot("k1") as k1, arena.bot("k2") as k2, arena.socket("/watch") as ws:
         from tests.conftest import Client

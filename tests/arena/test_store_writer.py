@@ -106,3 +106,22 @@ async def test_a_store_that_cannot_be_opened_fails_the_start(tmp_path: Path) -> 
     with pytest.RaisesGroup(pytest.RaisesExc(sqlite3.OperationalError, match="unable to open")):
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
+
+
+def test_a_savepoint_undoes_its_own_writes_and_the_transaction_around_it_goes_on(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    try:
+        with store.atomic():
+            store.register_bot("kept")
+            with pytest.raises(RuntimeError), store.atomic():
+                store.register_bot("undone")
+                raise RuntimeError("inner block fails")
+            store.register_bot("after")
+        assert committed_bots(tmp_path / "arena.db") == {"kept", "after"}
+        with pytest.raises(RuntimeError), store.atomic():
+            store.register_bot("never")
+            raise RuntimeError("outer block fails")
+        assert committed_bots(tmp_path / "arena.db") == {"kept", "after"}
+        assert not store.conn.in_transaction
+    finally:
+        store.close()
