@@ -16,6 +16,7 @@ import functools
 import hashlib
 import hmac
 import json
+import operator
 import queue
 import secrets
 import sqlite3
@@ -488,14 +489,16 @@ def where(conditions: Mapping[str, Any]) -> tuple[str, list[Any]]:
 
 
 TURN_COLUMNS = tuple(f.name for f in fields(TurnRecord))
+_turn_fields = operator.attrgetter(*TURN_COLUMNS)
+_JSON_TURN_COLUMNS = tuple(TURN_COLUMNS.index(key) for key in ("legal_actions", "logprobs"))
 
 
 def _turn_values(turn: TurnRecord) -> tuple[Any, ...]:
-    values = {f: getattr(turn, f) for f in TURN_COLUMNS}
-    for key in ("legal_actions", "logprobs"):
-        if values[key] is not None:
-            values[key] = json.dumps(values[key])
-    return tuple(values.values())
+    values = list(_turn_fields(turn))
+    for index in _JSON_TURN_COLUMNS:
+        if values[index] is not None:
+            values[index] = json.dumps(values[index])
+    return tuple(values)
 
 
 def _decode_match(row: sqlite3.Row) -> dict[str, Any]:

@@ -4,8 +4,10 @@ Why a wrapper: the package keeps a global environment and raises FloatingPointEr
 big upsets with its default backend. Here every call uses an explicit environment (the
 documented defaults: mu 25, sigma 25/3, beta sigma/2, tau sigma/100, draw probability
 0.10), and an upset is retried with the mpmath backend, as the package advises, so one
-surprising result never stops the rating of a match. Ratings are plain frozen values;
-the store decides where they live (one per bot and game variant).
+surprising result never stops the rating of a match. Two teams (every 1v1 match) are
+updated in closed form instead, which is exact and far faster; the package serves three
+teams and more. Ratings are plain frozen values; the store decides where they live (one
+per bot and game variant).
 
 Ranks everywhere here are 1-based with ties shared (rank 1 is best; two bots of rank 1
 drew), which is what ``trueskill.rate`` needs (lower is better, equal is a draw).
@@ -18,6 +20,7 @@ import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
 
 import mpmath
 import numpy as np
@@ -90,6 +93,10 @@ def rate_match(
         raise ValueError(f"{len(ranks)} ranks for {len(teams)} teams")
     if any(len(team) == 0 for team in teams):
         raise ValueError("every team needs at least one rating")
+    if len(teams) == 2:
+        rated = _rate_two_teams(teams, ranks, float(beta), float(tau), float(draw_probability))
+        if rated is not None:
+            return rated
     settings = (float(mu), float(sigma), float(beta), float(tau), float(draw_probability))
     try:
         return _rate(_environment(*settings, None), teams, ranks)
@@ -107,6 +114,58 @@ def rate_match(
         f"TrueSkill update failed even at {_MPMATH_DIGITS[-1]} digits: ratings {[[(r.mu, r.sigma) for r in t] for t in teams]} "
         "are too far apart to update"
     )
+
+
+def _rate_two_teams(
+    teams: Sequence[Sequence[Rating]], ranks: Sequence[int], beta: float, tau: float, draw_probability: float
+) -> list[list[Rating]] | None:
+    """The same update for two teams, in closed form (Herbrich et al. 2007, eqs. 2-5).
+
+    Two teams need no message passing: the team-difference factor is the only truncation,
+    so one Gaussian step is exact. This takes microseconds where the package builds a
+    factor graph per call (a tenth of the live server's busy time went there). It uses the
+    exact normal CDF, where the package approximates erfc to about 1e-7, so the two agree
+    to that. None when a tail is too thin for floats: the caller then takes the package's
+    path, mpmath included."""
+    variances = [[r.sigma * r.sigma + tau * tau for r in team] for team in teams]
+    players = len(variances[0]) + len(variances[1])
+    c2 = sum(variances[0]) + sum(variances[1]) + players * beta * beta
+    c = math.sqrt(c2)
+    margin = _NORMAL.inv_cdf((draw_probability + 1.0) / 2.0) * math.sqrt(players) * beta / c
+    first = 0 if ranks[0] <= ranks[1] else 1  # the winner, or either side of a draw
+    t = (sum(r.mu for r in teams[first]) - sum(r.mu for r in teams[1 - first])) / c
+    if ranks[0] == ranks[1]:
+        a, b = margin - abs(t), -margin - abs(t)
+        mass = _cdf(a) - _cdf(b)
+        if mass <= 0.0:
+            return None
+        v = (_pdf(b) - _pdf(a)) / mass * (-1.0 if t < 0 else 1.0)
+        w = v * v + (a * _pdf(a) - b * _pdf(b)) / mass
+    else:
+        x = t - margin
+        mass = _cdf(x)
+        if mass <= 0.0:
+            return None
+        v = _pdf(x) / mass
+        w = v * (v + x)
+    if not 0.0 < w < 1.0:
+        return None
+    rated: list[list[Rating]] = [[], []]
+    for side, sign in ((first, 1.0), (1 - first, -1.0)):
+        for rating, var in zip(teams[side], variances[side], strict=True):
+            rated[side].append(Rating(rating.mu + sign * var / c * v, math.sqrt(var * (1.0 - var / c2 * w))))
+    return rated
+
+
+_NORMAL = NormalDist()
+
+
+def _cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _pdf(x: float) -> float:
+    return math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
 
 
 def _rate(env: _ts.TrueSkill, teams: Sequence[Sequence[Rating]], ranks: Sequence[int]) -> list[list[Rating]]:
