@@ -491,7 +491,8 @@ class ArenaServer:
         for name in names:
             self._check_game(name, msg.get("config"))
         self.lobby.seek(session.bot, names, msg.get("config") or {}, bool(msg.get("self_play", False)))
-        session.send("seeking", games=names)
+        if session.acks:
+            session.send("seeking", games=names)
         self._pair_soon()
 
     async def _on_cancel(self, session: BotSession, msg: Mapping[str, Any]) -> None:

@@ -80,7 +80,7 @@ class BotSession:
     slots: dict[tuple[str, int], MoveSlot] = field(default_factory=dict)
     outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
     resigned: set[str] = field(default_factory=set)
-    acks: bool = True  # whether this bot is sent a move_ack for each accepted move (its hello says)
+    acks: bool = True  # whether this bot is told of what succeeded (move_ack, seeking); its hello says
 
     # ---- connection state ----------------------------------------------------------------
 

@@ -275,6 +275,12 @@ async def test_a_bot_cannot_move_for_another_bots_seat(arena: Arena) -> None:
 @pytest.mark.trio
 async def test_a_bot_that_declines_acks_gets_none_and_still_hears_rejections(arena: Arena) -> None:
     async with arena.bot("quiet", acks=False) as quiet, arena.bot("chatty") as chatty:
+        await quiet.send("seek", games=["kuhn-poker"])
+        await quiet.send("seek", games=["no-such-game"])
+        assert (await quiet.expect("error"))["code"] == p.UNKNOWN_GAME  # the first seek was not confirmed
+        await quiet.send("cancel")
+        assert (await quiet.expect("cancelled"))["count"] == 1
+        assert [m["t"] for m in quiet.seen] == ["welcome", "error", "cancelled"]
         match = await start_direct_match(arena, "tic-tac-toe", ["quiet", "chatty"], seed=3)
         await quiet.expect("turn", match=match)
         await quiet.send("move", match=match, seat=0, step=0, attempt=0, action="z9")
