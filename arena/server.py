@@ -966,8 +966,8 @@ def tune_gc_for_serving() -> None:
     server collects every few messages, and each pass walks the objects allocated since:
     the collector took about a quarter of the event loop's time in ``bench.server``.
     Freezing what exists at startup (modules, games, the server) keeps it out of every
-    pass, and passes every 20,000 allocations still return the rare cycles a match leaves
-    (a cancelled deadline's traceback, say) within milliseconds; memory stays flat."""
+    pass, and passes every 20,000 allocations (under a second at full load) still return
+    the rare cycles a match leaves, a cancelled deadline's traceback say: memory stays flat."""
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
 
