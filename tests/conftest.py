@@ -7,6 +7,7 @@ admin token, and helpers to register bots and to speak the protocol over a raw w
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -93,6 +94,20 @@ class Client:
     @property
     def last_seq(self) -> int:
         return max((m.get("seq", 0) for m in self.seen), default=0)
+
+
+async def http_get(url: str, path: str) -> tuple[int, Any]:
+    """GET a JSON endpoint of the server at ``url`` (its ws:// base) over a plain socket: status and body."""
+    host, port = url.removeprefix("ws://").split(":")
+    stream = await trio.open_tcp_stream(host, int(port))
+    async with stream:
+        await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := await stream.receive_some():
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"application/json" in head
+    return int(head.split()[1]), json.loads(body)
 
 
 ArenaFactory = Callable[..., Awaitable[Arena]]

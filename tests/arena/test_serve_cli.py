@@ -17,7 +17,7 @@ from arena.cli import main
 from arena.store import Store
 from bots.client import BotRun, run_bot
 from bots.registry import make_bot
-from tests.conftest import Arena, Client, ServeProcess
+from tests.conftest import Arena, Client, ServeProcess, http_get
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -36,18 +36,6 @@ async def run_in_thread(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple
 def store_bytes(db: Path) -> bytes:
     """The store's file and its WAL, if any: everything a token could leak into."""
     return b"".join(path.read_bytes() for path in sorted(db.parent.glob(db.name + "*")))
-
-
-async def http_get(url: str, path: str) -> tuple[int, Any]:
-    host, port = url.removeprefix("ws://").split(":")
-    stream = await trio.open_tcp_stream(host, int(port))
-    async with stream:
-        await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := await stream.receive_some():
-            data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), json.loads(body)
 
 
 def random_policy(game: str, seed: int):  # type: ignore[no-untyped-def]

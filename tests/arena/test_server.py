@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 import trio
@@ -15,7 +16,7 @@ from arena.server import Limits
 from arena.store import Store
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
-from tests.conftest import Arena, ArenaFactory
+from tests.conftest import Arena, ArenaFactory, http_get
 
 
 def random_policy(seed: int):  # type: ignore[no-untyped-def]
@@ -385,18 +386,9 @@ async def test_a_finished_match_can_be_replayed_with_full_views(arena: Arena) ->
 @pytest.mark.trio
 async def test_http_endpoints_answer_json(arena: Arena) -> None:
     record = await play_fixed_match(arena, True, ("h-a", "h-b"))
-    host, port = arena.url.removeprefix("ws://").split(":")
 
-    async def get(path: str) -> tuple[int, object]:
-        stream = await trio.open_tcp_stream(host, int(port))
-        async with stream:
-            await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-            data = b""
-            while chunk := await stream.receive_some():
-                data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        assert b"application/json" in head
-        return int(head.split()[1]), json.loads(body)
+    async def get(path: str) -> tuple[int, Any]:
+        return await http_get(arena.url, path)
 
     assert (await get("/health"))[1]["status"] == "ok"  # type: ignore[index]
     board = (await get("/api/leaderboard?game=kuhn-poker"))[1]
