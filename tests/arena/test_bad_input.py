@@ -30,7 +30,7 @@ from arena.server import ArenaServer, Limits, bound_port, open_listeners
 from arena.store import Store
 from bots.client import run_bot
 from bots.registry import make_bot
-from tests.conftest import Arena, ArenaFactory, Client
+from tests.conftest import Arena, ArenaFactory, Client, http_get
 
 # ---- helpers ---------------------------------------------------------------------------
 
@@ -500,16 +500,9 @@ def test_random_frames_never_break_the_server(tmp_path: Path) -> None:
             await a_normal_match_completes(
                 live.url, db, lambda name: trio.to_thread.run_sync(live.call, lambda s: s.register_bot(name)), "final", FINAL_GAME
             )
-            host, port = live.url.removeprefix("ws://").split(":")
-            stream = await trio.open_tcp_stream(host, int(port))
-            async with stream:
-                await stream.send_all(f"GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-                data = b""
-                while chunk := await stream.receive_some():
-                    data += chunk
-            head, _, body = data.partition(b"\r\n\r\n")
-            assert head.startswith(b"HTTP/1.1 200")
-            return json.loads(body)
+            status, metrics = await http_get(live.url, "/metrics")
+            assert status == 200
+            return metrics
 
         metrics = trio.run(afterwards)
         assert metrics["errors"] > 0 and metrics["matches_finished"] >= 1
