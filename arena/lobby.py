@@ -8,12 +8,15 @@ is never paired with itself unless both of its seeks asked for self-play.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import heapq
 import itertools
 import json
+import math
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,40 +73,46 @@ class Lobby:
 
         One pass is enough: forming a table only removes seeks and uses up seats, so a seek
         that found no table earlier in the pass finds none later either."""
+        pools: dict[tuple[str, str], _Pool] = {}
+        for seek in self.seeks:
+            for game in seek.games:
+                pool = pools.get((game, seek.config_key))
+                if pool is None:
+                    pool = pools[(game, seek.config_key)] = _Pool()
+                pool.add(seek, self.rating(seek.bot, game))
+        for pool in pools.values():
+            pool.ranked.sort()
+
         formed: list[Pairing] = []
         seated: Counter[str] = Counter()  # seats given in this pass, not yet started matches
         taken: set[int] = set()
-        for seek in list(self.seeks):
-            if seek.id in taken:
+        for seek in self.seeks:
+            if seek.id in taken or self.capacity(seek.bot) <= seated[seek.bot]:
                 continue
-            pairing = self._table_for(seek, lambda bot: self.capacity(bot) > seated[bot])
+            pairing = self._table_for(seek, pools, lambda s: self.capacity(s.bot) > seated[s.bot])
             if pairing is not None:
-                taken.update(used.id for used in pairing.seeks)
-                self.seeks = [s for s in self.seeks if s.id not in taken]
+                for used in pairing.seeks:
+                    taken.add(used.id)
+                    for game in used.games:
+                        pools[(game, used.config_key)].remove(used)
                 seated.update(set(pairing.bots))
                 formed.append(pairing)
+        if taken:
+            self.seeks = [s for s in self.seeks if s.id not in taken]
         return formed
 
-    def _table_for(self, first: Seek, available: Callable[[str], bool]) -> Pairing | None:
-        if not available(first.bot):
-            return None
+    def _table_for(
+        self, first: Seek, pools: Mapping[tuple[str, str], _Pool], available: Callable[[Seek], bool]
+    ) -> Pairing | None:
         for game in first.games:
             needed = self.players(game, first.config)
-            mine = self.rating(first.bot, game)
-            candidates = [
-                s
-                for s in self.seeks
-                if s is not first
-                and game in s.games
-                and s.config_key == first.config_key
-                and (s.bot != first.bot or (s.self_play and first.self_play))
-                and available(s.bot)
-            ]
-            candidates.sort(key=lambda s: (_distance(mine, self.rating(s.bot, game)), s.id))
+            pool = pools[(game, first.config_key)]
             table = [first]
-            for candidate in candidates:
+            for candidate in pool.nearest(pool.rating_of[first.id]):
                 if len(table) == needed:
                     break
+                if candidate is first or not available(candidate):
+                    continue
                 seated_here = [s for s in table if s.bot == candidate.bot]
                 if seated_here and not (candidate.self_play and all(s.self_play for s in seated_here)):
                     continue  # a bot sits twice only when every one of its seeks here asked for self-play
@@ -117,7 +126,59 @@ class Lobby:
         return [{"bot": s.bot, "games": list(s.games), "config": dict(s.config)} for s in self.seeks]
 
 
-def _distance(mine: float | None, theirs: float | None) -> float:
-    if mine is None or theirs is None:
-        return 0.0
-    return abs(mine - theirs)
+class _Pool:
+    """The waiting seeks of one game under one config, during one pairing pass.
+
+    It keeps them by age and the rated ones by rating too, so that a seek's nearest
+    opponents come from a walk outwards from its own rating: sorting the pool for every
+    seek would make a pass over a burst of seeks (every bot back after a restart) quadratic.
+    """
+
+    def __init__(self) -> None:
+        self.by_age: dict[int, Seek] = {}  # seek ids grow with age
+        self.rating_of: dict[int, float | None] = {}
+        self.ranked: list[tuple[float, int]] = []  # (rating, seek id) of the rated, sorted once filled
+        self.unrated: dict[int, Seek] = {}
+
+    def add(self, seek: Seek, rating: float | None) -> None:
+        self.by_age[seek.id] = seek
+        self.rating_of[seek.id] = rating
+        if rating is None:
+            self.unrated[seek.id] = seek
+        else:
+            self.ranked.append((rating, seek.id))
+
+    def remove(self, seek: Seek) -> None:
+        del self.by_age[seek.id]
+        rating = self.rating_of.pop(seek.id)
+        if rating is None:
+            del self.unrated[seek.id]
+        else:
+            del self.ranked[bisect.bisect_left(self.ranked, (rating, seek.id))]
+
+    def nearest(self, mine: float | None) -> Iterator[Seek]:
+        """Every seek, by distance of its rating from ``mine``, then oldest first; an unrated
+        seek (or an unrated ``mine``) is at no distance from anyone."""
+        if mine is None:
+            yield from self.by_age.values()
+            return
+        ranked = self.ranked
+        low, high = bisect.bisect_left(ranked, (mine, -1)), bisect.bisect_right(ranked, (mine, math.inf))
+        same = [self.by_age[seek_id] for _, seek_id in ranked[low:high]]
+        yield from heapq.merge(self.unrated.values(), same, key=lambda seek: seek.id)
+        below, above = low - 1, high
+        while below >= 0 or above < len(ranked):
+            down = mine - ranked[below][0] if below >= 0 else math.inf
+            up = ranked[above][0] - mine if above < len(ranked) else math.inf
+            ring: list[int] = []  # the ids at the next distance, on either side
+            if down <= up:
+                rating = ranked[below][0]
+                while below >= 0 and ranked[below][0] == rating:
+                    ring.append(ranked[below][1])
+                    below -= 1
+            if up <= down:
+                rating = ranked[above][0]
+                while above < len(ranked) and ranked[above][0] == rating:
+                    ring.append(ranked[above][1])
+                    above += 1
+            yield from (self.by_age[seek_id] for seek_id in sorted(ring))

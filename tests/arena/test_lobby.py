@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.lobby import Lobby
+from arena.lobby import Lobby, Pairing
 
 PLAYERS = {"duel": 2, "trio": 3}
 BOTS = ("ann", "bob", "cy", "dee", "eve")
@@ -63,3 +64,90 @@ def test_the_oldest_seeks_are_seated_first() -> None:
     (table,) = lobby.pair()
     assert set(table.bots) == {"ann", "bob"}
     assert [seek.bot for seek in lobby.seeks] == ["cy"]
+
+
+def plain_pair(lobby: Lobby) -> list[Pairing]:
+    """The pairing rule written the plain way, as the oracle: for each waiting seek, oldest
+    first, sort every other compatible seek by (distance of rating, age) and seat the first."""
+    formed: list[Pairing] = []
+    seated: Counter[str] = Counter()
+    waiting = list(lobby.seeks)
+    for first in list(waiting):
+        if first not in waiting or lobby.capacity(first.bot) <= seated[first.bot]:
+            continue
+        for game in first.games:
+            mine = lobby.rating(first.bot, game)
+
+            def distance(seek: object, game: str = game, mine: float | None = mine) -> float:
+                theirs = lobby.rating(seek.bot, game)  # type: ignore[attr-defined]
+                return 0.0 if mine is None or theirs is None else abs(mine - theirs)
+
+            candidates = sorted(
+                (
+                    s
+                    for s in waiting
+                    if s is not first
+                    and game in s.games
+                    and s.config_key == first.config_key
+                    and (s.bot != first.bot or (s.self_play and first.self_play))
+                    and lobby.capacity(s.bot) > seated[s.bot]
+                ),
+                key=lambda s: (distance(s), s.id),
+            )
+            table = [first]
+            for candidate in candidates:
+                if len(table) == lobby.players(game, first.config):
+                    break
+                here = [s for s in table if s.bot == candidate.bot]
+                if here and not (candidate.self_play and all(s.self_play for s in here)):
+                    continue
+                table.append(candidate)
+            if len(table) == lobby.players(game, first.config):
+                lobby.rng.shuffle(table)
+                formed.append(Pairing(game, tuple(s.bot for s in table), dict(first.config), tuple(table)))
+                waiting = [s for s in waiting if s not in table]
+                seated.update({s.bot for s in table})
+                break
+    return formed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seek_lists,
+    st.fixed_dictionaries({bot: st.integers(0, 3) for bot in BOTS}),
+    st.fixed_dictionaries({bot: st.sampled_from([None, 10.0, 20.0, 25.0, 30.0, 40.0]) for bot in BOTS}),
+)
+def test_pairing_seats_the_nearest_rating_then_the_oldest(
+    seeks: list[tuple[str, list[str], dict[str, int], bool]], capacity: dict[str, int], skill: dict[str, float | None]
+) -> None:
+    """The walk outwards from a seek's rating finds the tables the plain sort finds, in the
+    same seats: ratings tie on both sides (20 and 30 around 25) and some bots are unrated."""
+    made = [
+        Lobby(
+            players=lambda game, config: PLAYERS[game],
+            capacity=lambda bot: capacity[bot],
+            rating=lambda bot, game: skill[bot],
+            rng=random.Random(7),
+        )
+        for _ in range(2)
+    ]
+    for lobby in made:
+        for bot, games, config, self_play in seeks:
+            lobby.seek(bot, games, config, self_play)
+    fast, plain = made
+    expected = plain_pair(plain)
+    assert fast.pair() == expected
+    assert [s.id for s in fast.seeks] == [s.id for s in plain.seeks if all(s not in t.seeks for t in expected)]
+
+
+def test_a_tie_in_rating_distance_goes_to_the_oldest_seek_on_either_side() -> None:
+    skill = {"ann": 25.0, "bob": 20.0, "cy": 30.0, "dee": 20.0, "eve": 30.0}
+    lobby = Lobby(players=lambda game, config: 2, capacity=lambda bot: 1, rating=lambda bot, game: skill[bot])
+    for bot in ("eve", "dee", "cy", "bob", "ann"):  # eve waits longest; ann comes last
+        lobby.seek(bot, ["duel"], {})
+    tables = lobby.pair()
+    assert [set(table.bots) for table in tables] == [{"eve", "cy"}, {"dee", "bob"}]
+    for bot in ("cy", "dee", "bob"):  # ann (25) is as far from cy's 30 as from dee's and bob's 20
+        lobby.seek(bot, ["duel"], {})
+    lobby.capacity = lambda bot: 2
+    assert [set(table.bots) for table in lobby.pair()] == [{"ann", "cy"}, {"dee", "bob"}]
