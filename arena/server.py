@@ -86,6 +86,8 @@ class TokenBucket:
 class Metrics:
     started: float = field(default_factory=time.time)
     moves_relayed: int = 0
+    frames_in: int = 0  # websocket messages, every connection and kind
+    frames_out: int = 0
     errors: int = 0
     matches_finished: int = 0
     matches_voided: int = 0
@@ -268,6 +270,8 @@ class ArenaServer:
             "live_matches": len(self.live),
             "waiting_seeks": len(self.lobby.seeks),
             "moves_relayed": self.metrics.moves_relayed,
+            "frames_in": self.metrics.frames_in,
+            "frames_out": self.metrics.frames_out,
             "errors": self.metrics.errors,
             "matches_finished": self.metrics.matches_finished,
             "matches_voided": self.metrics.matches_voided,
@@ -309,6 +313,7 @@ class ArenaServer:
         encode = p.Encoder()
         try:
             async for out in outgoing:
+                self.metrics.frames_out += 1  # counted before the send may yield, so a reader of /metrics sees it first
                 await ws.send(encode(out, connection.binary))
             if connection.closing is not None:
                 await ws.aclose(*connection.closing)
@@ -324,6 +329,7 @@ class ArenaServer:
                 frame = await ws.recv()
             except ConnectionClosed:
                 return
+            self.metrics.frames_in += 1
             connection.binary = isinstance(frame, bytes)
             failure: tuple[str, str, dict[str, Any]] | None = None
             decoded: dict[str, Any] = {}
@@ -358,12 +364,13 @@ class ArenaServer:
                 frame = await ws.recv()
             except ConnectionClosed:
                 return None
+            self.metrics.frames_in += 1
             binary = isinstance(frame, bytes)
             try:
                 hello = p.decode(frame)
                 kind = p.check(hello, p.BOT_MESSAGES)
             except p.ProtocolError as error:
-                await ws.send(p.encode(p.error(error.code, error.message), binary))
+                await self._refuse(ws, p.error(error.code, error.message), binary)
                 await ws.aclose(p.CLOSE_NO_HELLO, "the first message must be a valid hello")
                 return None
             if kind != "hello":
@@ -373,7 +380,7 @@ class ArenaServer:
                 await ws.aclose(p.CLOSE_BAD_VERSION, f"this server speaks protocol version {p.PROTOCOL_VERSION}")
                 return None
             if self.read_only:
-                await ws.send(p.encode(p.error(p.READ_ONLY, "this server is read-only: no bots"), binary))
+                await self._refuse(ws, p.error(p.READ_ONLY, "this server is read-only: no bots"), binary)
                 await ws.aclose(p.CLOSE_POLICY, "read-only server")
                 return None
             bot, token = hello["bot"], hello["token"]
@@ -385,6 +392,11 @@ class ArenaServer:
             return hello, binary
         await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
         return None
+
+    async def _refuse(self, ws: ServerConnection, error: Mapping[str, Any], binary: bool) -> None:
+        """Say why before the socket closes: no session exists yet to number the message."""
+        self.metrics.frames_out += 1
+        await ws.send(p.encode(error, binary))
 
     async def _bot_connection(self, ws: ServerConnection) -> None:
         opened = await self._hello(ws)

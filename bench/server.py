@@ -12,6 +12,10 @@ legal action. After a warm-up, over ``--seconds``:
   over the turns of the matches that ended within the window;
 - ``errors``: ``error`` messages and bad closes the server counted, plus the errors the
   bots saw (error messages, dropped connections), over the whole run;
+- ``frames_per_s``: websocket messages the server read and wrote per second (``/metrics``
+  ``frames_in`` + ``frames_out``), with ``per_move``, and as a ratio of the echo's two per
+  round trip: besides a move's ``turn`` and ``move``, each match sends every seat a
+  ``match_start`` and a ``match_end`` and reads the seat's next ``seek``;
 - ``server_rss_start`` / ``server_rss_warm`` / ``server_rss_end``: VmRSS of the server
   process once it listens, at the start of the measured window (bots connected, matches
   running) and at its end.
@@ -328,8 +332,9 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         for code, count in report["error_codes"].items():
             codes[code] = codes.get(code, 0) + count
     moves = (after["moves_relayed"] - before["moves_relayed"]) / window
+    frames = sum(after[key] - before[key] for key in ("frames_in", "frames_out")) / window
     sent = sum(report["moves_in_window"] / report["window_s"] for report in reports if report["window_s"])
-    frames = [bytes.fromhex(report["turn_frame"]) for report in reports if report["turn_frame"]]
+    turn_frames = [bytes.fromhex(report["turn_frame"]) for report in reports if report["turn_frame"]]
     log(f"arena: {moves:.0f} moves/s relayed (bots sent {sent:.0f}/s), {len(rtts)} turn round trips timed")
     return {
         "moves_per_s": moves,
@@ -347,7 +352,8 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "rss_end": rss_end,
         "server_cpu": (cpu1[0] - cpu0[0]) / window,
         "clients_cpu": (cpu1[1] - cpu0[1]) / window,
-        "turn_frame": frames[0] if frames else b"",
+        "frames_per_s": frames,
+        "turn_frame": turn_frames[0] if turn_frames else b"",
         "turn_frame_bytes": sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports)),
     }
 
@@ -436,6 +442,17 @@ def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any])
             "matches_voided": ours["voided"],
             "peer": "websockets-echo",
             "peer_value": echo["errors"],
+        },
+        {
+            "name": "frames_per_s",
+            "value": r(ours["frames_per_s"]),
+            "unit": "websocket messages/s, in and out",
+            "per_move": round(ours["frames_per_s"] / moves, 2) if moves else None,
+            "peer": "websockets-echo (2 per round trip)",
+            "peer_value": r(2 * trips),
+            "ratio": round(ours["frames_per_s"] / (2 * trips), 3) if trips else None,
+            "note": "server /metrics frames_in + frames_out delta: a move is a turn out and a move in, and each match adds "
+            "its match_start and match_end to every seat and the seat's next seek",
         },
         {"name": "server_rss_start", "value": ours["rss_start"], "unit": "MiB"},
         {

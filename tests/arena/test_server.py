@@ -430,6 +430,20 @@ async def test_nobody_can_seat_the_admin(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_metrics_count_every_frame_each_way(arena: Arena) -> None:
+    async with arena.bot("counted") as bot:
+        before = (await http_get(arena.url, "/metrics"))[1]
+        for _ in range(3):
+            await bot.send("ping")
+            await bot.expect("pong")
+        await bot.send("seek", games=["no-such-game"])
+        await bot.expect("error")
+        after = (await http_get(arena.url, "/metrics"))[1]
+    assert after["frames_in"] - before["frames_in"] == 4  # type: ignore[index]
+    assert after["frames_out"] - before["frames_out"] == 4  # type: ignore[index]
+
+
+@pytest.mark.trio
 async def test_odd_shapes_get_an_error_and_the_connection_lives(arena: Arena) -> None:
     async with arena.bot("odd") as odd:
         await odd.send("seek", games=["tic-tac-toe"], config={1: 2})
