@@ -57,7 +57,7 @@ class Lobby:
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     def seek(self, bot: str, games: Sequence[str], config: Mapping[str, Any], self_play: bool = False) -> Seek:
-        entry = Seek(next(self._ids), bot, tuple(games), dict(config), self_play)
+        entry = Seek(next(self._ids), bot, tuple(dict.fromkeys(games)), dict(config), self_play)  # a game named twice is one
         self.seeks.append(entry)
         return entry
 
