@@ -35,8 +35,8 @@ def apart(size: int) -> Lobby:
     return lobby
 
 
-def together(size: int) -> Lobby:
-    lobby = Lobby(players=lambda game, config: 2, capacity=lambda bot: 1)
+def together(size: int, rating: Callable[[str, str], float | None] = lambda bot, game: None) -> Lobby:
+    lobby = Lobby(players=lambda game, config: 2, capacity=lambda bot: 1, rating=rating)
     for index in range(size):
         lobby.seek(f"bot-{index}", ["tic-tac-toe"], {})
     return lobby
@@ -45,10 +45,7 @@ def together(size: int) -> Lobby:
 def rated(size: int) -> Lobby:
     mus = random.Random(0)
     skill = {f"bot-{index}": round(mus.gauss(25, 8), 1) for index in range(size)}  # rounded: some ties
-    lobby = Lobby(players=lambda game, config: 2, capacity=lambda bot: 1, rating=lambda bot, game: skill[bot])
-    for index in range(size):
-        lobby.seek(f"bot-{index}", ["tic-tac-toe"], {})
-    return lobby
+    return together(size, rating=lambda bot, game: skill[bot])
 
 
 def best_pass(make: Callable[[int], Lobby], size: int, repeat: int) -> tuple[float, int]:
