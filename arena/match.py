@@ -201,7 +201,15 @@ class _Match:
         started = trio.current_time()
         deadline = started + (budget_ms + self.clock.grace_ms) / 1000
         reason: str | None = None
-        turn = Turn.of(state, seat, match_id=self.match_id, players=self.players, config=self.config, deadline_ms=budget_ms)
+        turn = Turn.of(
+            state,
+            seat,
+            match_id=self.match_id,
+            players=self.players,
+            config=self.config,
+            deadline_ms=budget_ms,
+            clocks=tuple(self.bank_ms),
+        )
         legal_list = None if turn.legal_actions is None else list(turn.legal_actions)
         for attempt in range(self.max_retries + 1):
             asked = trio.current_time()

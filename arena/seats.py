@@ -35,6 +35,7 @@ class Turn:
     action_format: str | None
     deadline_ms: int | None
     retry_reason: str | None = None
+    clocks: tuple[int, ...] = ()  # every seat's time bank left (ms), in seat order, as the step began
     rules: str = ""
     players: tuple[str, ...] = ()
     config: Mapping[str, Any] = field(default_factory=dict)
@@ -192,6 +193,7 @@ class RemoteSeat:
             legal=None if turn.legal_actions is None else list(turn.legal_actions),
             format=turn.action_format,
             deadline_ms=turn.deadline_ms,
+            clocks=list(turn.clocks),
         )
         try:
             while slot.move is None:

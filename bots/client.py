@@ -167,6 +167,7 @@ async def _session(
             legal_actions=None if msg.get("legal") is None else tuple(msg["legal"]),
             action_format=msg.get("format"),
             deadline_ms=msg.get("deadline_ms"),
+            clocks=tuple(msg.get("clocks") or ()),
             retry_reason=msg.get("reason"),
             rules=start.get("rules", ""),
             players=tuple(start.get("players", ())),

@@ -127,6 +127,34 @@ async def test_the_bank_pays_for_slow_moves_until_it_runs_out(autojump_clock: tr
 
 
 @pytest.mark.trio
+async def test_every_turn_shows_every_seats_bank_as_the_step_began(autojump_clock: trio.testing.MockClock) -> None:
+    seen: list[tuple[int, int, tuple[int, ...]]] = []
+
+    def recording(pause_s: float) -> LocalSeat:
+        async def policy(turn: Turn) -> str:
+            seen.append((turn.seat, turn.attempt, turn.clocks))
+            await trio.sleep(pause_s)
+            assert turn.legal_actions
+            return turn.legal_actions[0] if turn.attempt else "z9"  # one illegal answer first, every step
+
+        return LocalSeat(policy)
+
+    await play_match(TicTacToe, [recording(0.6), recording(0.1)], clock=Clock(move_ms=1_000, bank_ms=3_000))
+    # Seat 0 spends 1.2 s a step (two answers of 0.6 s): 200 ms beyond move_ms come out of its bank
+    # when its move is accepted; seat 1 stays within move_ms. A retry shows the bank as the step began.
+    assert seen[:8] == [
+        (0, 0, (3_000, 3_000)),
+        (0, 1, (3_000, 3_000)),
+        (1, 0, (2_800, 3_000)),
+        (1, 1, (2_800, 3_000)),
+        (0, 0, (2_800, 3_000)),
+        (0, 1, (2_800, 3_000)),
+        (1, 0, (2_600, 3_000)),
+        (1, 1, (2_600, 3_000)),
+    ]
+
+
+@pytest.mark.trio
 async def test_a_synchronous_policy_stuck_in_a_thread_is_abandoned_by_the_clock() -> None:
     stop = threading.Event()
 

@@ -23,6 +23,7 @@ def random_policy(seed: int):  # type: ignore[no-untyped-def]
     rng = random.Random(seed)
 
     def policy(turn: Turn) -> str:
+        assert len(turn.clocks) == len(turn.players)  # the SDK hands the policy the whole turn
         if turn.legal_actions is not None:
             return rng.choice(turn.legal_actions)
         return games.get(turn.game).random_free_action(turn.observation, rng)
@@ -123,11 +124,26 @@ async def test_a_timeout_forfeits_and_is_recorded(arena: Arena) -> None:
     async with arena.bot("sleepy") as sleepy, arena.bot("quick"):
         match = await start_direct_match(arena, "tic-tac-toe", ["sleepy", "quick"], clock={"move_ms": 200, "grace_ms": 50})
         turn = await sleepy.expect("turn", match=match)
-        assert turn["deadline_ms"] <= 200
+        assert turn["deadline_ms"] <= 200 and turn["clocks"] == [0, 0]
         end = await sleepy.expect("match_end", match=match)
         assert end["reason"] == "timeout" and end["forfeit_seat"] == 0
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and record["reason"] == "timeout" and record["clock"]["move_ms"] == 200
+
+
+@pytest.mark.trio
+async def test_turns_carry_every_seats_time_bank(arena: Arena) -> None:
+    async with arena.bot("slow") as slow, arena.bot("fast") as fast:
+        clock = {"move_ms": 100, "grace_ms": 0, "bank_ms": 2_000}
+        match = await start_direct_match(arena, "tic-tac-toe", ["slow", "fast"], clock=clock)
+        first = await slow.expect("turn", match=match)
+        assert first["clocks"] == [2_000, 2_000] and first["deadline_ms"] <= 2_100
+        await trio.sleep(0.4)  # 300 ms or more beyond move_ms come out of slow's bank
+        await slow.send("move", match=match, seat=0, step=0, attempt=0, action="b2")
+        second = await fast.expect("turn", match=match)
+        assert 1_000 <= second["clocks"][0] <= 1_700 and second["clocks"][1] == 2_000
+        await fast.send("resign", match=match)
+        await fast.expect("match_end", match=match)
 
 
 @pytest.mark.trio
