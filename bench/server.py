@@ -34,7 +34,12 @@ serve`` builds it) with the per-connection rate limit raised, so that a small ru
 fast bots is not throttled; ``--cli`` runs ``python -m arena.cli serve`` itself instead
 (50 messages/s per bot then caps the load).
 
-    python -m bench.server [--bots 200] [--seconds 20] [--game tic-tac-toe]
+Both servers share the machine with their clients, so a neighbour's load moves either
+phase by a fifth or more. ``--rounds N`` runs the pair N times in turn (a fresh store and
+server each time) and reports the round with the median ratio, with every round's moves/s,
+echo round trips/s and ratio listed under ``moves_relayed``; errors count over all rounds.
+
+    python -m bench.server [--bots 200] [--seconds 20] [--rounds 1] [--game tic-tac-toe]
 
 Prints one JSON object on stdout; progress goes to stderr.
 """
@@ -327,10 +332,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     window = t1 - t0
     rtts = turn_round_trips(db, wall0, wall1)
     client_errors = sum(report["errors"] for report in reports)
-    codes: dict[str, int] = {}
-    for report in reports:
-        for code, count in report["error_codes"].items():
-            codes[code] = codes.get(code, 0) + count
+    codes = merged_counts([report["error_codes"] for report in reports])
     moves = (after["moves_relayed"] - before["moves_relayed"]) / window
     frames = sum(after[key] - before[key] for key in ("frames_in", "frames_out")) / window
     sent = sum(report["moves_in_window"] / report["window_s"] for report in reports if report["window_s"])
@@ -356,6 +358,14 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "turn_frame": turn_frames[0] if turn_frames else b"",
         "turn_frame_bytes": sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports)),
     }
+
+
+def merged_counts(counts: Sequence[dict[str, int]]) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    for each in counts:
+        for key, count in each.items():
+            merged[key] = merged.get(key, 0) + count
+    return merged
 
 
 def turn_round_trips(db: Path, start: float, end: float) -> list[float]:
@@ -403,11 +413,31 @@ def run_echo(args: argparse.Namespace, procs: Procs, tmp: Path, payload: bytes) 
     }
 
 
-def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any]) -> dict[str, Any]:
+Round = tuple[dict[str, Any], dict[str, Any]]  # (the arena phase, the echo phase)
+
+
+def round_ratio(phases: Round) -> float:
+    ours, echo = phases
+    return ours["moves_per_s"] / echo["round_trips_per_s"] if echo["round_trips_per_s"] else 0.0
+
+
+def median_round(rounds: Sequence[Round]) -> Round:
+    """The round whose ratio is the median (the lower middle one of an even count)."""
+    return sorted(rounds, key=round_ratio)[(len(rounds) - 1) // 2]
+
+
+def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
+    """Every figure comes from the median round, except the errors: those of all rounds count."""
+
     def r(value: float, digits: int = 1) -> float:
         return round(value, digits)
 
+    ours, echo = median_round(rounds)
     moves, trips = ours["moves_per_s"], echo["round_trips_per_s"]
+    each_round = [
+        {"value": r(o["moves_per_s"]), "peer_value": r(e["round_trips_per_s"]), "ratio": round(round_ratio((o, e)), 3)}
+        for o, e in rounds
+    ]
     ours_eff = moves / ours["server_cpu"] if ours["server_cpu"] else float("nan")
     echo_eff = trips / echo["server_cpu"] if echo["server_cpu"] else float("nan")
     results = [
@@ -417,8 +447,9 @@ def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any])
             "unit": "moves/s",
             "peer": "websockets-echo",
             "peer_value": r(trips),
-            "ratio": round(moves / trips, 3) if trips else None,
+            "ratio": round(round_ratio((ours, echo)), 3) if trips else None,
             "note": "server /metrics moves_relayed delta; peer: echo round trips/s of a same-size frame, same connections",
+            "rounds": each_round,
         },
         *(
             {
@@ -434,14 +465,14 @@ def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any])
         ),
         {
             "name": "errors",
-            "value": ours["server_errors"] + ours["client_errors"],
-            "unit": "count",
-            "server": ours["server_errors"],
-            "client": ours["client_errors"],
-            "codes": ours["error_codes"],
-            "matches_voided": ours["voided"],
+            "value": sum(o["server_errors"] + o["client_errors"] for o, _ in rounds),
+            "unit": "count, every round",
+            "server": sum(o["server_errors"] for o, _ in rounds),
+            "client": sum(o["client_errors"] for o, _ in rounds),
+            "codes": merged_counts([o["error_codes"] for o, _ in rounds]),
+            "matches_voided": sum(o["voided"] for o, _ in rounds),
             "peer": "websockets-echo",
-            "peer_value": echo["errors"],
+            "peer_value": sum(e["errors"] for _, e in rounds),
         },
         {
             "name": "frames_per_s",
@@ -482,6 +513,7 @@ def report(args: argparse.Namespace, ours: dict[str, Any], echo: dict[str, Any])
         "cpus": os.cpu_count(),
         "bots": args.bots,
         "seconds": args.seconds,
+        "rounds": args.rounds,
         "game": args.game,
         "workers": args.workers,
         "matches_per_bot": args.matches_per_bot,
@@ -504,16 +536,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-server-") as name:
             tmp = Path(name)
+            rounds = []
             try:
-                ours = run_arena(args, procs, tmp)
-                if not ours["turn_frame"]:
-                    raise RuntimeError("the arena run saw no turn frame to size the echo payload")
-                echo = run_echo(args, procs, tmp, ours["turn_frame"])
+                for index in range(args.rounds):
+                    if args.rounds > 1:
+                        log(f"round {index + 1} of {args.rounds}")
+                    ours = run_arena(args, procs, Path(tempfile.mkdtemp(prefix=f"round-{index}-", dir=tmp)))
+                    if not ours["turn_frame"]:
+                        raise RuntimeError("the arena run saw no turn frame to size the echo payload")
+                    rounds.append((ours, run_echo(args, procs, tmp, ours["turn_frame"])))
             finally:
                 procs.stop_all()
     finally:
         signal.signal(signal.SIGTERM, previous)
-    return report(args, ours, echo)
+    return report(args, rounds)
 
 
 # ---- the child processes ----------------------------------------------------------------
@@ -770,6 +806,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bots", type=int, default=200, help="bots (and echo connections) at once (default 200)")
     parser.add_argument("--seconds", type=float, default=20.0, help="measured window of each phase (default 20)")
     parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default: a fifth, 1 to 3)")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="arena and echo phases, alternated; the median round is reported (default 1)"
+    )
     parser.add_argument("--game", default="tic-tac-toe", help="the game the bots play (default tic-tac-toe)")
     parser.add_argument("--workers", type=int, default=None, help="client processes per phase (default 2 to 4, by CPUs)")
     parser.add_argument("--matches-per-bot", type=int, default=2, help="matches each bot keeps going (default 2)")
@@ -789,8 +828,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     if args.role:
         ROLES[args.role](args)
         return None
-    if args.bots < 2 or args.seconds <= 0:
-        raise SystemExit("bench.server: need --bots >= 2 and --seconds > 0")
+    if args.bots < 2 or args.seconds <= 0 or args.rounds < 1:
+        raise SystemExit("bench.server: need --bots >= 2, --seconds > 0 and --rounds >= 1")
     if args.warmup is None:
         args.warmup = min(3.0, max(1.0, args.seconds / 5))
     if args.workers is None:
