@@ -115,7 +115,8 @@ class MatchEvent:
     """What an observer of a match (the store, spectators, a progress bar) is told.
 
     Kinds: ``start``; ``turn`` (a seat was asked); ``rejected`` (an illegal answer);
-    ``step`` (the state advanced: actions, accepted attempts, rewards); ``end`` (the result).
+    ``step`` (the state advanced: actions, accepted attempts, rewards, every seat's bank
+    left); ``end`` (the result).
     ``state`` is the match's live state, to read (never change) during the call: views are
     built only by the observers that want them (``event.state.public_view()``).
     """
@@ -355,7 +356,7 @@ async def play_match(
             if on_event is not None:
                 paid = None if rewards is None else list(rewards)
                 attempts = {seat: record.attempt for seat in actions if (record := match.last_turn[seat]) is not None}
-                await match.emit("step", actions=actions, attempts=attempts, rewards=paid)
+                await match.emit("step", actions=actions, attempts=attempts, rewards=paid, clocks=list(match.bank_ms))
         returns = list(state.returns())
     except _Forfeit as forfeit:
         reason, detail, forfeit_seat = forfeit.reason, forfeit.detail, forfeit.seat

@@ -104,6 +104,7 @@ class LiveMatch:
     max_retries: int
     started: float = field(default_factory=time.time)
     step: int = 0
+    clocks: list[int] = field(default_factory=list)  # every seat's bank left, as the current step began
     state: Game | None = None
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     void_reason: str = ""
@@ -117,6 +118,7 @@ class LiveMatch:
             "step": self.step,
             "started": self.started,
             "clock": {"move_ms": self.clock.move_ms, "bank_ms": self.clock.bank_ms},  # never the grace
+            "clocks": self.clocks or [self.clock.bank_ms] * len(self.bots),
         }
 
 
@@ -765,9 +767,10 @@ class ArenaServer:
                 session = self.sessions[live.bots[seat]]
                 if session.acks:
                     session.send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
-            live.step = event.step
+            live.step, live.clocks = event.step, event.data["clocks"]
             if any(live.id in watcher.watching for watcher in self.watchers):
-                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=event.state.public_view())
+                view = event.state.public_view()
+                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=view, clocks=live.clocks)
         elif event.kind == "rejected":
             seat = event.data["seat"]
             retries_left = live.max_retries - event.data["attempt"]

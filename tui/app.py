@@ -476,7 +476,7 @@ class LobbyScreen(Refreshable):
 
 # ---- a match -----------------------------------------------------------------------------
 
-CLOCK_NOTE = "clocks: the move budget from the match's clock, counted here from the last step seen"
+CLOCK_NOTE = "clocks: the move budget plus the bank, counted here from the last step seen"
 
 
 class _MatchLike(Refreshable):

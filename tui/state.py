@@ -55,6 +55,14 @@ def _names(msg: Mapping[str, Any]) -> list[str]:
     return [str(name) for name in players]
 
 
+def _banks(msg: Mapping[str, Any]) -> list[float]:
+    """Every seat's time bank from ``clocks``; an older server sends none (no bank shown)."""
+    banks = need(msg, "clocks", list, [])
+    if not all(isinstance(ms, NUMBER) and not isinstance(ms, bool) for ms in banks):
+        raise Malformed(f"'{msg.get('t', 'message')}.clocks' holds something other than numbers")
+    return [float(ms) for ms in banks]
+
+
 def seat_name(players: Sequence[str], seat: Any) -> str:
     if isinstance(seat, int) and not isinstance(seat, bool) and 0 <= seat < len(players):
         return players[seat]
@@ -362,9 +370,10 @@ class MatchState:
     """A watched match: a live one (snapshot, deltas, result) or an ended one (its snapshot).
 
     Clocks are estimates, and say so: the server sends each match's per-move budget
-    (``clock.move_ms``), not the time left, so the seat to move counts down from the
-    moment its step began as seen here (the match start for step 0, else the arrival of
-    the delta that began the step).
+    (``clock.move_ms``) and every seat's bank as the step began (``clocks``), not the time
+    left, so the seat to move counts its budget plus its bank down from the moment its step
+    began as seen here (the match start for step 0, else the arrival of the delta that
+    began the step).
     """
 
     match: str
@@ -372,6 +381,7 @@ class MatchState:
     players: list[str] = field(default_factory=list)
     status: str = "loading"  # loading, live, finished, void, gone (the server does not know it)
     clock: dict[str, Any] = field(default_factory=dict)
+    banks: list[float] = field(default_factory=list)  # every seat's bank (ms) as the step began; none from older servers
     step: int = 0
     view: dict[str, Any] = field(default_factory=dict)
     log: list[LogLine] = field(default_factory=list)
@@ -398,6 +408,7 @@ class MatchState:
                 )
             self.step, self.view = step, view
             self.clock = need(msg, "clock", dict, {})
+            self.banks = _banks(msg)
             self.result = None
         else:
             self.view = view
@@ -407,11 +418,12 @@ class MatchState:
     def apply_delta(self, msg: Mapping[str, Any], now: float) -> None:
         step = need(msg, "step", int)
         view = need(msg, "view", dict)
+        banks = _banks(msg)
         if step <= self.step:
             return  # heard already: the snapshot or an earlier delta had it
         prefix = f"(steps {self.step + 1}-{step - 1} missed) " if step > self.step + 1 else ""
         self.log.append(LogLine(step, prefix + describe_change(self.view, view, self.players)))
-        self.step, self.view, self.step_began = step, view, now
+        self.step, self.view, self.step_began, self.banks = step, view, now, banks
 
     def apply_result(self, msg: Mapping[str, Any]) -> None:
         self.result = Result.parse(msg)
@@ -438,10 +450,10 @@ class MatchState:
             running = seat in to_move
             if not isinstance(move_ms, NUMBER) or self.over:
                 left = None
-            elif running and self.step_began is not None:
-                left = move_ms - (now - self.step_began) * 1000
             else:
-                left = float(move_ms)
+                budget = move_ms + (self.banks[seat] if seat < len(self.banks) else 0)
+                spent = (now - self.step_began) * 1000 if running and self.step_began is not None else 0
+                left = float(budget - spent)
             out.append(ClockReading(seat, running, left))
         return out
 

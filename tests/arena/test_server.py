@@ -132,16 +132,26 @@ async def test_a_timeout_forfeits_and_is_recorded(arena: Arena) -> None:
 
 
 @pytest.mark.trio
-async def test_turns_carry_every_seats_time_bank(arena: Arena) -> None:
-    async with arena.bot("slow") as slow, arena.bot("fast") as fast:
+async def test_turns_and_spectators_carry_every_seats_time_bank(arena: Arena) -> None:
+    async with arena.bot("slow") as slow, arena.bot("fast") as fast, arena.socket("/watch") as ws:
+        from tests.conftest import Client
+
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
         clock = {"move_ms": 100, "grace_ms": 0, "bank_ms": 2_000}
         match = await start_direct_match(arena, "tic-tac-toe", ["slow", "fast"], clock=clock)
+        await watcher.send("watch", match=match)
+        assert (await watcher.expect("snapshot"))["clocks"] == [2_000, 2_000]
         first = await slow.expect("turn", match=match)
         assert first["clocks"] == [2_000, 2_000] and first["deadline_ms"] <= 2_100
         await trio.sleep(0.4)  # 300 ms or more beyond move_ms come out of slow's bank
         await slow.send("move", match=match, seat=0, step=0, attempt=0, action="b2")
         second = await fast.expect("turn", match=match)
         assert 1_000 <= second["clocks"][0] <= 1_700 and second["clocks"][1] == 2_000
+        assert (await watcher.expect("delta"))["clocks"] == second["clocks"]
+        await watcher.send("lobby")
+        listed = (await watcher.expect("lobby"))["live"]
+        assert [entry["clocks"] for entry in listed if entry["match"] == match] == [second["clocks"]]
         await fast.send("resign", match=match)
         await fast.expect("match_end", match=match)
 

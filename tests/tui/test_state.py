@@ -80,6 +80,25 @@ def test_the_seat_to_move_counts_down_from_the_last_step_seen() -> None:
     assert [line.text for line in state.log] == ["a1 X"]
 
 
+def test_each_seat_counts_its_bank_with_the_move_budget() -> None:
+    state = MatchState("m1")
+    snapshot = {
+        "t": "snapshot",
+        **TTT,
+        "status": "live",
+        "step": 0,
+        "clocks": [3000, 3000],
+        "view": board(["..."] * 3, "X (seat 0) to move."),
+    }
+    state.apply_snapshot(snapshot, now=10.0, wall_now=0.0)
+    assert [c.ms_left for c in state.clocks(now=12.0)] == [pytest.approx(11000), 13000]
+    after = board(["X..", "...", "..."], "O (seat 1) to move.")
+    state.apply_delta({"t": "delta", "match": "m1", "step": 1, "view": after, "clocks": [1500, 3000]}, now=20.0)
+    assert [c.ms_left for c in state.clocks(now=21.0)] == [11500, pytest.approx(12000)]
+    with pytest.raises(Malformed):
+        state.apply_delta({"t": "delta", "match": "m1", "step": 2, "view": after, "clocks": ["soon", 0]}, now=22.0)
+
+
 def test_a_resent_delta_is_not_logged_twice_and_a_gap_is_said() -> None:
     state = MatchState("m1")
     state.apply_snapshot({"t": "snapshot", **TTT, "status": "live", "step": 0, "view": board(["..."] * 3)}, 0.0, 0.0)
