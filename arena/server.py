@@ -45,7 +45,8 @@ log = logging.getLogger("arena.server")
 
 @dataclass(frozen=True)
 class Limits:
-    """What one connection may do; sent to every bot in its ``welcome``."""
+    """What one connection may do; sent to every bot in its ``welcome``, the heartbeat beside
+    the rest, since it is what the server does rather than what the bot may do."""
 
     soft_cap: int = 64 * 1024  # bytes: larger frames are answered with an error
     hard_cap: int = 1024 * 1024  # bytes: the websocket layer closes with 1009
@@ -59,7 +60,9 @@ class Limits:
     queue: int = 1_024  # messages waiting for a slow reader before it is dropped
 
     def to_wire(self) -> dict[str, Any]:
-        return asdict(self)
+        limits = asdict(self)
+        del limits["heartbeat_s"]
+        return limits
 
 
 class TokenBucket:
@@ -195,6 +198,7 @@ class ArenaServer:
                     max_size=self.limits.hard_cap,
                     ping_interval=self.limits.heartbeat_s,
                     ping_timeout=self.limits.heartbeat_s,
+                    close_timeout=self.limits.heartbeat_s,  # a peer that stopped reading never answers the close either
                     server_header="selfplay-arena",
                     compression=None,  # frames are small: deflate costs more CPU than it saves bytes
                 )
@@ -435,7 +439,14 @@ class ArenaServer:
         session.attach(connection)
         session.acks = hello.get("acks", True)
         told = last_seq if resumed else session.seq
-        session.greet(session=session.id, bot=bot, resumed=resumed, seq=told, limits=self.limits.to_wire())
+        session.greet(
+            session=session.id,
+            bot=bot,
+            resumed=resumed,
+            seq=told,
+            heartbeat_s=self.limits.heartbeat_s,
+            limits=self.limits.to_wire(),
+        )
         if resumed:
             session.replay(last_seq)
         else:
