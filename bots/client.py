@@ -102,7 +102,7 @@ async def run_bot(
         except ConnectionClosed as closed:
             code = closed.rcvd.code if closed.rcvd else None
             if code in FATAL_CLOSES:
-                raise BotStopped(f"{FATAL_CLOSES[code]} ({closed.rcvd.reason if closed.rcvd else ''})") from None
+                raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({closed.rcvd.reason if closed.rcvd else ''})") from None
             if code == p.CLOSE_SUPERSEDED:
                 raise BotStopped("another connection logged in with this token") from None
         except (OSError, InvalidHandshake, InvalidURI) as error:

@@ -319,7 +319,7 @@ async def test_a_challenge_starts_a_match_with_the_named_bot(arena: Arena) -> No
 @pytest.mark.trio
 async def test_a_wrong_token_is_refused_with_4001(arena: Arena) -> None:
     await arena.register("victim")
-    with pytest.raises(BotStopped, match="refused the token"):
+    with pytest.raises(BotStopped, match="refused the token of bot 'victim'"):
         await run_bot(random_policy(0), arena.url, "victim", "not-the-token", games=["tic-tac-toe"], matches=1)
 
 
