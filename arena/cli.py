@@ -36,6 +36,29 @@ def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type for an integer in a range, so that a negative count or an impossible
+    port is a usage error naming the option, not a surprise later (a port past 65535 used
+    to wrap around to another one)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"at least {minimum}" if maximum is None else f"from {minimum} to {maximum}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+PORT = _int_from(0, 65_535)
+COUNT = _int_from(0)
+POSITIVE = _int_from(1)
+
+
 def _parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for pair in pairs:
@@ -815,8 +838,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seed", type=int, default=0, help="the match seed: same seed, same deals (default 0)")
     play.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a game config value; repeat for more")
-    play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
-    play.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
+    play.add_argument(
+        "--move-ms", type=POSITIVE, default=None, help="time per move in ms (default 10000, one hour with a human seat)"
+    )
+    play.add_argument("--retries", type=COUNT, default=2, help="illegal answers retried before a forfeit (default 2)")
     play.add_argument("--json", action="store_true", help="print only the match record as JSON")
     play.add_argument("--db", help="also record the match in this SQLite store (as the server does)")
     play.set_defaults(run=cmd_play)
@@ -827,14 +852,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve bots on /bot, spectators on /watch and JSON on /health, /metrics and /api/. Stop with Ctrl-C.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one and prints it)")
+    serve.add_argument("--port", type=PORT, default=8765, help="port (default 8765; 0 picks a free one and prints it)")
     serve.add_argument("--db", default="arena.db", help="the SQLite store (default arena.db)")
     serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
     serve.add_argument("--admin-token-file", help="read the admin token from this file instead of making one")
-    serve.add_argument("--move-ms", type=int, default=10_000, help="time per move in ms for lobby matches (default 10000)")
-    serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
-    serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
-    serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
+    serve.add_argument("--move-ms", type=POSITIVE, default=10_000, help="time per move in ms for lobby matches (default 10000)")
+    serve.add_argument("--grace-ms", type=COUNT, default=30_000, help="how long a disconnected bot may resume (default 30000)")
+    serve.add_argument("--retries", type=COUNT, default=2, help="illegal answers retried before a forfeit (default 2)")
+    serve.add_argument("--max-matches", type=POSITIVE, default=8, help="matches one bot may play at once (default 8)")
     serve.set_defaults(run=cmd_serve)
 
     ratings = commands.add_parser(
@@ -845,7 +870,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ratings.add_argument("--game", help="one game's leaderboard (one table per variant)")
     ratings.add_argument("--db", default="arena.db", help="the store (default arena.db)")
-    ratings.add_argument("--resamples", type=int, default=200, help="bootstrap resamples for the Nash intervals (default 200)")
+    ratings.add_argument("--resamples", type=COUNT, default=200, help="bootstrap resamples for the Nash intervals (default 200)")
     ratings.add_argument("--json", action="store_true", help="print as JSON")
     ratings.set_defaults(run=cmd_ratings)
 
@@ -854,7 +879,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--db", default="arena.db", help="the store (default arena.db)")
     report.add_argument("--out", required=True, help="the folder to write README.md and the plots into")
-    report.add_argument("--resamples", type=int, default=200, help="bootstrap resamples (default 200)")
+    report.add_argument("--resamples", type=COUNT, default=200, help="bootstrap resamples (default 200)")
     report.set_defaults(run=cmd_report)
 
     bot = commands.add_parser("bot", help="register bots, rotate tokens, run a bot", description="Manage and run bots.")
@@ -880,8 +905,8 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("--token", required=True, help="the bot's token")
     run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
     run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
-    run_bot.add_argument("--matches", type=int, default=None, help="stop after this many matches (default: play on)")
-    run_bot.add_argument("--delay", type=int, default=0, metavar="MS", help="wait this long before each move")
+    run_bot.add_argument("--matches", type=POSITIVE, default=None, help="stop after this many matches (default: play on)")
+    run_bot.add_argument("--delay", type=COUNT, default=0, metavar="MS", help="wait this long before each move")
     run_bot.add_argument("--self-play", action="store_true", help="allow matches against itself")
     run_bot.add_argument("--json", action="store_true", help="print the match results as JSON at the end")
     run_bot.set_defaults(run=cmd_bot_run)
@@ -941,7 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="instead: start a local server with bots playing several games on and on, and watch them in the terminal",
     )
     demo.add_argument(
-        "--delay", type=int, default=400, metavar="MS", help="with --watch: each bot's wait before a move (default 400)"
+        "--delay", type=COUNT, default=400, metavar="MS", help="with --watch: each bot's wait before a move (default 400)"
     )
     demo.set_defaults(run=cmd_demo)
 
@@ -971,7 +996,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")
-    train_run.add_argument("--updates", type=int, help="override the number of updates")
+    train_run.add_argument("--updates", type=POSITIVE, help="override the number of updates")
     train_run.add_argument("--out", help="override out_dir")
     train_run.add_argument("--json", action="store_true", help="print a JSON summary instead of progress")
     train_run.set_defaults(run=cmd_train_run)
@@ -998,7 +1023,7 @@ def build_parser() -> argparse.ArgumentParser:
     trajectories.add_argument("--game", help="only this game's matches")
     trajectories.add_argument("--bot", help="only the turns this bot took")
     trajectories.add_argument(
-        "--limit", type=int, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
+        "--limit", type=POSITIVE, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
     )
     trajectories.add_argument("--out", required=True, metavar="FILE.jsonl", help="the file to write (replaced whole)")
     trajectories.add_argument("--json", action="store_true", help="print the counts as JSON")

@@ -156,6 +156,11 @@ def forfeit_returns(state: Game, seat: int) -> list[float]:
     return returns
 
 
+def check_max_retries(max_retries: int) -> None:
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+
+
 class _Forfeit(Exception):
     def __init__(self, seat: int, reason: str, detail: str) -> None:
         super().__init__(f"seat {seat}: {reason}: {detail}")
@@ -320,8 +325,7 @@ async def play_match(
     ConfigError and a wrong seat count are raised before anything starts; everything
     that goes wrong afterwards ends in a result with its reason, never an exception.
     """
-    if max_retries < 0:
-        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    check_max_retries(max_retries)
     state = game.new(config, seed)
     if len(seats) != state.num_players:
         raise ValueError(f"{game.spec.name} with this config needs {state.num_players} seats, got {len(seats)}")

@@ -31,7 +31,7 @@ from websockets.trio.server import Server, ServerConnection, serve
 import games
 from arena import protocol as p
 from arena.lobby import Lobby
-from arena.match import Clock, MatchEvent, MatchResult, play_match
+from arena.match import Clock, MatchEvent, MatchResult, check_max_retries, play_match
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
@@ -58,6 +58,16 @@ class Limits:
     max_matches: int = 8  # matches one bot may play at once
     heartbeat_s: float = 20.0
     queue: int = 1_024  # messages waiting for a slow reader before it is dropped
+
+    def __post_init__(self) -> None:
+        wrong = [name for name, value in asdict(self).items() if not (value >= 0 if name == "grace_ms" else value > 0)]
+        if self.hard_cap < self.soft_cap:
+            wrong.append("hard_cap")
+        if wrong:
+            raise ValueError(
+                f"limits out of range: {', '.join(f'{name}={getattr(self, name)}' for name in wrong)} "
+                "(grace_ms may be 0, hard_cap must be at least soft_cap, every other limit must be positive)"
+            )
 
     def to_wire(self) -> dict[str, Any]:
         limits = asdict(self)
@@ -152,6 +162,7 @@ class ArenaServer:
         read_only: bool = False,
         admin_token: str | None = None,
     ) -> None:
+        check_max_retries(max_retries)  # now, not at the first match
         self.db = Path(db)
         self.clock = clock or Clock()
         self.max_retries = max_retries

@@ -1,5 +1,6 @@
 """Bad input on /bot: every malformed frame gets its documented error or close code, and
 the server keeps serving everyone else (a normal match between two other bots completes).
+A server configured out of range refuses to start.
 
 Real server on loopback, real SQLite file; raw websockets speak the protocol the way a
 bot written in another language would, including the ways it can get it wrong.
@@ -508,3 +509,27 @@ def test_random_frames_never_break_the_server(tmp_path: Path) -> None:
         assert metrics["errors"] > 0 and metrics["matches_finished"] >= 1
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+# ---- bad server configuration ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"limits": {"grace_ms": -1}}, "grace_ms=-1"),
+        ({"limits": {"max_matches": 0}}, "max_matches=0"),
+        ({"limits": {"rate": 0.0, "queue": -1}}, "rate=0.0, queue=-1"),
+        ({"limits": {"soft_cap": 4_096, "hard_cap": 1_024}}, "hard_cap=1024"),
+        ({"limits": {"heartbeat_s": 0.0}}, "heartbeat_s=0.0"),
+        ({"max_retries": -1}, "max_retries must be >= 0, got -1"),
+    ],
+)
+def test_a_server_configured_out_of_range_refuses_to_start_and_writes_nothing(
+    tmp_path: Path, options: dict[str, Any], named: str
+) -> None:
+    db = tmp_path / "arena.db"
+    with pytest.raises(ValueError, match=named):
+        limits = Limits(**options.get("limits", {}))
+        ArenaServer(db, limits=limits, max_retries=options.get("max_retries", 2))
+    assert not db.exists()

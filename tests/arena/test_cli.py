@@ -97,6 +97,29 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
     assert err.count("\n") == 1 and err.startswith("arena: error: ") and message in err
 
 
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("serve --port 99999", "argument --port: must be from 0 to 65535, got 99999"),  # it wrapped to another port
+        ("serve --port -1", "argument --port: must be from 0 to 65535, got -1"),
+        ("serve --port http", "argument --port: expected an integer, got 'http'"),
+        ("serve --grace-ms -1", "argument --grace-ms: must be at least 0, got -1"),
+        ("serve --retries -1", "argument --retries: must be at least 0, got -1"),
+        ("serve --max-matches 0", "argument --max-matches: must be at least 1, got 0"),
+        ("play nim --seat random --seat random --move-ms 0", "argument --move-ms: must be at least 1, got 0"),
+        ("ratings --resamples -5", "argument --resamples: must be at least 0, got -5"),
+        ("bot run random --token t --game nim --matches 0", "argument --matches: must be at least 1, got 0"),
+        ("bot run random --token t --game nim --delay -1", "argument --delay: must be at least 0, got -1"),
+    ],
+)
+def test_numbers_out_of_range_are_usage_errors_naming_the_option(
+    capsys: pytest.CaptureFixture[str], command: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(command.split())
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_demo_runs_the_quickstart_tournament_and_prints_its_leaderboards(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "demo", "--json")
     summary = json.loads(out)
