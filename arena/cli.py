@@ -996,7 +996,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")
-    train_run.add_argument("--updates", type=POSITIVE, help="override the number of updates")
+    train_run.add_argument("--updates", type=int, help="override the number of updates")
     train_run.add_argument("--out", help="override out_dir")
     train_run.add_argument("--json", action="store_true", help="print a JSON summary instead of progress")
     train_run.set_defaults(run=cmd_train_run)
@@ -1023,7 +1023,7 @@ def build_parser() -> argparse.ArgumentParser:
     trajectories.add_argument("--game", help="only this game's matches")
     trajectories.add_argument("--bot", help="only the turns this bot took")
     trajectories.add_argument(
-        "--limit", type=POSITIVE, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
+        "--limit", type=int, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
     )
     trajectories.add_argument("--out", required=True, metavar="FILE.jsonl", help="the file to write (replaced whole)")
     trajectories.add_argument("--json", action="store_true", help="print the counts as JSON")
