@@ -227,14 +227,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.admin_token_file} is empty")
     if args.read_only and not os.path.exists(args.db):
         raise UsageError(f"--read-only needs an existing store; {args.db} does not exist")
-    server = ArenaServer(
-        args.db,
-        clock=Clock(move_ms=args.move_ms),
-        max_retries=args.retries,
-        limits=Limits(grace_ms=args.grace_ms, max_matches=args.max_matches),
-        read_only=args.read_only,
-        admin_token=admin_token,
-    )
+    try:
+        server = ArenaServer(
+            args.db,
+            clock=Clock(move_ms=args.move_ms),
+            max_retries=args.retries,
+            limits=Limits(grace_ms=args.grace_ms, max_matches=args.max_matches),
+            read_only=args.read_only,
+            admin_token=admin_token,
+        )
+    except ValueError as error:  # the clock, the limits and the retries check themselves
+        raise UsageError(str(error)) from None
 
     async def main() -> None:
         listeners = await open_listeners(args.host, args.port)
@@ -838,10 +841,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seed", type=int, default=0, help="the match seed: same seed, same deals (default 0)")
     play.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a game config value; repeat for more")
-    play.add_argument(
-        "--move-ms", type=POSITIVE, default=None, help="time per move in ms (default 10000, one hour with a human seat)"
-    )
-    play.add_argument("--retries", type=COUNT, default=2, help="illegal answers retried before a forfeit (default 2)")
+    play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
+    play.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
     play.add_argument("--json", action="store_true", help="print only the match record as JSON")
     play.add_argument("--db", help="also record the match in this SQLite store (as the server does)")
     play.set_defaults(run=cmd_play)
@@ -856,10 +857,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", default="arena.db", help="the SQLite store (default arena.db)")
     serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
     serve.add_argument("--admin-token-file", help="read the admin token from this file instead of making one")
-    serve.add_argument("--move-ms", type=POSITIVE, default=10_000, help="time per move in ms for lobby matches (default 10000)")
-    serve.add_argument("--grace-ms", type=COUNT, default=30_000, help="how long a disconnected bot may resume (default 30000)")
-    serve.add_argument("--retries", type=COUNT, default=2, help="illegal answers retried before a forfeit (default 2)")
-    serve.add_argument("--max-matches", type=POSITIVE, default=8, help="matches one bot may play at once (default 8)")
+    serve.add_argument("--move-ms", type=int, default=10_000, help="time per move in ms for lobby matches (default 10000)")
+    serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
+    serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
+    serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
     serve.set_defaults(run=cmd_serve)
 
     ratings = commands.add_parser(

@@ -89,6 +89,10 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("play iterated-prisoners-dilemma --seat random --seat random --config rounds=x", "'rounds'"),
         ("play iterated-prisoners-dilemma --seat random --seat random --config nonsense", "key=value"),
         ("bots --game chess", "unknown game 'chess'"),
+        ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
+        ("serve --max-matches 0", "limits out of range: max_matches=0"),
+        ("serve --retries -1", "max_retries must be >= 0, got -1"),
+        ("serve --move-ms 0", "clock needs move_ms > 0"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFixture[str], command: str, message: str) -> None:
@@ -103,10 +107,6 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
         ("serve --port 99999", "argument --port: must be from 0 to 65535, got 99999"),  # it wrapped to another port
         ("serve --port -1", "argument --port: must be from 0 to 65535, got -1"),
         ("serve --port http", "argument --port: expected an integer, got 'http'"),
-        ("serve --grace-ms -1", "argument --grace-ms: must be at least 0, got -1"),
-        ("serve --retries -1", "argument --retries: must be at least 0, got -1"),
-        ("serve --max-matches 0", "argument --max-matches: must be at least 1, got 0"),
-        ("play nim --seat random --seat random --move-ms 0", "argument --move-ms: must be at least 1, got 0"),
         ("ratings --resamples -5", "argument --resamples: must be at least 0, got -5"),
         ("bot run random --token t --game nim --matches 0", "argument --matches: must be at least 1, got 0"),
         ("bot run random --token t --game nim --delay -1", "argument --delay: must be at least 0, got -1"),
