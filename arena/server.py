@@ -10,6 +10,7 @@ it is acted on, and each failure is answered with an ``error`` carrying a code f
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import json
@@ -369,7 +370,7 @@ class ArenaServer:
             strikes += 1
             if strikes >= self.limits.strikes:
                 connection.close(p.CLOSE_POLICY, "too many bad or excessive messages")
-                await ws.wait_closed()  # returning sooner would let the handler's exit close with 1000
+                await _discard_until_closed(ws)
                 return
 
     # ---- bots ----------------------------------------------------------------------------
@@ -929,6 +930,16 @@ class ArenaServer:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"no finished match {match_id!r} to replay")
         views = await trio.to_thread.run_sync(_replay_views, record)
         return {**_finished_summary(record), "views": views, "turns": record["turns"]}
+
+
+async def _discard_until_closed(ws: ServerConnection) -> None:
+    """Read and drop what the client still sends while the close is under way. Waiting
+    without reading would not do: once its queue of unread messages is full, websockets
+    stops reading the socket, so it would never see the client's close frame nor its
+    disconnect, and the connection (and with it the server's shutdown) would hang."""
+    with contextlib.suppress(ConnectionClosed):
+        async for _ in ws:
+            pass
 
 
 def _floats(values: Any) -> list[float] | None:

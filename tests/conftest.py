@@ -22,7 +22,11 @@ from typing import Any
 
 import pytest
 import trio
+from websockets.client import ClientProtocol
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 from websockets.trio.client import ClientConnection, connect
+from websockets.uri import parse_uri
 
 import games
 from arena import protocol as p
@@ -47,6 +51,26 @@ class Arena:
     async def socket(self, path: str = "/bot") -> AsyncIterator[ClientConnection]:
         async with connect(self.url + path, proxy=None, max_size=None) as ws:
             yield ws
+
+    async def raw_bot(self, name: str) -> tuple[trio.SocketStream, ClientProtocol]:
+        """A bot logged in over a bare socket with websockets' sans-IO protocol: the test
+        decides when anything is read or written (a frozen process, a burst already in
+        flight), which a websocket client library does not let it do."""
+        token = await self.register(name)
+        protocol = ClientProtocol(parse_uri(self.url + "/bot"))
+        host, port = self.url.removeprefix("ws://").split(":")
+        stream = await trio.open_tcp_stream(host, int(port))
+        protocol.send_request(protocol.connect())
+        await stream.send_all(b"".join(protocol.data_to_send()))
+        with trio.fail_after(10):
+            while protocol.state is not State.OPEN:
+                protocol.receive_data(await stream.receive_some())
+            protocol.events_received()  # the handshake's response
+            protocol.send_binary(p.encode(p.message("hello", bot=name, token=token), True))
+            await stream.send_all(b"".join(protocol.data_to_send()))
+            while not any(_is_welcome(frame) for frame in protocol.events_received()):
+                protocol.receive_data(await stream.receive_some())
+        return stream, protocol
 
     @asynccontextmanager
     async def bot(self, name: str, token: str | None = None, *, binary: bool = True, **hello: Any) -> AsyncIterator[Client]:
@@ -132,6 +156,10 @@ async def arena(arena_factory: ArenaFactory) -> AsyncIterator[Arena]:
     started = await arena_factory()
     yield started
     await started.server.shutdown()
+
+
+def _is_welcome(frame: Frame) -> bool:
+    return frame.opcode is Opcode.BINARY and p.decode(bytes(frame.data))["t"] == "welcome"
 
 
 class ServeProcess:

@@ -300,6 +300,28 @@ async def test_flooding_is_rate_limited_then_closed_with_1008(arena_factory: Are
 
 
 @pytest.mark.trio
+async def test_a_flood_already_in_flight_is_closed_at_once_and_the_server_still_stops(arena_factory: ArenaFactory) -> None:
+    """More frames wait unread than websockets queues: the server must read through them
+    to see the client's answer to its close; once it waited without reading, the close took
+    a heartbeat and the connection, and so the server's shutdown, never ended."""
+    arena = await arena_factory(limits=Limits(rate=1, burst=8, strikes=3))
+    stream, protocol = await arena.raw_bot("burst")
+    for _ in range(80):
+        protocol.send_binary(p.encode(p.message("ping"), True))
+    await stream.send_all(b"".join(protocol.data_to_send()))  # all in flight before the server reads the first
+    with trio.fail_after(5):
+        while protocol.close_rcvd is None:
+            protocol.receive_data(await stream.receive_some())
+        await stream.send_all(b"".join(protocol.data_to_send()))  # the answer to the close, behind 69 unread pings
+        while await stream.receive_some():  # the server hangs up once it has read the answer
+            pass
+    await stream.aclose()
+    assert protocol.close_rcvd.code == p.CLOSE_POLICY
+    with trio.fail_after(5):
+        await arena.server.shutdown()
+
+
+@pytest.mark.trio
 async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(rate=20, burst=2, strikes=3))
     async with arena.bot("patient") as patient:

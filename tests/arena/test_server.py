@@ -8,10 +8,6 @@ from typing import Any
 
 import pytest
 import trio
-from websockets.client import ClientProtocol
-from websockets.frames import Frame, Opcode
-from websockets.protocol import State
-from websockets.uri import parse_uri
 
 import games
 from arena import protocol as p
@@ -216,36 +212,13 @@ async def test_a_disconnect_past_the_grace_window_forfeits(arena_factory: ArenaF
     assert Store(arena.db, read_only=True).match(match)["reason"] == "disconnect"  # type: ignore[index]
 
 
-async def frozen_bot(arena: Arena, name: str) -> trio.SocketStream:
-    """A bot whose process froze after its welcome: the socket stays open, nothing reads it,
-    so no ping is ever answered (what a websocket library does by itself while it runs)."""
-    token = await arena.register(name)
-    protocol = ClientProtocol(parse_uri(arena.url + "/bot"))
-    host, port = arena.url.removeprefix("ws://").split(":")
-    stream = await trio.open_tcp_stream(host, int(port))
-    protocol.send_request(protocol.connect())
-    await stream.send_all(b"".join(protocol.data_to_send()))
-    with trio.fail_after(10):
-        while protocol.state is not State.OPEN:
-            protocol.receive_data(await stream.receive_some())
-        protocol.events_received()  # the handshake's response
-        protocol.send_binary(p.encode(p.message("hello", bot=name, token=token), True))
-        await stream.send_all(b"".join(protocol.data_to_send()))
-        while not any(_is_welcome(frame) for frame in protocol.events_received()):
-            protocol.receive_data(await stream.receive_some())
-    return stream
-
-
-def _is_welcome(frame: Frame) -> bool:
-    return frame.opcode is Opcode.BINARY and p.decode(bytes(frame.data))["t"] == "welcome"
-
-
 @pytest.mark.trio
 async def test_the_heartbeat_finds_a_frozen_bot_and_its_opponent_is_told(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(heartbeat_s=0.2, grace_ms=60_000))
     async with arena.bot("watchful") as watchful:
         assert watchful.welcome["heartbeat_s"] == 0.2 and "heartbeat_s" not in watchful.welcome["limits"]
-        async with await frozen_bot(arena, "frozen"):
+        stream, _ = await arena.raw_bot("frozen")  # a process frozen after its welcome: nothing reads the socket
+        async with stream:
             match = await start_direct_match(arena, "tic-tac-toe", ["frozen", "watchful"], clock={"move_ms": 60_000})
             gone = await watchful.expect("opponent_gone", match=match, bot="frozen", timeout=5)
             assert 0 < gone["ms"] <= 60_000  # the reconnection window, not the move clock, is what it has left
