@@ -122,6 +122,10 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     },
     "abort_match": {"match": ((str,), True), "reason": ((str,), False)},
 }
+# maps inside a message, checked like the message itself: type -> {field: its fields}
+NESTED_MAPS: dict[str, dict[str, dict[str, tuple[tuple[type, ...], bool]]]] = {
+    "hello": {"resume": {"session": ((str,), True), "last_seq": ((int,), True)}},
+}
 ADMIN_TYPES = frozenset({"register", "rotate", "create_match", "abort_match"})
 
 WATCH_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
@@ -192,19 +196,31 @@ def check(message: Mapping[str, Any], schema: Mapping[str, Mapping[str, tuple[tu
     fields = schema.get(kind)
     if fields is None:
         raise ProtocolError(UNKNOWN_TYPE, f"unknown message type {kind!r}; known: {', '.join(sorted(schema))}")
+    _check_fields(kind, message, fields)
+    for name, inner in NESTED_MAPS.get(kind, {}).items():
+        if name in message:
+            _check_fields(f"{kind}.{name}", message[name], inner)
+    return kind
+
+
+def _check_fields(where: str, message: Mapping[str, Any], fields: Mapping[str, tuple[tuple[type, ...], bool]]) -> None:
     for name, (types, required) in fields.items():
         if name not in message:
             if required:
-                raise ProtocolError(BAD_MESSAGE, f"'{kind}' needs the field '{name}'")
+                raise ProtocolError(BAD_MESSAGE, f"'{where}' needs the field '{name}'")
             continue
         value = message[name]
         if isinstance(value, bool) and bool not in types:
-            raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must be {_names(types)}, got a boolean")
+            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got a boolean")
         if not isinstance(value, types):
-            raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must be {_names(types)}, got {type(value).__name__}")
+            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got {type(value).__name__}")
         if isinstance(value, int) and not -(2**63) <= value < 2**63:  # what msgpack and SQLite can carry
-            raise ProtocolError(BAD_MESSAGE, f"'{kind}.{name}' must fit in a signed 64-bit integer")
-    return kind
+            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must fit in a signed 64-bit integer")
+
+
+def is_version(value: Any) -> bool:
+    """Whether a hello's ``v`` is this protocol's: an int, so neither ``1.0`` nor ``true``."""
+    return type(value) is int and value == PROTOCOL_VERSION
 
 
 def _names(types: tuple[type, ...]) -> str:

@@ -168,7 +168,7 @@ class RemoteSeat:
     """A bot connected to the server, seated in one match.
 
     The clock is the match loop's; this seat adds the disconnection rule: while the bot
-    is away its clock keeps running, and once the session's grace window has passed
+    is away its clock keeps running, and once the session's reconnection window has passed
     without a resume the seat forfeits for disconnection.
     """
 
@@ -204,7 +204,7 @@ class RemoteSeat:
                     continue
                 left = session.grace_left()
                 if left <= 0:
-                    raise SeatForfeit("disconnect", f"{self.name} stayed away past the {session.grace_s:g} s grace window")
+                    raise SeatForfeit("disconnect", f"{self.name} stayed away past the {session.grace_s:g} s reconnection window")
                 with trio.move_on_after(left):
                     await slot.changed()
             return slot.move

@@ -39,6 +39,8 @@ from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
 from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, variant_of
 from games.api import Game, GameError, make_config
+from games.catalog import game_entry
+from games.registry import UnknownGame
 
 ADMIN = "admin"
 log = logging.getLogger("arena.server")
@@ -259,6 +261,13 @@ class ArenaServer:
             return 200, self.metrics_snapshot()
         if path == "/api/leaderboard":
             return 200, await self._read(functools.partial(leaderboard, game=arg("game")))
+        if path == "/api/games":
+            return 200, [game.spec.to_dict() for game in games.all()]
+        if path.startswith("/api/games/"):
+            try:
+                return 200, game_entry(games.get(path.removeprefix("/api/games/")))
+            except UnknownGame as error:
+                return 404, {"error": p.UNKNOWN_GAME, "message": str(error)}
         if path == "/api/bots":
             return 200, await self._read(lambda s: s.bots())
         if path == "/api/matches":
@@ -394,7 +403,7 @@ class ArenaServer:
             if kind != "hello":
                 await ws.aclose(p.CLOSE_NO_HELLO, "the first message must be hello")
                 return None
-            if hello.get("v") != p.PROTOCOL_VERSION:
+            if not p.is_version(hello.get("v")):
                 await ws.aclose(p.CLOSE_BAD_VERSION, f"this server speaks protocol version {p.PROTOCOL_VERSION}")
                 return None
             if self.read_only:

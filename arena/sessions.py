@@ -3,7 +3,7 @@
 Every message the server sends a bot gets the next sequence number and is kept in a
 bounded outbox, so a bot that reconnects with ``resume`` (its session id and the last
 ``seq`` it saw) gets exactly what it missed. While the bot is away its clock keeps
-running; after the grace window its seats forfeit for disconnection.
+running; after the reconnection window its seats forfeit for disconnection.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""The game catalog as markdown, built from the registered specs so the docs cannot drift.
+"""The game catalog as markdown (and as data for the server's ``/api/games``), built from
+the registered specs so the docs cannot drift.
 
-Pure: it only builds strings. Everything it says comes from a game's spec, its config
+Pure: it only builds strings and plain data. Everything it says comes from a game's spec, its config
 dataclass and its initial state. Sections that need other packages (the bots that can
 play a game) come from the caller as extra ``(heading, markdown)`` pairs, because games
 import nothing from the rest of the project.
@@ -116,13 +117,38 @@ def _facts(spec: GameSpec) -> str:
     return table(("", ""), rows)
 
 
-def _config(game: type[Game]) -> str:
+def _config_fields(game: type[Game]) -> list[tuple[str, Any, Any]]:
+    """(key, type, default value) of each config key."""
     default = game.spec.default_config
     hints = typing.get_type_hints(type(default))
-    rows = [
-        (code(f.name), type_label(hints[f.name]), code(value_text(getattr(default, f.name)))) for f in dataclasses.fields(default)
-    ]
+    return [(f.name, hints[f.name], getattr(default, f.name)) for f in dataclasses.fields(default)]
+
+
+def _config(game: type[Game]) -> str:
+    rows = [(code(key), type_label(kind), code(value_text(value))) for key, kind, value in _config_fields(game)]
     return table(("key", "type", "default"), rows) + "\n\nSet a key with `--config key=value` (`arena play`)."
+
+
+def wire_type(expected: Any) -> str:
+    """A config field's type in the wire protocol's words (PROTOCOL.md's notation)."""
+    if typing.get_origin(expected) is tuple:
+        return f"list of {wire_type(typing.get_args(expected)[0])}"
+    words = {int: "int", float: "number", bool: "bool", str: "string"}
+    return words.get(expected, getattr(expected, "__name__", str(expected)))
+
+
+def game_entry(game: type[Game]) -> dict[str, Any]:
+    """One game as data, for a client in any language: its spec, its rules as a player
+    reads them, the config keys a seek may set, and this catalog's entry in markdown."""
+    return {
+        **game.spec.to_dict(),
+        "rules": game.spec.rules,
+        "config": [
+            {"key": key, "type": wire_type(kind), "default": list(value) if isinstance(value, tuple) else value}
+            for key, kind, value in _config_fields(game)
+        ],
+        "doc": game_doc(game),
+    }
 
 
 def _actions(game: type[Game]) -> str:

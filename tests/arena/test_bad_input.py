@@ -345,6 +345,14 @@ async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_fact
         pytest.param(p.encode(p.message("seek", games=["nim"]), False), id="a seek"),
         pytest.param(b"\xc1", id="a bad frame"),
         pytest.param(json_frame(t="hello", v=1, bot="x"), id="a hello without its token"),
+        pytest.param(json_frame(t="hello", v=1, bot="x", token="t", resume={}), id="a resume without its fields"),
+        pytest.param(
+            json_frame(t="hello", v=1, bot="x", token="t", resume={"session": 5, "last_seq": 0}), id="a resume's session a number"
+        ),
+        pytest.param(
+            packed({"t": "hello", "v": 1, "bot": "x", "token": "t", "resume": {"session": "s", "last_seq": True}}),
+            id="a resume's last_seq a boolean",
+        ),
     ],
 )
 async def test_a_first_message_that_is_not_a_hello_closes_with_4004(arena: Arena, first: bytes | str) -> None:
@@ -355,10 +363,15 @@ async def test_a_first_message_that_is_not_a_hello_closes_with_4004(arena: Arena
 
 
 @pytest.mark.trio
-async def test_a_wrong_protocol_version_closes_with_4003(arena: Arena) -> None:
+@pytest.mark.parametrize(
+    ("version", "binary"),
+    [(p.PROTOCOL_VERSION + 1, True), (1.0, True), (1.0, False), (True, False), ("1", False)],
+    ids=["the next version", "a msgpack float 1.0", "a JSON 1.0", "a boolean", "a string"],
+)
+async def test_a_wrong_protocol_version_closes_with_4003(arena: Arena, version: Any, binary: bool) -> None:
     token = await arena.register("oldtimer")
     async with arena.socket() as ws:
-        await ws.send(p.encode({"t": "hello", "v": p.PROTOCOL_VERSION + 1, "bot": "oldtimer", "token": token}, True))
+        await ws.send(p.encode({"t": "hello", "v": version, "bot": "oldtimer", "token": token}, binary))
         assert await close_code(ws) == p.CLOSE_BAD_VERSION
     await still_serving(arena, "after-version")
 

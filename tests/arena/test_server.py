@@ -448,6 +448,19 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_the_games_are_described_over_http_for_clients_in_any_language(arena: Arena) -> None:
+    status, listed = await http_get(arena.url, "/api/games")
+    assert status == 200 and [game["name"] for game in listed] == games.names()
+    status, kuhn = await http_get(arena.url, "/api/games/kuhn-poker")
+    assert status == 200 and kuhn["action_space"] == ["check", "bet", "call", "fold"] and "Kuhn" in kuhn["rules"]
+    assert kuhn["config"] == [{"key": "players", "type": "int", "default": 2}] and kuhn["doc"].startswith("## Kuhn poker")
+    nim = (await http_get(arena.url, "/api/games/nim"))[1]
+    assert {"key": "heaps", "type": "list of int", "default": [3, 4, 5]} in nim["config"]
+    status, missing = await http_get(arena.url, "/api/games/tic_tac_toe")
+    assert status == 404 and missing["error"] == p.UNKNOWN_GAME and "tic-tac-toe" in missing["message"]
+
+
+@pytest.mark.trio
 async def test_a_burst_of_seeks_never_seats_a_bot_past_its_match_limit(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(max_matches=1))
     async with arena.bot("busy") as busy, arena.bot("o1") as o1, arena.bot("o2") as o2:
