@@ -189,6 +189,7 @@ class _Match:
         self.on_event = on_event
         self.turns: list[TurnRecord] = []
         self.last_turn: list[TurnRecord | None] = [None] * len(seats)
+        self.unclaimed = [0.0] * len(seats)
         self.bank_ms = [clock.bank_ms] * len(seats)
         self.players = tuple(seat.name for seat in seats)
         self.config = state.config.to_dict()
@@ -199,8 +200,12 @@ class _Match:
             if inspect.isawaitable(pending):
                 await pending
 
-    async def ask(self, seat: int) -> tuple[str, TurnRecord]:
-        """Ask one seat until it gives a legal action, or raise _Forfeit."""
+    async def ask(self, seat: int) -> str:
+        """Ask one seat until it gives a legal action, or raise _Forfeit.
+
+        The accepted answer becomes the seat's last turn at once, taking any reward that
+        waited for it, so that ``credit`` after the step finds it.
+        """
         state = self.state
         step = state.step_count
         budget_ms = self.clock.move_ms + self.bank_ms[seat]
@@ -253,9 +258,11 @@ class _Match:
                 await self.emit("rejected", seat=seat, attempt=attempt, action=move.action, reason=reason)
                 continue
             record.accepted = True
+            record.reward, self.unclaimed[seat] = self.unclaimed[seat], 0.0
+            self.last_turn[seat] = record
             spent_ms = (trio.current_time() - started) * 1000
             self.bank_ms[seat] = max(0, int(self.bank_ms[seat] - max(0.0, spent_ms - self.clock.move_ms)))
-            return canonical, record
+            return canonical
         raise _Forfeit(seat, ILLEGAL, f"{self.max_retries + 1} illegal answers; last: {reason}")
 
     async def _answer(self, seat: int, turn: Turn, deadline: float) -> Move:
@@ -273,13 +280,11 @@ class _Match:
     async def ask_all(self, movers: Sequence[int]) -> dict[int, str]:
         """Ask every seat to move at once (simultaneous games) or the one seat."""
         if len(movers) == 1:
-            action, record = await self.ask(movers[0])
-            self.last_turn[movers[0]] = record
-            return {movers[0]: action}
+            return {movers[0]: await self.ask(movers[0])}
         chosen: dict[int, str] = {}
 
         async def one(seat: int) -> None:
-            chosen[seat], self.last_turn[seat] = await self.ask(seat)
+            chosen[seat] = await self.ask(seat)
 
         try:
             async with trio.open_nursery() as nursery:
@@ -293,10 +298,17 @@ class _Match:
         return {seat: chosen[seat] for seat in movers}
 
     def credit(self, rewards: Sequence[float]) -> None:
-        """A reward belongs to the seat's last turn at or before the step that paid it."""
+        """A reward belongs to the seat's last turn at or before the step that paid it.
+
+        One paid before the seat's first turn (a cooperative game's shared score moved by
+        another seat) waits in ``unclaimed`` for that turn, so that a seat's turns add up to
+        its return. A seat that never gets a turn keeps it in its return alone.
+        """
         for seat, reward in enumerate(rewards):
             record = self.last_turn[seat]
-            if record is not None:
+            if record is None:
+                self.unclaimed[seat] += reward
+            else:
                 record.reward += reward
 
 
