@@ -750,9 +750,6 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
     from trainer.export import ExportError, trajectory_rows, write_jsonl
 
     store = _open_store(args.db)
-    out_dir = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(out_dir):
-        raise UsageError(f"cannot write {args.out}: no folder {out_dir}")
     try:
         rows, matches = write_jsonl(trajectory_rows(store, game=args.game, bot=args.bot, limit=args.limit), args.out)
     except ExportError as error:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,8 @@ COLUMNS = (
 
 
 class ExportError(ValueError):
-    """A filter the store cannot answer (an unknown bot, a bad limit); the message says which."""
+    """An export that cannot be done as asked (an unknown bot, a bad limit, a destination
+    that is a folder); the message says which."""
 
 
 def trajectory_rows(
@@ -155,19 +156,26 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, i
 
     The file appears whole or not at all (written beside it, then renamed), so a failed or
     interrupted export never leaves a truncated dataset that a trainer would read as complete.
+    The temporary file is created with mode 0666 for the umask to trim, not mkstemp's 0600,
+    because the rename makes it the user's file. A destination that cannot be a file is
+    refused before the first row is read.
     """
     path = Path(out)
+    if path.is_dir():
+        raise ExportError(f"cannot write {out}: it is a folder; name a file in it, such as {path / 'trajectories.jsonl'}")
+    if not path.parent.is_dir():
+        raise ExportError(f"cannot write {out}: no folder {path.absolute().parent}")
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     count, matches = 0, set()
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
-        temp = Path(handle.name)
-        try:
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(descriptor, "w", encoding="utf-8") as handle:
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
                 count += 1
                 matches.add(row["match_id"])
-            handle.close()
-            os.replace(temp, path)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     return count, len(matches)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import subprocess
 import sys
 import uuid
@@ -237,6 +239,27 @@ def test_a_missing_store_or_output_folder_is_one_line_with_status_2(
     assert code == 2 and err == f"arena: error: no store at {tmp_path / 'none.db'}\n"
     code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(tmp_path / "no" / "x.jsonl"))
     assert code == 2 and "no folder" in err and not (tmp_path / "no").exists()
+
+
+def test_an_output_that_is_a_folder_is_one_line_with_status_2_naming_it(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(tmp_path))
+    assert code == 2 and err.count("\n") == 1 and f"cannot write {tmp_path}: it is a folder" in err
+    assert list(tmp_path.iterdir()) == [] and list(tmp_path.parent.glob(f".{tmp_path.name}.*")) == []
+
+
+def test_the_exported_file_gets_the_permissions_the_umask_gives_any_new_file(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "all.jsonl"
+    umask = os.umask(0o027)
+    try:
+        code, _, _ = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(out))
+    finally:
+        os.umask(umask)
+    assert code == 0 and stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert list(tmp_path.iterdir()) == [out]
 
 
 def test_the_export_module_loads_without_torch_or_transformers() -> None:
