@@ -176,7 +176,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     import trio
 
     import games
-    from arena.match import Clock, play_match
+    from arena.match import Clock, check_max_retries, play_match
+    from arena.store import Store
 
     game = games.get(args.game)
     config = game.new(_parse_pairs(args.config), args.seed).config
@@ -186,21 +187,23 @@ def cmd_play(args: argparse.Namespace) -> int:
         )
     seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(args.seat)]
     human = any(spec.split(":")[0] == "human" for spec in args.seat)
-    move_ms = args.move_ms or (3_600_000 if human else 10_000)
+    try:
+        clock = Clock(move_ms=(3_600_000 if human else 10_000) if args.move_ms is None else args.move_ms)
+        check_max_retries(args.retries)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    store = Store(args.db) if args.db else None  # opened first: a bad --db must not cost a played match
     on_event = None if args.json else _printer([seat.name for seat in seats])
     if not args.json:
         print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
-    result = trio.run(
-        lambda: play_match(
-            game, seats, config=config, seed=args.seed, clock=Clock(move_ms=move_ms), max_retries=args.retries, on_event=on_event
-        )
-    )
-    if args.db:
-        from arena.store import Store
-
-        store = Store(args.db)
-        store.finish_match(result)
-        store.close()
+    try:
+        match = play_match(game, seats, config=config, seed=args.seed, clock=clock, max_retries=args.retries, on_event=on_event)
+        result = trio.run(lambda: match)
+        if store is not None:
+            store.finish_match(result)
+    finally:
+        if store is not None:
+            store.close()
     if args.json:
         _print_json(result.to_dict())
     else:
@@ -218,11 +221,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from arena.match import Clock
     from arena.server import ArenaServer, Limits, bound_port, open_listeners, tune_gc_for_serving
+    from arena.store import StoreError
 
     admin_token = None
     if args.admin_token_file:
-        with open(args.admin_token_file, encoding="utf-8") as handle:
-            admin_token = handle.read().strip()
+        try:
+            with open(args.admin_token_file, encoding="utf-8") as handle:
+                admin_token = handle.read().strip()
+        except OSError as error:
+            raise UsageError(f"cannot read the admin token from {args.admin_token_file}: {error.strerror}") from None
         if not admin_token:
             raise UsageError(f"{args.admin_token_file} is empty")
     if args.read_only and not os.path.exists(args.db):
@@ -254,8 +261,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 await server.shutdown()
 
     tune_gc_for_serving()
-    trio.run(main)
+    try:
+        trio.run(main)
+    except* StoreError as refused:  # not a store, or another server serves it: nothing was served
+        raise UsageError(str(_first_leaf(refused))) from None
     return 0
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    """The first exception inside nested groups, as trio's nurseries wrap one failure."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        found = found.exceptions[0]
+    return found
 
 
 # ---- arena bot -----------------------------------------------------------------------
@@ -851,7 +869,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=PORT, default=8765, help="port (default 8765; 0 picks a free one and prints it)")
-    serve.add_argument("--db", default="arena.db", help="the SQLite store (default arena.db)")
+    serve.add_argument(
+        "--db", default="arena.db", help="the SQLite store (default arena.db); one server per store, any number --read-only"
+    )
     serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
     serve.add_argument("--admin-token-file", help="read the admin token from this file instead of making one")
     serve.add_argument("--move-ms", type=int, default=10_000, help="time per move in ms for lobby matches (default 10000)")
@@ -1043,13 +1063,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from arena.store import StoreError
     from games.api import GameError
 
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, GameError) as error:
+    except (UsageError, GameError, StoreError) as error:  # a store that cannot be used is a bad --db
         print(f"arena: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:

@@ -37,7 +37,7 @@ from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
-from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, variant_of
+from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, serving_lock, variant_of
 from games.api import Game, GameError, make_config
 from games.catalog import game_entry
 from games.registry import UnknownGame
@@ -193,31 +193,32 @@ class ArenaServer:
     async def run(
         self, listeners: list[trio.SocketListener], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            if self.writer is not None:
-                await nursery.start(self.writer.run)
-                self.new_admin_token = await self.writer.call(lambda s: s.ensure_admin_token(self.admin_token))
-                await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
-                for row in await self.writer.call(lambda s: s.ratings()):
-                    self.skill[(row["bot"], row["variant"])] = row["mu"]
-            else:
-                read(self.db, lambda s: s.schema_version())  # fail now, not on the first request
-            self._ws_server = await nursery.start(
-                functools.partial(
-                    serve,
-                    self._route,
-                    listeners=listeners,
-                    process_request=self._http,
-                    max_size=self.limits.hard_cap,
-                    ping_interval=self.limits.heartbeat_s,
-                    ping_timeout=self.limits.heartbeat_s,
-                    close_timeout=self.limits.heartbeat_s,  # a peer that stopped reading never answers the close either
-                    server_header="selfplay-arena",
-                    compression=None,  # frames are small: deflate costs more CPU than it saves bytes
+        with contextlib.nullcontext() if self.writer is None else serving_lock(self.db):
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                if self.writer is not None:
+                    await nursery.start(self.writer.run)
+                    self.new_admin_token = await self.writer.call(lambda s: s.ensure_admin_token(self.admin_token))
+                    await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
+                    for row in await self.writer.call(lambda s: s.ratings()):
+                        self.skill[(row["bot"], row["variant"])] = row["mu"]
+                else:
+                    read(self.db, lambda s: s.schema_version())  # fail now, not on the first request
+                self._ws_server = await nursery.start(
+                    functools.partial(
+                        serve,
+                        self._route,
+                        listeners=listeners,
+                        process_request=self._http,
+                        max_size=self.limits.hard_cap,
+                        ping_interval=self.limits.heartbeat_s,
+                        ping_timeout=self.limits.heartbeat_s,
+                        close_timeout=self.limits.heartbeat_s,  # a peer that stopped reading never answers the close either
+                        server_header="selfplay-arena",
+                        compression=None,  # frames are small: deflate costs more CPU than it saves bytes
+                    )
                 )
-            )
-            task_status.started()
+                task_status.started()
 
     async def shutdown(self, reason: str = "the server is shutting down") -> None:
         """Void live matches (recorded), stop accepting, flush the store, stop every task."""

@@ -12,6 +12,7 @@ Schema changes go through ``MIGRATIONS``, keyed by the ``schema_version`` table.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import hmac
@@ -46,7 +47,8 @@ BOT_NAME_PATTERN = "lowercase letters, digits, '-', '_' and '.', 1 to 64 charact
 
 class StoreError(Exception):
     """A request the store cannot honour; the message says why, ``kind`` what went wrong:
-    "exists" (a name taken), "unknown" (no such bot), "invalid" (a bad name), "schema"."""
+    "exists" (a name taken), "unknown" (no such bot), "invalid" (a bad name), "schema" (not
+    a store this arena can use), "busy" (another server serves it)."""
 
     def __init__(self, message: str, kind: str = "invalid") -> None:
         super().__init__(message)
@@ -138,7 +140,8 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         # writer has the store open (a writer keeps it while connected, a clean close removes
         # it), so read the file as immutable: `arena serve --read-only` then writes nothing.
         immutable = not path.with_name(path.name + "-wal").exists()
-        conn = sqlite3.connect(f"file:{path}?{'immutable=1' if immutable else 'mode=ro'}", uri=True, check_same_thread=False)
+        uri = f"{path.resolve().as_uri()}?{'immutable=1' if immutable else 'mode=ro'}"  # as_uri escapes '#', '%', '?'
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     else:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -150,6 +153,27 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     return conn
 
 
+@contextlib.contextmanager
+def serving_lock(path: Path) -> Iterator[None]:
+    """Hold the store for one server at a time. A second server on the same file would take
+    the first one's live matches for a crashed server's and void them as it starts (and
+    again as it stops). The lock is an flock on the store file itself: SQLite locks with
+    fcntl, which flock does not touch, and the system drops it when the process ends,
+    even by kill -9, so a crash never leaves the store held."""
+    try:
+        handle = open(path, "ab")  # noqa: SIM115 (held open while serving; closed below)
+    except OSError as error:
+        raise StoreError(f"cannot use {path} as a store: {error.strerror}", "schema") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(
+                f"another arena server is serving {path}; stop it first, or serve this store with --read-only", "busy"
+            ) from None
+        yield
+
+
 class Store:
     """One connection to the store. Not thread-safe: the server gives it to one thread."""
 
@@ -158,13 +182,33 @@ class Store:
         if read_only and not self.path.exists():
             raise StoreError(f"no store at {self.path}", "unknown")
         self.read_only = read_only
-        self.conn = _connect(self.path, read_only)
+        try:
+            self.conn = _connect(self.path, read_only)
+        except sqlite3.DatabaseError as error:  # a folder, or no such folder
+            raise self._unusable(error) from None
         self.db = sqlite_utils.Database(self.conn)
-        if not read_only:
-            self.migrate()
-        elif self.schema_version() != len(MIGRATIONS):
-            version = self.schema_version()
-            raise StoreError(f"{self.path} has schema version {version}, this arena reads {len(MIGRATIONS)}", "schema")
+        try:
+            self._check_schema()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _check_schema(self) -> None:
+        """Bring the file to this arena's schema, or (read-only) insist that it has it;
+        never touch an SQLite file that some other program made."""
+        try:
+            if self.schema_version() == 0 and self.db.table_names():
+                raise StoreError(f"{self.path} is an SQLite database but not an arena store; name another file", "schema")
+            if not self.read_only:
+                self.migrate()
+            elif self.schema_version() != len(MIGRATIONS):
+                version = self.schema_version()
+                raise StoreError(f"{self.path} has schema version {version}, this arena reads {len(MIGRATIONS)}", "schema")
+        except sqlite3.DatabaseError as error:  # not an SQLite file at all
+            raise self._unusable(error) from None
+
+    def _unusable(self, error: sqlite3.DatabaseError) -> StoreError:
+        return StoreError(f"cannot use {self.path} as a store: {error}", "schema")
 
     def close(self) -> None:
         self.conn.close()

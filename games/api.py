@@ -27,6 +27,8 @@ from games.chance import ChanceRng
 
 Category = Literal["competitive", "cooperative", "social_dilemma", "negotiation"]
 CATEGORIES: tuple[Category, ...] = ("competitive", "cooperative", "social_dilemma", "negotiation")
+MAX_SEED = 2**63 - 1
+"""The largest seed: a match's seed is stored and sent as a signed 64-bit integer."""
 
 
 class GameError(Exception):
@@ -278,8 +280,8 @@ class Game(ABC):
         if not spec.min_players <= cfg.players <= spec.max_players:
             span = f"{spec.min_players}" if spec.min_players == spec.max_players else f"{spec.min_players} to {spec.max_players}"
             raise ConfigError(f"{spec.name} is played by {span} players, not {cfg.players}")
-        if not isinstance(seed, int) or seed < 0:
-            raise ConfigError(f"the seed must be a non-negative integer, got {seed!r}")
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+            raise ConfigError(f"the seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {seed!r}")
         state = cls.__new__(cls)
         state.config = cfg
         state.seed = seed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +94,11 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("serve --max-matches 0", "limits out of range: max_matches=0"),
         ("serve --retries -1", "max_retries must be >= 0, got -1"),
         ("serve --move-ms 0", "clock needs move_ms > 0"),
+        ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
+        ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
+        ("play nim --seat random --seat random --move-ms -5", "clock needs move_ms > 0"),
+        ("play nim --seat random --seat random --retries -1", "max_retries must be >= 0, got -1"),
+        ("play nim --seat random --seat random --seed 9223372036854775808", "an integer from 0 to 9223372036854775807"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFixture[str], command: str, message: str) -> None:
@@ -118,6 +124,51 @@ def test_numbers_out_of_range_are_usage_errors_naming_the_option(
     with pytest.raises(SystemExit) as stopped:
         main(command.split())
     assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+def _not_a_store(kind: str, where: Path) -> Path:
+    path = where / f"{kind}.db"
+    if kind == "text":
+        path.write_text("my notes\n")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "foreign":
+        with sqlite3.connect(path) as other:
+            other.execute("CREATE TABLE matches (home TEXT, away TEXT)")
+    else:
+        path = where / "no-such-folder" / "arena.db"
+    return path
+
+
+@pytest.mark.parametrize("kind", ["text", "folder", "foreign", "missing folder"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "play nim --seat random --seat random --db {db}",
+        "serve --port 0 --db {db}",
+        "bot register b1 --db {db}",
+        "ratings --db {db}",
+    ],
+)
+def test_a_db_that_is_not_a_store_is_one_line_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str, command: str
+) -> None:
+    db = _not_a_store(kind, tmp_path)
+    before = sorted(tmp_path.rglob("*"))
+    code, out, err = run(capsys, *command.format(db=db).split())
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("arena: error: ")
+    assert str(db) in err and "Traceback" not in err
+    if kind == "foreign":
+        assert "not an arena store" in err
+    assert sorted(tmp_path.rglob("*")) == before  # nothing played, nothing written beside it
+
+
+def test_a_store_path_with_url_characters_is_read_back(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = tmp_path / "run #1 100%.db"
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
+    code, out, _ = run(capsys, "ratings", "--db", str(db), "--json")
+    assert code == 0 and "nim-optimal" in out
+    assert sorted(path.name for path in tmp_path.iterdir()) == [db.name]  # no stray file from a misread name
 
 
 def test_demo_runs_the_quickstart_tournament_and_prints_its_leaderboards(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,8 +12,8 @@ import trio
 import games
 from arena import protocol as p
 from arena.seats import Turn
-from arena.server import Limits
-from arena.store import Store
+from arena.server import ArenaServer, Limits, open_listeners
+from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
 from tests.conftest import Arena, ArenaFactory, http_get
@@ -445,6 +445,21 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
     assert (await get("/api/matches/nope"))[0] == 404
     assert (await get("/elsewhere"))[0] == 404
+
+
+@pytest.mark.trio
+async def test_a_second_server_on_the_same_store_is_refused_and_voids_nothing(arena: Arena, nursery: trio.Nursery) -> None:
+    async with arena.bot("keep-a") as a, arena.bot("keep-b"):
+        match = await start_direct_match(arena, "tic-tac-toe", ["keep-a", "keep-b"])
+        await a.expect("turn", match=match)
+        second = ArenaServer(arena.db, admin_token=arena.admin_token)
+        with pytest.raises(StoreError, match="another arena server is serving") as refused:
+            await nursery.start(second.run, await open_listeners("127.0.0.1", 0))
+        assert refused.value.kind == "busy"
+        assert Store(arena.db, read_only=True).match(match)["status"] == "live"  # type: ignore[index]
+        reader = ArenaServer(arena.db, read_only=True)  # reading needs no lock
+        await nursery.start(reader.run, await open_listeners("127.0.0.1", 0))
+        await reader.shutdown()
 
 
 @pytest.mark.trio

@@ -103,7 +103,7 @@ async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(
 @pytest.mark.trio
 async def test_a_store_that_cannot_be_opened_fails_the_start(tmp_path: Path) -> None:
     writer = StoreWriter(tmp_path / "missing-folder" / "arena.db")
-    with pytest.RaisesGroup(pytest.RaisesExc(sqlite3.OperationalError, match="unable to open")):
+    with pytest.RaisesGroup(pytest.RaisesExc(StoreError, match="as a store: unable to open")):
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import games
 import games.registry
-from games.api import Game
+from games.api import MAX_SEED, Game
 from games.chance import ChanceRng
 from games.tic_tac_toe import TicTacToe
 
@@ -62,7 +62,7 @@ def play_randomly(
 
 @pytest.mark.parametrize("table", TABLES, ids=table_ids)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(min_value=0, max_value=2**63), play_seed=st.integers(min_value=0, max_value=2**32))
+@given(seed=st.integers(min_value=0, max_value=MAX_SEED), play_seed=st.integers(min_value=0, max_value=2**32))
 def test_random_legal_play_ends_without_error_within_the_bounds(table: tuple[type[Game], int], seed: int, play_seed: int) -> None:
     game, players = table
     rng = random.Random(play_seed)

@@ -41,9 +41,10 @@ def test_a_player_count_outside_the_spec_is_refused() -> None:
         TicTacToe.new({"players": 3})
 
 
-def test_a_negative_seed_is_refused() -> None:
-    with pytest.raises(ConfigError, match="non-negative"):
-        TicTacToe.new(None, -1)
+@pytest.mark.parametrize("seed", [-1, 2**63, True], ids=["negative", "past 64 bits signed", "a boolean"])
+def test_a_seed_the_store_and_the_wire_cannot_carry_is_refused(seed: int) -> None:
+    with pytest.raises(ConfigError, match="the seed must be an integer from 0 to 9223372036854775807"):
+        TicTacToe.new(None, seed)
 
 
 def test_config_overrides_list_only_the_changed_keys() -> None:
