@@ -3,7 +3,8 @@
 Each command is one function that imports what it needs inside its body, so that
 ``arena serve`` never pays for torch, transformers or textual. Expected failures (an
 unknown game, a bad config, a wrong seat count) end in one line on stderr and exit
-status 2; a failure while running ends with status 1; never a traceback.
+status 2; a failure while running ends with status 1; Ctrl-C with status 130 (the shell's
+128 + SIGINT) and one line saying how to pick up again; never a traceback.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 USAGE_ERROR = 2
 FAILURE = 1
+INTERRUPTED = 130
+RERUN = "run the same command again"
 
 
 class UsageError(Exception):
@@ -950,7 +953,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament_run.add_argument("--url", help="instead: a running server's base URL (ws://host:port), with --admin-token")
     tournament_run.add_argument("--admin-token", help="the server's admin token (with --url)")
     tournament_run.add_argument("--json", action="store_true", help="print the summary and leaderboards as JSON")
-    tournament_run.set_defaults(run=cmd_tournament_run)
+    tournament_run.set_defaults(run=cmd_tournament_run, resume=f"the finished matches are kept: {RERUN} to resume")
 
     nightly = commands.add_parser(
         "nightly",
@@ -970,7 +973,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--at", metavar="HH:MM", help="run every day at this local time, for ever (each night in a fresh process)"
     )
     nightly.add_argument("--json", action="store_true", help="print the night record as JSON")
-    nightly.set_defaults(run=cmd_nightly)
+    nightly.set_defaults(run=cmd_nightly, resume=f"what the night finished is kept: {RERUN} on the same date to resume")
 
     demo = commands.add_parser(
         "demo",
@@ -1073,9 +1076,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, GameError, StoreError) as error:  # a store that cannot be used is a bad --db
         print(f"arena: error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    except KeyboardInterrupt:
-        print("arena: interrupted", file=sys.stderr)
-        return FAILURE
+    except (KeyboardInterrupt, BaseExceptionGroup) as error:
+        # trio hands Ctrl-C to whichever task was running, so it may come wrapped by its nurseries
+        if isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is None:
+            raise
+        resume = getattr(args, "resume", None)
+        after_echo = "\n" if sys.stderr.isatty() else ""  # the terminal's ^C (or a progress bar) ends no line
+        print(f"{after_echo}arena: interrupted" + (f"; {resume}" if resume else ""), file=sys.stderr)
+        return INTERRUPTED
     except (OSError, RuntimeError, ValueError) as error:
         print(f"arena: error: {error}", file=sys.stderr)
         return FAILURE

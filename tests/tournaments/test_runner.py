@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import signal
 import sqlite3
 import subprocess
@@ -107,3 +109,31 @@ def test_a_run_killed_mid_way_resumes_and_plays_every_key_exactly_once(tmp_path:
     keys = finished_keys(db)
     assert sorted(keys) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
     assert "killed" in done.stdout and "tit-for-tat" in done.stdout
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_run_in_one_line_with_status_130_and_the_same_command_resumes(tmp_path: Path) -> None:
+    path = cup(tmp_path, name="interrupted", per=30)
+    config = load(path)
+    db = tmp_path / "arena.db"
+    command = [sys.executable, "-m", "arena.cli", "tournament", "run", str(path), "--db", str(db)]
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and child.poll() is None:
+        with contextlib.suppress(sqlite3.OperationalError):
+            if db.exists() and len(finished_keys(db)) >= 20:
+                break
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    kept = finished_keys(db)
+    assert 0 < len(kept) < planned(config), "the run should be interrupted mid-way"
+    assert child.returncode == 130
+    assert err.splitlines()[-1] == "arena: interrupted; the finished matches are kept: run the same command again to resume"
+    assert "Traceback" not in err
+
+    done = subprocess.run([*command, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["skipped"], summary["played"]) == (len(kept), planned(config) - len(kept))
+    assert sorted(finished_keys(db)) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
