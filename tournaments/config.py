@@ -21,7 +21,8 @@
 A participant is a bot spec from the registry, played in this process (in-process runs;
 with ``--url`` it is registered on the server and connected to it from this process), or
 ``remote:NAME``: the bot NAME registered on the server and connected by someone else. A
-remote participant can only play through a server (``arena tournament run --url``).
+remote participant can only play through a server (``arena tournament run --url``). Two
+spellings of one spec (``random``, ``random:``) are one participant: list it once.
 
 Held-out evaluation (Melting Pot's idea: how well does an agent do with games and
 co-players it was never trained with?). ``held_out_games`` lists labels of ``[[games]]``
@@ -35,7 +36,7 @@ error names the file, the key and what is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ import games
 from arena.match import Clock
 from arena.store import BOT_NAME_PATTERN, valid_bot_name, variant_of
 from arena.toml_file import read_toml
-from bots.registry import make_bot
+from bots.registry import BotSpecError, make_bot, parse_spec
 from games.api import GameError, make_config
 from tournaments.formats import FORMATS
 
@@ -75,6 +76,17 @@ class TournamentConfigError(ValueError):
 def remote_name(participant: str) -> str | None:
     """The server name of a ``remote:NAME`` participant; None for a bot played in-process."""
     return participant.removeprefix(REMOTE) if participant.startswith(REMOTE) else None
+
+
+def same_bot(participant: str) -> str:
+    """One key for every spelling of a participant: ``random``, ``random:`` and ``random: ``
+    build the one bot ``random``, which would play itself and be counted twice."""
+    if remote_name(participant) is not None:
+        return participant
+    try:
+        return str(parse_spec(participant))
+    except BotSpecError:
+        return participant  # reported with the participant's position once the spec is built
 
 
 @dataclass(frozen=True)
@@ -144,12 +156,17 @@ class _Reader:
             raise self.fail(key, f"must be at least 1, got {value}")
         return value
 
-    def specs(self, value: Any, name: str, what: str = "bot specs") -> tuple[str, ...]:
+    def specs(self, value: Any, name: str, what: str = "bot specs", same: Callable[[str], str] = lambda v: v) -> tuple[str, ...]:
+        """A list of distinct strings; ``same`` maps two spellings of one thing to one key."""
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.fail(name, f"must be a list of {what} (strings), got {value!r}")
-        twice = [v for v in value if value.count(v) > 1]
-        if twice:
-            raise self.fail(name, f"{twice[0]!r} is listed twice")
+        seen: dict[str, str] = {}
+        for v in value:
+            first = seen.get(same(v))
+            if first is not None:
+                also = "" if first == v else f" (also as {first!r})"
+                raise self.fail(name, f"{v!r} is listed twice{also}")
+            seen[same(v)] = v
         return tuple(value)
 
 
@@ -171,7 +188,7 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     rounds = read.positive(data, "rounds", None)
     concurrency = read.positive(data, "concurrency", 4)
     challenger = typed(data, "challenger", str, "challenger")
-    default_participants = specs(data["participants"], "participants") if "participants" in data else None
+    default_participants = specs(data["participants"], "participants", same=same_bot) if "participants" in data else None
     clock_table = typed(data, "clock", dict, "clock", {})
     for key in clock_table:
         if key not in ("move_ms", "grace_ms", "bank_ms"):
@@ -258,7 +275,7 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
     except (GameError, ValueError, TypeError) as error:
         raise fail(f"{at}.config", str(error)) from None
     if "participants" in table:
-        participants = read.specs(table["participants"], f"{at}.participants")
+        participants = read.specs(table["participants"], f"{at}.participants", same=same_bot)
     elif default_participants is not None:
         participants = default_participants
     else:
