@@ -581,9 +581,12 @@ def _run_and_show(config: Any, db: Any, *, as_json: bool, url: str | None = None
         summary = run_tournament(config, db, progress=_progress_bar())
         boards = leaderboards(config, db)
     else:
-        from tournaments.remote import remote_leaderboards, run_remote
+        from tournaments.remote import RemoteUsageError, remote_leaderboards, run_remote
 
-        summary = run_remote(config, url, admin_token, progress=_progress_bar())
+        try:
+            summary = run_remote(config, url, admin_token, progress=_progress_bar())
+        except RemoteUsageError as error:
+            raise UsageError(str(error)) from None
         boards = remote_leaderboards(config, url)
     boards, held_out_boards = split_held_out(config, boards)
     opponents = held_out_opponents(config, summary.finished)

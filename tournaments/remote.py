@@ -53,6 +53,11 @@ class RemoteTournamentError(RuntimeError):
     """The server cannot play this tournament: the message names the bot or the fault."""
 
 
+class RemoteUsageError(RemoteTournamentError):
+    """The run as asked cannot start, and only another command line or file fixes it (a
+    wrong admin token, a bad URL): the CLI's usage error, not a failure while playing."""
+
+
 class AdminError(Exception):
     """The server answered an admin request with an ``error``."""
 
@@ -78,7 +83,7 @@ def http_base(url: str) -> str:
     """The HTTP address of a server given by its websocket base URL."""
     scheme, sep, rest = url.rstrip("/").partition("://")
     if not sep or scheme not in ("ws", "wss"):
-        raise RemoteTournamentError(f"bad server URL {url!r}: give the base URL, ws://host:port")
+        raise RemoteUsageError(f"bad server URL {url!r}: give the base URL, ws://host:port")
     return f"{'https' if scheme == 'wss' else 'http'}://{rest}"
 
 
@@ -106,9 +111,9 @@ class _Pacer:
 def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
     """Raise the run's error for a connection that failed, unless it may be opened again."""
     if isinstance(error, InvalidURI):
-        raise RemoteTournamentError(f"bad server URL {url!r}: {error}") from None
+        raise RemoteUsageError(f"bad server URL {url!r}: {error}") from None
     if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code == p.CLOSE_AUTH_FAILED:
-        raise RemoteTournamentError(f"{url} refused the admin token") from None
+        raise RemoteUsageError(f"{url} refused the admin token") from None
     if not connected:
         raise RemoteTournamentError(f"cannot reach {url}: {error}") from None
     if drops > RECONNECTS:

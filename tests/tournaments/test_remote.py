@@ -19,7 +19,7 @@ from arena.seats import Turn
 from bots.client import run_bot
 from tests.conftest import Arena, ServeProcess
 from tournaments.config import parse
-from tournaments.remote import RemoteTournamentError, run_remote_async, server_name
+from tournaments.remote import RemoteTournamentError, RemoteUsageError, run_remote_async, server_name
 from tournaments.runner import Progress, fixed_schedule
 
 IPD = "iterated-prisoners-dilemma"
@@ -141,7 +141,7 @@ async def test_a_run_stopped_mid_match_voids_what_it_left_and_the_rerun_plays_ea
 async def test_an_unknown_remote_bot_and_a_wrong_admin_token_are_clear_errors(arena: Arena) -> None:
     with pytest.raises(RemoteTournamentError, match=r"^remote participant 'remote:carol' is not a bot registered on ws://"):
         await run_remote_async(cup(["random", "remote:carol"]), arena.url, arena.admin_token)
-    with pytest.raises(RemoteTournamentError, match=r"refused the admin token"):
+    with pytest.raises(RemoteUsageError, match=r"refused the admin token"):
         await run_remote_async(cup(["random", "tit-for-tat"]), arena.url, "wrong")
     assert matches(arena.db) == []
 
@@ -203,7 +203,7 @@ async def test_the_cli_runs_a_tournament_through_a_server_process_and_resumes(
 
         code = await trio.to_thread.run_sync(main, [*argv[:-1], "wrong"])
         out, err = capsys.readouterr()
-        assert code == 1 and err == f"arena: error: {url} refused the admin token\n"
+        assert code == 2 and err == f"arena: error: {url} refused the admin token\n"  # as `arena bot register` says it
     finally:
         server.kill()
 
@@ -232,3 +232,9 @@ def test_the_cli_cannot_reach_a_server(capsys: pytest.CaptureFixture[str], tmp_p
     path = cup_file(tmp_path, ["random", "grim"])
     code = main(["tournament", "run", str(path), "--url", "ws://127.0.0.1:9", "--admin-token", "T"])
     assert code == 1 and capsys.readouterr().err.startswith("arena: error: cannot reach ws://127.0.0.1:9")
+
+
+def test_a_bad_server_url_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = cup_file(tmp_path, ["random", "grim"])
+    code = main(["tournament", "run", str(path), "--url", "http://127.0.0.1:9", "--admin-token", "T"])
+    assert code == 2 and capsys.readouterr().err.startswith("arena: error: bad server URL 'http://127.0.0.1:9'")
