@@ -945,9 +945,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play every scheduled match of a tournament, with a progress bar on stderr, then print each game's "
         "leaderboard (held-out games and opponents apart). With --db (the default), in this process into the store; "
         "with --url and --admin-token, through a running server: the server makes every match and keeps the results, "
-        "the in-process participants are registered on it and connected from this process, and remote:NAME "
-        "participants must already be connected. Resumable: run it again after a stop and only the missing matches "
-        "are played.",
+        "the in-process participants are registered on it as tournament bots (a later run, or another tournament, "
+        "gives them fresh tokens) and connected from this process, and remote:NAME participants must already be "
+        "connected. A participant whose name is taken on the server by a bot no tournament registered stops the run "
+        "before it plays (status 2): a tournament never takes over someone's bot; list it as remote:NAME instead. "
+        "Resumable: run it again after a stop (Ctrl-C exits 130) and only the missing matches are played.",
         epilog="examples: arena tournament run tournaments/quickstart.toml --db arena.db · "
         "arena tournament run cup.toml --url ws://127.0.0.1:8765 --admin-token T",
     )

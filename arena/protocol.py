@@ -105,8 +105,8 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "resign": {"match": ((str,), True)},
     "ping": {},
     # admin messages: only from a session that said hello with the admin token
-    "register": {"name": ((str,), True)},
-    "rotate": {"name": ((str,), True)},
+    "register": {"name": ((str,), True), "owner": ((str,), False)},
+    "rotate": {"name": ((str,), True), "owner": ((str,), False)},
     "create_match": {
         "bots": ((list,), True),
         "game": ((str,), True),

@@ -597,12 +597,12 @@ class ArenaServer:
         name = msg["name"]
         if name == ADMIN:
             raise p.ProtocolError(p.BOT_EXISTS, "'admin' is reserved")
-        token = await self._store(lambda s: s.register_bot(name))
+        token = await self._store(lambda s: s.register_bot(name, msg.get("owner")))
         session.send("registered", name=name, token=token)
 
     async def _on_rotate(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         name = msg["name"]
-        token = await self._store(lambda s: s.rotate_token(name))
+        token = await self._store(lambda s: s.rotate_token(name, msg.get("owner")))
         holder = self.sessions.get(name)
         if holder is not None and holder.connection is not None:
             holder.connection.close(p.CLOSE_AUTH_FAILED, "the token was rotated")

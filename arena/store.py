@@ -130,7 +130,13 @@ def _migration_2(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX rating_history_by_variant ON rating_history (variant, bot, at)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1, _migration_2)
+def _migration_3(db: sqlite_utils.Database) -> None:
+    """Who registered a bot, when a program did (a tournament): it may give a new token to
+    its own bots but never to one a person registered (NULL)."""
+    db.execute("ALTER TABLE bots ADD COLUMN owner TEXT")
+
+
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1, _migration_2, _migration_3)
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
 
 
@@ -266,25 +272,33 @@ class Store:
 
     # ---- bots and tokens -----------------------------------------------------------------
 
-    def register_bot(self, name: str) -> str:
-        """Create a bot and return its token; only the token's hash is kept."""
+    def register_bot(self, name: str, owner: str | None = None) -> str:
+        """Create a bot and return its token; only the token's hash is kept. ``owner`` names
+        the program registering it, so that it can later tell its own bots from others'."""
         if not valid_bot_name(name):
             raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
         token = new_token()
         with self.atomic():
             if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():
                 raise StoreError(f"a bot named {name!r} exists already (rotate its token instead)", "exists")
-            self.conn.execute("INSERT INTO bots VALUES (?, ?, ?, NULL)", (name, hash_token(token), time.time()))
+            self.conn.execute(
+                "INSERT INTO bots (name, token_hash, created_at, owner) VALUES (?, ?, ?, ?)",
+                (name, hash_token(token), time.time(), owner),
+            )
         return token
 
-    def rotate_token(self, name: str) -> str:
-        """A new token for ``name``; the old one stops working at once."""
+    def rotate_token(self, name: str, owner: str | None = None) -> str:
+        """A new token for ``name``; the old one stops working at once. With ``owner``, only
+        for a bot that owner registered: a program never locks a bot's owner out."""
         token = new_token()
         with self.atomic():
             changed = self.conn.execute(
-                "UPDATE bots SET token_hash = ?, rotated_at = ? WHERE name = ?", (hash_token(token), time.time(), name)
+                "UPDATE bots SET token_hash = ?, rotated_at = ? WHERE name = ? AND (? IS NULL OR owner IS ?)",
+                (hash_token(token), time.time(), name, owner, owner),
             ).rowcount
         if not changed:
+            if owner is not None and self.bot_exists(name):
+                raise StoreError(f"the bot {name!r} was not registered by {owner}", "exists")
             raise StoreError(f"no bot named {name!r}", "unknown")
         return token
 

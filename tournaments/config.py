@@ -19,8 +19,9 @@
     label = "tic-tac-toe"       # names this entry (default: the game); two configs of one game need two
 
 A participant is a bot spec from the registry, played in this process (in-process runs;
-with ``--url`` it is registered on the server and connected to it from this process), or
-``remote:NAME``: the bot NAME registered on the server and connected by someone else. A
+with ``--url`` it is registered on the server as a tournament's bot and connected to it
+from this process; a name already taken by a bot no tournament registered stops the run),
+or ``remote:NAME``: the bot NAME registered on the server and connected by someone else. A
 remote participant can only play through a server (``arena tournament run --url``). Two
 spellings of one spec (``random``, ``random:``) are one participant: list it once.
 

@@ -9,10 +9,12 @@ under a key (``existing``) instead of a second one; a spectator connection watch
 match to its end, which also yields the returns Swiss pairs by.
 
 In-process participants (registry specs) are registered on the server under a valid bot
-name (``server_name``; a name taken already gets a fresh token by ``rotate``) and
-connected from this process through the bot SDK, seeking nothing and answering the
-matches the server starts. ``remote:NAME`` participants are registered and connected by
-their owners; one that is not stops the run with an error naming it. A run that stops
+name (``server_name``) as owned by tournaments, and connected from this process through
+the bot SDK, seeking nothing and answering the matches the server starts. A name that a
+tournament registered before gets a fresh token by ``rotate`` (so a stopped run resumes);
+one that someone else registered stops the run before it plays: it is never taken over.
+``remote:NAME`` participants are registered and connected by their owners; one that is
+not stops the run with an error naming it. A run that stops
 early aborts the matches it made and left unfinished: void, so the next run plays them.
 
 Both connections keep what they send under the rate in the server's ``welcome`` (five
@@ -44,6 +46,7 @@ from tournaments.config import TournamentConfig, TournamentConfigError, remote_n
 from tournaments.formats import ScheduledMatch
 from tournaments.runner import Played, Progress, Summary, drive
 
+OWNER = "tournament"  # the owner of the bots runs register: any run may reuse them, none touches another's
 RECONNECTS = 5  # a dropped connection is opened again this many times in a row before the run gives up
 CONNECT_TIMEOUT_S = 30.0
 ABORT_TIMEOUT_S = 10.0
@@ -319,13 +322,24 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
 
 
 async def _token(admin: Admin, name: str) -> str:
-    """A token for an in-process participant: registered now, or a fresh one if the name exists."""
+    """A token for an in-process participant: its bot registered now, or, when a tournament
+    registered it before (this one stopped part-way, or another with the same bot), given a
+    fresh one, as the token of the earlier run is not kept. A bot of that name registered
+    by anyone else is never touched: a new token would lock its owner out."""
     try:
-        return str((await admin.request("register", "registered", name=name))["token"])
+        return str((await admin.request("register", "registered", name=name, owner=OWNER))["token"])
     except AdminError as error:
         if error.code != p.BOT_EXISTS:
             raise RemoteTournamentError(f"cannot register {name!r}: {error.message}") from None
-    return str((await admin.request("rotate", "rotated", name=name))["token"])
+    try:
+        return str((await admin.request("rotate", "rotated", name=name, owner=OWNER))["token"])
+    except AdminError as error:
+        if error.code != p.BOT_EXISTS:
+            raise RemoteTournamentError(f"cannot get a token for {name!r}: {error.message}") from None
+    raise RemoteUsageError(
+        f"{admin.url} has a bot named {name!r} that no tournament registered, and a tournament never takes over "
+        f"a bot: list it as remote:{name} for its owner to connect, or play on a server where the name is free"
+    )
 
 
 async def _get(url: str, path: str, **params: str) -> Any:
@@ -398,10 +412,11 @@ async def run_remote_async(
         async with trio.open_nursery() as nursery:
             await nursery.start(admin.run)
             await nursery.start(results.run, admin.limits)
+            tokens = {name: await _token(admin, name) for name in names.values() if name not in remote}
             async with trio.open_nursery() as bots:
                 for participant, name in names.items():
-                    if name not in remote:
-                        await _connect_bot(bots, url, name, participant, await _token(admin, name))
+                    if name in tokens:
+                        await _connect_bot(bots, url, name, participant, tokens[name])
                 summary = await drive(config, play, progress)
                 bots.cancel_scope.cancel()
             nursery.cancel_scope.cancel()

@@ -400,6 +400,22 @@ async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: A
     assert token not in json.dumps(store.bots()) and fresh not in str(list(store.conn.execute("SELECT * FROM bots")))
 
 
+@pytest.mark.trio
+async def test_a_rotate_with_an_owner_renews_only_that_owners_bots(arena: Arena) -> None:
+    person = await arena.register("someones")
+    async with arena.admin() as admin:
+        await admin.send("register", name="made", owner="tournament")
+        await admin.expect("registered")
+        await admin.send("rotate", name="made", owner="tournament")
+        await admin.expect("rotated")
+        for name, owner in (("made", "trainer"), ("someones", "tournament")):
+            await admin.send("rotate", name=name, owner=owner)
+            refused = await admin.expect("error")
+            assert refused["code"] == p.BOT_EXISTS and refused["message"] == f"the bot {name!r} was not registered by {owner}"
+    async with arena.bot("someones", person) as client:  # its owner's token still works
+        assert client.welcome["bot"] == "someones"
+
+
 # ---- spectators and HTTP ---------------------------------------------------------------
 
 

@@ -147,10 +147,26 @@ async def test_an_unknown_remote_bot_and_a_wrong_admin_token_are_clear_errors(ar
 
 
 @pytest.mark.trio
-async def test_an_in_process_name_taken_on_the_server_gets_a_fresh_token(arena: Arena) -> None:
-    await register(arena, "random")  # by an earlier run, say: its token is lost
-    summary = await run_remote_async(cup(["random", "grim"], per=2), arena.url, arena.admin_token)
-    assert summary.played == 2
+async def test_the_bots_a_tournament_registered_are_reused_by_later_runs(arena: Arena) -> None:
+    await run_remote_async(cup(["random", "grim"], per=2), arena.url, arena.admin_token)
+    summary = await run_remote_async(cup(["random", "tit-for-tat"], name="cup-2", per=2), arena.url, arena.admin_token)
+    assert summary.played == 2  # random's token of the first run is not kept: it got a fresh one
+
+
+@pytest.mark.trio
+async def test_a_bot_someone_registered_under_a_participants_name_is_never_taken_over(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, arena: Arena
+) -> None:
+    token = await register(arena, "random")  # by a person, through `arena bot register`
+    argv = ["tournament", "run", str(cup_file(tmp_path, ["grim", "random"])), "--url", arena.url]
+    code = await trio.to_thread.run_sync(main, [*argv, "--admin-token", arena.admin_token])
+    assert code == 2 and capsys.readouterr().err == (
+        f"arena: error: {arena.url} has a bot named 'random' that no tournament registered, and a tournament never "
+        "takes over a bot: list it as remote:random for its owner to connect, or play on a server where the name is free\n"
+    )
+    assert matches(arena.db) == []
+    async with arena.bot("random", token) as owner:  # its token still works
+        assert owner.welcome["bot"] == "random"
 
 
 @pytest.mark.trio
