@@ -11,12 +11,16 @@ Design:
   cancelled, not left running in an abandoned thread.
 - **Time.** Every request, retries and back-off included, fits in a budget shorter than
   the move clock: ``timeout_ms`` if set, else the turn's ``deadline_ms`` less a margin
-  (a tenth, at least 100 ms), and never more than that margin below it. When the budget is
-  spent without a reply the bot answers ``Move(action=None, format_error=True)`` before the
-  deadline, so the seat uses one of the match's retries instead of losing on time.
+  (a tenth, at least 100 ms), and never more than that margin below it.
 - **Transient errors.** 429 and 5xx answers and connection errors are retried with
   exponential back-off (honouring ``Retry-After``) while the budget allows; other 4xx
   answers are not retried.
+- **No reply.** When the endpoint gives no chat completion (unreachable, an HTTP error
+  left after the retries, a budget spent waiting, an answer that is not a completion) the
+  model never spoke, so it is no format error of the model's and no retry can help: the
+  bot raises ``SeatForfeit`` naming the cause and the URL, reason ``timeout`` when the
+  budget ran out waiting and ``crash`` otherwise. ``play_match`` records it as the seat's
+  forfeit, and the SDK resigns the match with it as the detail.
 - **Rethink.** There is no second, hidden rethink inside the bot: a reply without an
   action is a ``format_error`` move, and an illegal one is refused by the game; the match
   loop then asks again with ``turn.retry_reason``, which the prompt shows. So every reply
@@ -41,6 +45,7 @@ from typing import Any
 import anyio
 import httpx
 
+from arena.match import CRASH, TIMEOUT
 from arena.seats import Move, SeatForfeit, Turn
 from bots.base import Bot
 from bots.parsing import extract_action
@@ -59,12 +64,11 @@ MAX_BACKOFF_S = 4.0
 
 @dataclass(frozen=True)
 class Completion:
-    """What one chat-completions call gave: the reply, its usage, or why there is none."""
+    """What one chat-completions call gave: the reply and its usage."""
 
     content: str | None
     tokens_in: int | None = None
     tokens_out: int | None = None
-    error: str | None = None
 
 
 def request_budget_ms(deadline_ms: int | None, timeout_ms: int = 0) -> int:
@@ -149,8 +153,6 @@ class OpenAIBot(Bot):
         cost = self.cost_of(completion.tokens_in, completion.tokens_out)
         if cost is not None:
             self.spent += cost
-        if completion.error is not None:
-            log.warning("%s: no reply for %s step %s: %s", self.label, turn.match_id, turn.step, completion.error)
         action = extract_action(completion.content) if completion.content else None
         return Move(
             action=action,
@@ -166,8 +168,14 @@ class OpenAIBot(Bot):
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return {"Authorization": f"Bearer {key}"} if key else {}
 
+    def no_reply(self, reason: str, cause: str) -> SeatForfeit:
+        """The forfeit of a turn the endpoint left unanswered, naming where it failed."""
+        log.warning("%s: no reply from %s: %s", self.label, self.url, cause)
+        return SeatForfeit(reason, f"{cause} ({self.url})")
+
     async def complete(self, messages: list[dict[str, str]], budget_s: float) -> Completion:
-        """One chat completion within ``budget_s``, retrying 429, 5xx and connection errors."""
+        """One chat completion within ``budget_s``, retrying 429, 5xx and connection errors;
+        ``SeatForfeit`` (see ``no_reply``) when there is none."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -176,15 +184,16 @@ class OpenAIBot(Bot):
         }
         deadline = anyio.current_time() + budget_s
         delay = FIRST_BACKOFF_S
-        error = "no time for a request"
+        error: str | None = None
+        timed_out = f"the endpoint did not answer within {budget_s * 1000:.0f} ms"
         async with httpx.AsyncClient(headers=self.headers()) as client:
             while (left := deadline - anyio.current_time()) > MIN_REQUEST_S:
                 wait: float | None = None
                 with anyio.move_on_after(left):
                     try:
                         response = await client.post(self.url, json=body, timeout=left)
-                    except httpx.TimeoutException:
-                        return Completion(None, error=f"the endpoint did not answer within {budget_s * 1000:.0f} ms")
+                    except httpx.TimeoutException as failure:
+                        raise self.no_reply(TIMEOUT, timed_out) from failure
                     except httpx.TransportError as failure:
                         error = f"{type(failure).__name__}: {failure}"
                     else:
@@ -192,27 +201,32 @@ class OpenAIBot(Bot):
                             error = f"HTTP {response.status_code}"
                             wait = retry_after_s(response.headers.get("retry-after"))
                         elif response.status_code >= 400:
-                            return Completion(None, error=f"HTTP {response.status_code}: {response.text[:300]}")
+                            raise self.no_reply(CRASH, f"HTTP {response.status_code}: {response.text[:300]}")
                         else:
-                            return parse_completion(response)
+                            try:
+                                return parse_completion(response)
+                            except ValueError as bad:
+                                raise self.no_reply(CRASH, str(bad)) from bad
                 if anyio.current_time() >= deadline:
-                    return Completion(None, error=f"the endpoint did not answer within {budget_s * 1000:.0f} ms")
+                    raise self.no_reply(TIMEOUT, timed_out)
                 if wait is None:
                     wait = delay * (0.5 + self.rng.random())
                     delay = min(MAX_BACKOFF_S, delay * 2)
                 if anyio.current_time() + wait + MIN_REQUEST_S >= deadline:
-                    return Completion(None, error=f"{error}; no time left to retry")
+                    break
                 await anyio.sleep(wait)
-        return Completion(None, error=error)
+        if error is None:
+            raise self.no_reply(TIMEOUT, f"no time left for a request ({budget_s * 1000:.0f} ms)")
+        raise self.no_reply(CRASH, f"{error}; no time left to retry")
 
 
 def parse_completion(response: httpx.Response) -> Completion:
-    """The reply text and token usage of a chat-completions answer."""
+    """The reply text and token usage of a chat-completions answer; ValueError if it is none."""
     try:
         data = response.json()
         content = data["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return Completion(None, error=f"not a chat completion: {response.text[:300]}")
+    except (ValueError, KeyError, IndexError, TypeError) as bad:
+        raise ValueError(f"not a chat completion: {response.text[:300]}") from bad
     usage = data.get("usage") or {}
     tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return Completion(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 
-from arena.match import ILLEGAL, Clock, MatchResult, play_match
+from arena.match import CRASH, ILLEGAL, TIMEOUT, Clock, MatchResult, play_match
 from arena.seats import LocalSeat, Turn
 from bots.reference.openai_bot import OpenAIBot, request_budget_ms, retry_after_s
 from bots.registry import BotSpecError, make_bot
@@ -36,6 +37,7 @@ class Reply:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    body: str | None = None  # sent as is, in place of a chat completion
 
 
 @dataclass
@@ -74,7 +76,7 @@ def endpoint() -> Iterator[FakeEndpoint]:
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content}}],
                 "usage": {"prompt_tokens": USAGE[0], "completion_tokens": USAGE[1]},
             }
-            data = json.dumps(answer if reply.status == 200 else {"error": "scripted"}).encode()
+            data = (reply.body or json.dumps(answer if reply.status == 200 else {"error": "scripted"})).encode()
             try:
                 self.send_response(reply.status)
                 for key, value in reply.headers.items():
@@ -159,18 +161,51 @@ def test_unparseable_replies_are_format_errors_then_the_seat_forfeits(endpoint: 
     assert all(t.format_error and t.action is None and t.raw == "I would rather not say." for t in mine)
 
 
-def test_slow_endpoint_gives_a_format_error_before_the_clock(endpoint: FakeEndpoint) -> None:
-    """The bot stops waiting a tenth of the move clock early and answers 'no action', so a slow
-    endpoint costs the seat its retries (recorded as format errors), never a loss on time."""
+def test_slow_endpoint_forfeits_on_time_before_the_clock_naming_the_endpoint(endpoint: FakeEndpoint) -> None:
+    """The bot stops waiting a tenth of the move clock early and forfeits with the endpoint's
+    silence as the cause: the model never answered, so it is no format error of its own."""
     endpoint.script = [Reply("[cooperate]", delay_s=5.0)]
     clock = Clock(move_ms=1500, grace_ms=500)
     started = time.monotonic()
     result = play(openai_bot(endpoint), always("cooperate"), {"rounds": 1}, clock=clock)
-    assert time.monotonic() - started < (clock.move_ms + clock.grace_ms) / 1000
-    assert (result.reason, result.forfeit_seat) == (ILLEGAL, 0)
-    mine = [t for t in result.turns if t.seat == 0]
-    assert len(mine) == 3 and all(t.format_error and t.raw is None and t.action is None for t in mine)
-    assert 1200 <= mine[0].think_ms < clock.move_ms  # a tenth of the clock (150 ms) to spare
+    elapsed = time.monotonic() - started
+    assert 1.2 <= elapsed < clock.move_ms / 1000  # a tenth of the clock (150 ms) to spare
+    assert (result.reason, result.forfeit_seat) == (TIMEOUT, 0)
+    assert result.detail == f"the endpoint did not answer within 1350 ms ({endpoint.url}/chat/completions)"
+    assert len(endpoint.requests) == 1 and not any(t.seat == 0 for t in result.turns)
+
+
+def closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_unreachable_endpoint_crashes_the_seat_with_the_cause_not_a_format_error() -> None:
+    url = closed_port_url()
+    bot = OpenAIBot(IPD, 0, base_url=url, model="m", timeout_ms=600)
+    result = play(bot, always("cooperate"), {"rounds": 1})
+    assert (result.reason, result.forfeit_seat, result.outcomes[0]) == (CRASH, 0, "forfeit")
+    assert result.detail.startswith("ConnectError: ")
+    assert result.detail.endswith(f"; no time left to retry ({url}/chat/completions)")
+    assert not any(t.seat == 0 for t in result.turns)
+
+
+@pytest.mark.parametrize(
+    ("reply", "cause"),
+    [
+        (Reply(status=401), 'HTTP 401: {"error": "scripted"}'),
+        (Reply(status=503), "HTTP 503; no time left to retry"),
+        (Reply(body="<html>gateway</html>"), "not a chat completion: <html>gateway</html>"),
+    ],
+)
+def test_an_endpoint_error_crashes_the_seat_with_the_cause(endpoint: FakeEndpoint, reply: Reply, cause: str) -> None:
+    endpoint.script = [reply]
+    result = play(openai_bot(endpoint, timeout_ms=600), always("cooperate"), {"rounds": 1})
+    assert (result.reason, result.forfeit_seat) == (CRASH, 0)
+    assert result.detail == f"{cause} ({endpoint.url}/chat/completions)"
+    assert not any(t.seat == 0 for t in result.turns)
 
 
 def test_rate_limit_and_server_error_are_retried_honouring_retry_after(endpoint: FakeEndpoint) -> None:
