@@ -102,7 +102,7 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "cost": (_NUMBER, False),
         "logprobs": ((list,), False),
     },
-    "resign": {"match": ((str,), True)},
+    "resign": {"match": ((str,), True), "detail": ((str,), False)},
     "ping": {},
     # admin messages: only from a session that said hello with the admin token
     "register": {"name": ((str,), True), "owner": ((str,), False)},

@@ -198,7 +198,8 @@ class RemoteSeat:
         try:
             while slot.move is None:
                 if self.match_id in session.resigned:
-                    raise SeatForfeit("resign", f"{self.name} resigned")
+                    cause = session.resigned[self.match_id]
+                    raise SeatForfeit("resign", f"{self.name} resigned: {cause}" if cause else f"{self.name} resigned")
                 if session.connected:
                     await slot.changed()
                     continue

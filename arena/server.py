@@ -581,7 +581,7 @@ class ArenaServer:
     async def _on_resign(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         if msg["match"] not in session.matches:
             raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {msg['match']}")
-        session.resign(msg["match"])
+        session.resign(msg["match"], msg.get("detail", ""))
 
     # ---- admin ---------------------------------------------------------------------------
 
@@ -859,7 +859,7 @@ class ArenaServer:
             session = self.sessions.get(bot)
             if session is not None:
                 session.matches.pop(live.id, None)
-                session.resigned.discard(live.id)
+                session.resigned.pop(live.id, None)
 
     def _finish(self, live: LiveMatch) -> None:
         self._release(live)

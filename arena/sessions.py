@@ -79,7 +79,7 @@ class BotSession:
     matches: dict[str, list[int]] = field(default_factory=dict)  # match id -> this bot's seats
     slots: dict[tuple[str, int], MoveSlot] = field(default_factory=dict)
     outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
-    resigned: set[str] = field(default_factory=set)
+    resigned: dict[str, str] = field(default_factory=dict)  # match id -> the bot's stated cause
     acks: bool = True  # whether this bot is told of what succeeded (move_ack, seeking); its hello says
 
     # ---- connection state ----------------------------------------------------------------
@@ -183,6 +183,6 @@ class BotSession:
             if slot.move is None:
                 self.send("turn", **slot.fresh_fields())
 
-    def resign(self, match_id: str) -> None:
-        self.resigned.add(match_id)
+    def resign(self, match_id: str, detail: str = "") -> None:
+        self.resigned[match_id] = detail
         self._wake()

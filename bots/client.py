@@ -181,7 +181,7 @@ async def _session(
         except SeatForfeit as gave_up:  # the policy gives up this match (a spending cap, say): resign it
             log.info("resigning %s: %s", msg["match"], gave_up)
             with contextlib.suppress(ConnectionClosed):
-                await send("resign", match=msg["match"])
+                await send("resign", match=msg["match"], detail=str(gave_up))
             return
         except Exception as error:  # the policy's bug: report it as a reply with no action
             log.exception("policy failed on %s step %s", msg["match"], msg["step"])

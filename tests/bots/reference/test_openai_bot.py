@@ -18,9 +18,12 @@ import trio
 
 from arena.match import CRASH, ILLEGAL, TIMEOUT, Clock, MatchResult, play_match
 from arena.seats import LocalSeat, Turn
+from arena.store import Store
+from bots.client import run_bot
 from bots.reference.openai_bot import OpenAIBot, request_budget_ms, retry_after_s
 from bots.registry import BotSpecError, make_bot
 from games.registry import get
+from tests.conftest import Arena
 
 IPD = "iterated-prisoners-dilemma"
 PRICE_IN, PRICE_OUT = 1.0, 2.0  # USD per million tokens
@@ -275,3 +278,29 @@ def test_retry_after_reads_seconds_and_dates() -> None:
     assert retry_after_s("2.5") == 2.5
     assert retry_after_s(None) is None and retry_after_s("soon") is None
     assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+
+
+@pytest.mark.trio
+async def test_through_the_sdk_an_unreachable_endpoint_resigns_with_the_cause(arena: Arena) -> None:
+    url = closed_port_url()
+    names = ["openai", "steady"]
+    tokens = [await arena.register(name) for name in names]
+    bot = OpenAIBot("tic-tac-toe", 0, base_url=url, model="m", timeout_ms=600)
+    policies = [bot, lambda turn: turn.legal_actions[0]]
+
+    async def play(seat: int) -> None:
+        await run_bot(policies[seat], arena.url, names[seat], tokens[seat], games=[], matches=1)
+
+    with trio.fail_after(20):
+        async with arena.admin() as admin, trio.open_nursery() as nursery:
+            for seat in range(2):
+                nursery.start_soon(play, seat)
+            while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
+                await trio.sleep(0.01)
+            await admin.send("create_match", bots=names, game="tic-tac-toe")
+            match = (await admin.expect("match_created"))["match"]
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and (record["reason"], record["forfeit_seat"]) == ("resign", 0)
+    assert record["detail"].startswith("openai resigned: crash: ConnectError: ")
+    assert record["detail"].endswith(f"; no time left to retry ({url}/chat/completions)")
+    assert not any(turn["format_error"] for turn in record["turns"])
