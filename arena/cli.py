@@ -287,7 +287,7 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
     if bool(args.db) == bool(args.url):
         raise UsageError("give either --db (on the server's machine) or --url with --admin-token")
     if args.db:
-        from arena.store import Store, StoreError
+        from arena.store import Store, StoreError, is_served
 
         store = Store(args.db)
         try:
@@ -296,6 +296,12 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
         finally:
             store.close()
+        if args.action == "rotate" and is_served(store.path):
+            print(
+                f"arena: note: a server is serving {args.db}: the old token logs in no more, but a bot connected with it "
+                "stays until it reconnects; rotate with --url and --admin-token to cut it off now",
+                file=sys.stderr,
+            )
     else:
         if not args.admin_token:
             raise UsageError("--url needs --admin-token")
@@ -308,7 +314,7 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
 def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict[str, Any]:
     """Send one admin message to a running server and return its answer."""
     import trio
-    from websockets.exceptions import ConnectionClosed
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
     from websockets.trio.client import connect
 
     from arena import protocol as p
@@ -331,8 +337,10 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 
     try:
         return trio.run(ask)
-    except OSError as error:
+    except (OSError, InvalidHandshake) as error:
         raise UsageError(f"cannot reach {url}: {error}") from None
+    except InvalidURI as error:
+        raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
@@ -346,8 +354,10 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     from bots.registry import make_bot, parse_spec
 
     spec = parse_spec(args.spec)
-    for name in args.game:
-        make_bot(spec, games.get(name).spec.name)  # unknown games, bots and options fail here, before connecting
+    config = _parse_pairs(args.config)
+    for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
+        games.get(name).new(config)
+        make_bot(spec, games.get(name).spec.name)
     players: dict[str, Any] = {}
 
     def policy(turn: Turn) -> Any:
@@ -370,7 +380,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
                 args.name or spec.name,
                 args.token,
                 games=args.game,
-                config=_parse_pairs(args.config),
+                config=config,
                 matches=args.matches,
                 self_play=args.self_play,
                 delay_ms=args.delay,
@@ -445,7 +455,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         return 0
     whole = overall(store)
     if args.json:
-        _print_json(None if whole is None else {"bots": whole.rows(), "games": whole.game_rows()})
+        _print_json({"bots": [], "games": []} if whole is None else {"bots": whole.rows(), "games": whole.game_rows()})
         return 0
     if whole is None:
         print(f"no finished matches in {args.db}")

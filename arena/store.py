@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import sqlite_utils
 import trio
@@ -171,13 +171,29 @@ def serving_lock(path: Path) -> Iterator[None]:
     except OSError as error:
         raise StoreError(f"cannot use {path} as a store: {error.strerror}", "schema") from None
     with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _lock(handle, fcntl.LOCK_EX):
             raise StoreError(
                 f"another arena server is serving {path}; stop it first, or serve this store with --read-only", "busy"
-            ) from None
+            )
         yield
+
+
+def is_served(path: Path) -> bool:
+    """Whether a server holds the store now (see ``serving_lock``)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError:
+        return False
+    with handle:
+        return not _lock(handle, fcntl.LOCK_SH)  # closing the file lets go of a shared lock at once
+
+
+def _lock(handle: IO[bytes], kind: int) -> bool:
+    try:
+        fcntl.flock(handle, kind | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 class Store:

@@ -28,10 +28,13 @@ log = logging.getLogger("arena.bot")
 
 Policy = Callable[[Turn], "str | Move | Awaitable[str | Move]"]
 FATAL_CLOSES = {p.CLOSE_AUTH_FAILED: "the server refused the token", p.CLOSE_BAD_VERSION: "protocol version mismatch"}
+FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE})
+"""A seek refused for one of these would be refused again: waiting for a match is pointless."""
 
 
 class BotStopped(Exception):
-    """The server will not take this bot (a bad token, another login, a protocol mismatch)."""
+    """The server will not take this bot (a bad token, another login, a protocol mismatch,
+    a read-only server, a seek it can never pair) or cannot be reached at all."""
 
 
 def backoff(first: float = 0.1, most: float = 5.0) -> Iterator[float]:
@@ -91,9 +94,11 @@ async def run_bot(
     def done() -> bool:
         return matches is not None and len(run.results) >= matches and not state.matches
 
+    reached = False  # a server that was never reached is a wrong URL or a server not started: say so
     while not done():
         try:
             async with connect(url.rstrip("/") + "/bot", max_size=None, proxy=None) as ws:
+                reached = True
                 await _session(
                     ws, state, run, policy, is_async, name, token, games, config, matches, self_play, delay_ms, binary, on_message
                 )
@@ -108,11 +113,15 @@ async def run_bot(
         except (OSError, InvalidHandshake, InvalidURI) as error:
             if isinstance(error, InvalidURI):
                 raise BotStopped(f"bad server URL {url!r}: {error}") from None
-            log.info("connection to %s failed: %s", url, error)
+            if not reached:
+                raise BotStopped(f"cannot reach {url}: {error}") from None
+            log.warning("connection to %s failed: %s", url, error)
         if done():
             break
         run.reconnects += 1
-        await trio.sleep(next(delays))
+        delay = next(delays)
+        log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
+        await trio.sleep(delay)
     return run
 
 
@@ -203,15 +212,15 @@ async def _session(
             return
         state.unsent.pop(key, None)
 
-    closed: ConnectionClosed | None = None
+    ended: ConnectionClosed | BotStopped | None = None
     async with trio.open_nursery() as nursery:
         try:
             await _receive(ws, state, run, nursery, seek, answer, deliver, matches, on_message)
-        except ConnectionClosed as error:  # raised after the nursery, not wrapped in its exception group
-            closed = error
+        except (ConnectionClosed, BotStopped) as error:  # raised after the nursery, not wrapped in its exception group
+            ended = error
         nursery.cancel_scope.cancel()
-    if closed is not None:
-        raise closed
+    if ended is not None:
+        raise ended
 
 
 async def _receive(
@@ -263,5 +272,8 @@ async def _receive(
             await seek()
         elif kind == "error":
             run.errors.append(msg)
+            if msg.get("code") == p.READ_ONLY or (msg.get("ref") == "seek" and msg.get("code") in FATAL_SEEK_ERRORS):
+                what = msg.get("ref") or "hello"
+                raise BotStopped(f"the server refused this bot's {what} ({msg.get('code')}): {msg.get('message')}")
             if msg.get("ref") == "seek":
                 state.seeking = False

@@ -1,8 +1,9 @@
 """Fixtures that start a real arena server on loopback, with a real SQLite file; the tiny model.
 
 ``arena_factory(**options)`` starts a server (options go to ArenaServer; ``limits`` to
-Limits) in the test's nursery and returns an ``Arena`` handle: its URL, store path,
-admin token, and helpers to register bots and to speak the protocol over a raw websocket.
+Limits; ``db`` reuses a store, a fresh one by default) in the test's nursery and returns
+an ``Arena`` handle: its URL, store path, admin token, and helpers to register bots and
+to speak the protocol over a raw websocket.
 """
 
 from __future__ import annotations
@@ -139,8 +140,8 @@ ArenaFactory = Callable[..., Awaitable[Arena]]
 
 @pytest.fixture
 def arena_factory(tmp_path: Path, nursery: trio.Nursery) -> ArenaFactory:
-    async def start(*, limits: Limits | None = None, clock: Clock | None = None, **options: Any) -> Arena:
-        db = tmp_path / f"arena-{len(list(tmp_path.glob('arena-*.db')))}.db"
+    async def start(*, limits: Limits | None = None, clock: Clock | None = None, db: Path | None = None, **options: Any) -> Arena:
+        db = db or tmp_path / f"arena-{len(list(tmp_path.glob('arena-*.db')))}.db"
         server = ArenaServer(
             db, clock=clock or Clock(move_ms=5_000), limits=limits or Limits(), admin_token=ADMIN_TOKEN, **options
         )

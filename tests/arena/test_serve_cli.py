@@ -67,6 +67,17 @@ def test_rotate_prints_a_new_token_and_the_old_one_stops_working(tmp_path: Path,
     assert old.encode() not in data and new.encode() not in data
     store = Store(db, read_only=True)
     assert store.authenticate("beta", new) and not store.authenticate("beta", old)
+    assert "note" not in capsys.readouterr().err  # no server, nothing to say
+
+
+@pytest.mark.trio
+async def test_rotating_on_a_served_store_says_a_connected_bot_stays_until_it_reconnects(
+    arena: Arena, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async with arena.bot("connected"):
+        code, out, err = run(capsys, "bot", "rotate", "connected", "--db", str(arena.db))
+    assert code == 0 and len(out.splitlines()[-1]) > 20
+    assert err.startswith(f"arena: note: a server is serving {arena.db}") and "--url" in err
 
 
 @pytest.mark.parametrize(

@@ -297,6 +297,26 @@ async def test_a_wrong_token_is_refused_with_4001(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_the_sdk_stops_with_the_reason_where_waiting_could_never_help(arena_factory: ArenaFactory) -> None:
+    """Each of these used to wait for ever, silently: the seek's error was kept, the
+    refused or unreachable connection retried."""
+    arena = await arena_factory()
+    token = await arena.register("hopeful")
+    with trio.fail_after(10):
+        with pytest.raises(BotStopped, match=r"refused this bot's seek \(bad_config\): nim: unknown config key 'nosuch'"):
+            await run_bot(random_policy(0), arena.url, "hopeful", token, games=["nim"], config={"nosuch": 1}, matches=1)
+        with pytest.raises(BotStopped, match=r"refused this bot's seek \(unknown_game\)"):
+            await run_bot(random_policy(0), arena.url, "hopeful", token, games=["chess"], matches=1)
+        with pytest.raises(BotStopped, match=r"cannot reach ws://127\.0\.0\.1:1"):
+            await run_bot(random_policy(0), "ws://127.0.0.1:1", "hopeful", token, games=["nim"], matches=1)
+    await arena.server.shutdown()
+    reader = await arena_factory(read_only=True, db=arena.db)
+    with trio.fail_after(10), pytest.raises(BotStopped, match=r"refused this bot's hello \(read_only\)"):
+        await run_bot(random_policy(0), reader.url, "hopeful", token, games=["nim"], matches=1)
+    await reader.server.shutdown()
+
+
+@pytest.mark.trio
 async def test_a_bot_cannot_move_for_another_bots_seat(arena: Arena) -> None:
     async with arena.bot("mallory") as mallory, arena.bot("alice2") as alice:
         match = await start_direct_match(arena, "tic-tac-toe", ["alice2", "mallory"], seed=2)

@@ -142,6 +142,14 @@ def test_ratings_on_a_missing_store_is_a_one_line_error(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith("arena: error: no store at")
 
 
+def test_ratings_as_json_of_a_store_without_finished_matches_has_the_same_shape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Store(tmp_path / "arena.db").close()
+    assert main(["ratings", "--db", str(tmp_path / "arena.db"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"bots": [], "games": []}  # as /api/leaderboard: empty, not null
+
+
 def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], match_record: Callable[..., MatchResult]
 ) -> None:
