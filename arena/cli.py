@@ -289,6 +289,7 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
     if args.db:
         from arena.store import Store, StoreError, is_served
 
+        new_store = not os.path.exists(args.db)
         store = Store(args.db)
         try:
             token = store.register_bot(args.name) if args.action == "register" else store.rotate_token(args.name)
@@ -296,6 +297,8 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
             raise UsageError(str(error)) from None
         finally:
             store.close()
+        if new_store:  # a typo in --db would otherwise go unseen until the server does not know the bot
+            print(f"arena: note: made a new store at {args.db}", file=sys.stderr)
         if args.action == "rotate" and is_served(store.path):
             print(
                 f"arena: note: a server is serving {args.db}: the old token logs in no more, but a bot connected with it "

@@ -21,6 +21,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 from websockets.trio.client import connect
 
 from arena import protocol as p
+from arena.match import CRASH
 from arena.seats import Move, SeatForfeit, Turn, as_move, policy_callable
 from games.api import Observation
 
@@ -187,14 +188,14 @@ async def _session(
         try:
             answer = await policy(turn) if is_async else await trio.to_thread.run_sync(policy, turn, abandon_on_cancel=True)
             move = as_move(answer)
-        except SeatForfeit as gave_up:  # the policy gives up this match (a spending cap, say): resign it
-            log.info("resigning %s: %s", msg["match"], gave_up)
+        except Exception as error:  # the policy gives up (a spending cap, say) or fails: resign, saying why
+            if not isinstance(error, SeatForfeit):  # its bug is its loss, as in play_match, not a format error
+                log.exception("policy failed on %s step %s", msg["match"], msg["step"])
+                error = SeatForfeit(CRASH, f"{type(error).__name__}: {error}")
+            log.info("resigning %s: %s", msg["match"], error)
             with contextlib.suppress(ConnectionClosed):
-                await send("resign", match=msg["match"], detail=str(gave_up))
+                await send("resign", match=msg["match"], detail=str(error))
             return
-        except Exception as error:  # the policy's bug: report it as a reply with no action
-            log.exception("policy failed on %s step %s", msg["match"], msg["step"])
-            move = Move(action=None, raw=f"policy error: {type(error).__name__}: {error}", format_error=True)
         fields = {"match": turn.match_id, "seat": turn.seat, "step": turn.step, "attempt": turn.attempt}
         extras = move.extras()
         cost = extras.get("cost")

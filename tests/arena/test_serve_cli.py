@@ -51,10 +51,12 @@ def test_register_prints_the_token_alone_on_its_last_line_and_stores_only_its_ha
     db = tmp_path / "arena.db"
     code, out, err = run(capsys, "bot", "register", "alpha", "--db", str(db))
     token = out.splitlines()[-1]
-    assert code == 0 and err == "" and token == token.strip() and len(token) >= 32 and " " not in token
+    assert code == 0 and token == token.strip() and len(token) >= 32 and " " not in token
+    assert err == f"arena: note: made a new store at {db}\n"  # a mistyped --db shows at once
     assert token.encode() not in store_bytes(db)
     store = Store(db, read_only=True)
     assert store.authenticate("alpha", token) and not store.authenticate("alpha", token[:-1])
+    assert run(capsys, "bot", "register", "alpha2", "--db", str(db))[2] == ""  # the store is there now
 
 
 def test_rotate_prints_a_new_token_and_the_old_one_stops_working(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

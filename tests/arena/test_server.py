@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from typing import Any
@@ -314,6 +315,23 @@ async def test_the_sdk_stops_with_the_reason_where_waiting_could_never_help(aren
     with trio.fail_after(10), pytest.raises(BotStopped, match=r"refused this bot's hello \(read_only\)"):
         await run_bot(random_policy(0), reader.url, "hopeful", token, games=["nim"], matches=1)
     await reader.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_an_sdk_policy_that_raises_resigns_naming_its_error_as_play_match_would(arena: Arena) -> None:
+    def broken(turn: Turn) -> str:
+        raise KeyError("no such heap")
+
+    names = ["broken", "fine"]
+    tokens = [await arena.register(name) for name in names]
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            for name, token, policy in zip(names, tokens, [broken, random_policy(0)], strict=True):
+                nursery.start_soon(functools.partial(run_bot, policy, arena.url, name, token, games=["nim"], matches=1))
+    (record,) = Store(arena.db, read_only=True).matches(bot="broken", limit=5)
+    assert (record["reason"], record["players"][record["forfeit_seat"]]) == ("resign", "broken")
+    assert record["detail"] == "broken resigned: crash: KeyError: 'no such heap'"  # not a format error, no retries
+    assert not any(turn["format_error"] for turn in Store(arena.db, read_only=True).match(record["id"])["turns"])  # type: ignore[index]
 
 
 @pytest.mark.trio
