@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,22 +86,26 @@ def test_duplicate_matches_share_seeds_and_groups(tmp_path: Path) -> None:
     assert len(seeds) == 1 and seeds[0][2] == 6
 
 
-@pytest.mark.slow
-def test_a_run_killed_mid_way_resumes_and_plays_every_key_exactly_once(tmp_path: Path) -> None:
-    path = cup(tmp_path, name="killed", per=30)
-    config = load(path)
+def cup_caught_mid_way(tmp_path: Path, name: str, **pipes: Any) -> tuple[Any, Path, list[str], subprocess.Popen[str]]:
+    """A cup played by ``arena tournament run`` in a child process, caught once 20 of its
+    matches are in the store (or a minute has passed, or it ended): its config, store,
+    command and process."""
+    path = cup(tmp_path, name=name, per=30)
     db = tmp_path / "arena.db"
     command = [sys.executable, "-m", "arena.cli", "tournament", "run", str(path), "--db", str(db)]
-    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(command, cwd=ROOT, text=True, **pipes)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and child.poll() is None:
-        if db.exists():
-            try:
-                if len(finished_keys(db)) >= 20:
-                    break
-            except sqlite3.OperationalError:
-                pass
+        with contextlib.suppress(sqlite3.OperationalError):  # the store is still being made
+            if db.exists() and len(finished_keys(db)) >= 20:
+                break
         time.sleep(0.02)
+    return load(path), db, command, child
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_way_resumes_and_plays_every_key_exactly_once(tmp_path: Path) -> None:
+    config, db, command, child = cup_caught_mid_way(tmp_path, "killed", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert 0 < len(finished_keys(db)) < planned(config), "the run should be killed mid-way"
@@ -113,17 +118,7 @@ def test_a_run_killed_mid_way_resumes_and_plays_every_key_exactly_once(tmp_path:
 
 @pytest.mark.slow
 def test_ctrl_c_stops_a_run_in_one_line_with_status_130_and_the_same_command_resumes(tmp_path: Path) -> None:
-    path = cup(tmp_path, name="interrupted", per=30)
-    config = load(path)
-    db = tmp_path / "arena.db"
-    command = [sys.executable, "-m", "arena.cli", "tournament", "run", str(path), "--db", str(db)]
-    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and child.poll() is None:
-        with contextlib.suppress(sqlite3.OperationalError):
-            if db.exists() and len(finished_keys(db)) >= 20:
-                break
-        time.sleep(0.02)
+    config, db, command, child = cup_caught_mid_way(tmp_path, "interrupted", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=30)
     kept = finished_keys(db)
