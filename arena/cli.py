@@ -498,6 +498,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The quickstart tournament (tournaments/quickstart.toml) into a fresh temporary store."""
     if args.watch:
         return _demo_watch(args)
+    if args.delay is not None:
+        raise UsageError("--delay paces the bots of --watch; add --watch")
 
     import tempfile
     from pathlib import Path
@@ -510,6 +512,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _run_and_show(config, Path(tmp) / "demo.db", as_json=args.json)
 
 
+DEMO_DELAY_MS = 400  # slow enough to follow a game in `arena demo --watch`
 # games and bots of `arena demo --watch`: one pair of bots per game, each pair playing on
 DEMO_WATCH = (
     ("tic-tac-toe", ("perfect", "random")),
@@ -526,6 +529,7 @@ def _demo_watch(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
+    delay = DEMO_DELAY_MS if args.delay is None else args.delay
     watch_app = _watch_app()
     from arena.store import Store
     from bots.registry import parse_spec
@@ -547,7 +551,7 @@ def _demo_watch(args: argparse.Namespace) -> int:
             url = server.start()
             for spec, name, token, game in bots:
                 command = [sys.executable, "-m", "arena.cli", "bot", "run", spec, "--url", url, "--name", name]
-                command += ["--token", token, "--game", game, "--delay", str(args.delay)]
+                command += ["--token", token, "--game", game, "--delay", str(delay)]
                 children.spawn(command, log=Path(tmp) / f"{name}.log")
             watch_app(url, title="arena demo").run()
         finally:
@@ -1005,7 +1009,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="instead: start a local server with bots playing several games on and on, and watch them in the terminal",
     )
     demo.add_argument(
-        "--delay", type=COUNT, default=400, metavar="MS", help="with --watch: each bot's wait before a move (default 400)"
+        "--delay", type=COUNT, metavar="MS", help=f"with --watch: each bot's wait before a move (default {DEMO_DELAY_MS})"
     )
     demo.set_defaults(run=cmd_demo)
 
