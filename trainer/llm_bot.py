@@ -112,11 +112,16 @@ class LLMBot(Bot):
             raise BotSpecError(f"bot 'llm': cannot load model {model!r}: {error}") from None
 
     def act(self, turn: Turn) -> Move:
-        """Blocking (a forward pass or a generation): LocalSeat and the SDK run it in a worker thread."""
-        from trainer.policy import match_key
+        """Blocking (a forward pass or a generation): LocalSeat and the SDK run it in a worker thread.
+
+        The draw is keyed by the bot's seed, which the runner derives from the match seed and
+        the seat, and the turn; never by the match id, which ``arena play`` and tournaments
+        make up afresh for every match, so a seeded match replays. Each request draws from
+        its own generator, so batching with other matches' turns changes nothing.
+        """
         from trainer.rollout import move_of, request_for
 
-        key = (self.seed, match_key(turn.match_id), turn.step, turn.seat, turn.attempt)
+        key = (self.seed, turn.step, turn.seat, turn.attempt)
         request, prompt = request_for(self.policy, turn, key)
         decision = self.batcher.decide(request)
         return move_of(decision, request, prompt)

@@ -20,7 +20,6 @@ only.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections.abc import Sequence
@@ -38,11 +37,6 @@ from bots.prompts import Prompt
 from trainer.checkpoints import is_model_folder, not_a_model_folder
 
 hf_logging.disable_progress_bar()
-
-
-def match_key(match_id: str) -> int:
-    """A stable integer for a match id, for keying sampling generators."""
-    return int.from_bytes(hashlib.sha256(match_id.encode("utf-8")).digest()[:8], "little")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def test_a_spec_builds_the_bot_and_its_move_carries_what_training_needs(tiny_mod
     assert turn.observation.text in json.loads(move.prompt or "")[1]["content"]
     assert move.logprobs is not None and len(move.logprobs) == move.tokens_out and all(lp < 0 for lp in move.logprobs)
     assert move.tokens_in == len(bot.policy.prompt_ids(build_prompt(turn)))
-    assert bot.act(turn) == move  # sampling is keyed by (seed, match, step, seat, attempt)
+    assert bot.act(turn) == move  # sampling is keyed by (seed, step, seat, attempt)
 
 
 def test_bots_share_one_loaded_model_per_setting(tiny_model_dir: Path) -> None:
@@ -52,17 +52,26 @@ def test_bots_share_one_loaded_model_per_setting(tiny_model_dir: Path) -> None:
     assert hot.policy.temperature == 3.0
 
 
-def test_the_seed_and_the_match_key_the_sampling(tiny_model_dir: Path) -> None:
-    turns = [first_turn("tic-tac-toe", f"m-{i}") for i in range(6)]
+def test_the_seed_keys_the_sampling_and_a_seeded_match_replays(tiny_model_dir: Path) -> None:
+    """The bot's seed (fixed per seat by the match seed) keys its draws, not the match id,
+    which ``arena play`` and tournaments make up afresh (a uuid) for every match."""
+    from arena.match import play_match
+    from arena.seats import LocalSeat
 
-    def actions(seed: int) -> list[str | None]:
-        bot = make_bot(f"llm:model={tiny_model_dir}", "tic-tac-toe", seed=seed)
-        return [bot.act(turn).action for turn in turns]  # type: ignore[union-attr]
+    game = games.get("iterated-prisoners-dilemma")
+
+    def actions(seed: int, match_id: str | None = None) -> list[str]:
+        seats = [
+            LocalSeat(make_bot(f"llm:model={tiny_model_dir}", game.spec.name, seed=seed), "model"),
+            LocalSeat(make_bot("tit-for-tat", game.spec.name), "tit-for-tat", threaded=False),
+        ]
+        result = trio.run(lambda: play_match(game, seats, config={"rounds": 8}, seed=1, match_id=match_id))
+        return [str(t.action) for t in result.turns if t.seat == 0]
 
     first = actions(0)
-    assert actions(0) == first  # a fresh bot with the same seed replays the same choices
-    assert len(set(first)) >= 3  # the match id is part of the key
-    assert actions(1) != first  # and so is the seed
+    assert actions(0) == first == actions(0, "another-id")  # a fresh bot, a fresh match id: the same match
+    assert len(set(first)) == 2  # the draws differ from turn to turn
+    assert actions(1) != first  # the seed is part of the key
 
 
 def test_matches_played_at_once_share_the_models_forward_passes(tiny_model_dir: Path) -> None:
