@@ -743,7 +743,8 @@ def _train_progress(progress: Any) -> None:
     bar = "#" * (width * progress.update // progress.updates)
     print(
         f"[{bar:.<{width}}] update {progress.update}/{progress.updates}: return {row['return_mean']:.3f}, "
-        f"entropy {row['entropy']:.3f}, {row['turns_per_s']:.0f} turns/s, ETA {eta:.0f}s",
+        f"entropy {'n/a' if row['entropy'] is None else format(row['entropy'], '.3f')}, "
+        f"{row['turns_per_s']:.0f} turns/s, ETA {eta:.0f}s",
         file=sys.stderr,
         flush=True,
     )

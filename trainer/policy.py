@@ -62,8 +62,11 @@ class Decision:
     choice_probs: tuple[float, ...] = ()
 
     @property
-    def entropy(self) -> float:
-        """Entropy (nats) of the distribution over legal actions; 0 when generated."""
+    def entropy(self) -> float | None:
+        """Entropy (nats) of the distribution over legal actions; None when generated, as
+        a reply sampled token by token has no distribution over actions to measure."""
+        if not self.choice_probs:
+            return None
         return -sum(p * math.log(p) for p in self.choice_probs if p > 0)
 
 

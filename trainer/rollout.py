@@ -41,10 +41,20 @@ class Sample:
     prompt_ids: tuple[int, ...]
     action_ids: tuple[int, ...]
     logprobs: tuple[float, ...]
-    entropy: float
+    entropy: float | None
     reward: float
     final_return: float
     opponent: str
+
+
+def mean_entropy(samples: Sequence[Sample]) -> float | None:
+    """The mean entropy of the turns that have one; None when none has.
+
+    Stored and generated turns carry no distribution over legal actions: counted as 0 they
+    would drag the mean down with the share of such turns and pass for a policy collapse.
+    """
+    known = [s.entropy for s in samples if s.entropy is not None]
+    return sum(known) / len(known) if known else None
 
 
 @dataclass(frozen=True)

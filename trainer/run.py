@@ -33,7 +33,7 @@ from trainer.config import TrainConfig
 from trainer.opponents import Opponent, OpponentPool, learner_score
 from trainer.plot import METRICS_FILE
 from trainer.policy import Policy
-from trainer.rollout import MatchPlan, Rollout, Sample, SeatPlan, play_rollouts
+from trainer.rollout import MatchPlan, Rollout, Sample, SeatPlan, mean_entropy, play_rollouts
 from trainer.store_samples import store_samples
 from trainer.update import Learner
 
@@ -211,7 +211,7 @@ class Trainer:
             "matches": len(rollouts),
             "samples": len(samples),
             "return_mean": float(np.mean(returns)),
-            "entropy": float(np.mean([s.entropy for s in samples])) if samples else 0.0,
+            "entropy": mean_entropy(samples),
             "format_error_rate": format_errors / max(turns, 1),
             "advantage_std": float(np.std(advantages)) if len(advantages) else 0.0,
             "opponents": {

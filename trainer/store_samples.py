@@ -88,7 +88,7 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
                     prompt_ids=prompt_ids,
                     action_ids=action_ids,
                     logprobs=tuple(row["logprobs"]),
-                    entropy=0.0,
+                    entropy=None,
                     reward=reward,
                     final_return=float(row["return"]),
                     opponent="+".join(row["opponents"]),

@@ -140,7 +140,7 @@ def test_generation_is_keyed_stops_at_the_budget_and_gives_one_logprob_per_token
     (decision,) = short.decide([request])
     assert len(decision.action_ids) == len(decision.logprobs) == 6  # a random model does not stop by itself
     assert short.forward_passes - before == 6
-    assert decision.choice_probs == () and decision.entropy == 0
+    assert decision.choice_probs == () and decision.entropy is None
     assert decision.reply == short.tokenizer.decode(list(decision.action_ids), skip_special_tokens=True)
     np.testing.assert_allclose(decision.logprobs, plain_logprobs(short, request.prompt_ids, decision.action_ids), atol=1e-5)
     assert short.decide([request]) == [decision]

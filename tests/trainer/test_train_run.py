@@ -188,6 +188,7 @@ def test_stored_turns_carry_the_acting_policys_logprobs(tmp_path: Path, tiny_mod
     for sample, logprobs in zip(samples, fresh, strict=True):
         assert sample.logprobs == pytest.approx(logprobs, abs=1e-5)
         assert sample.opponent == "tit-for-tat"
+        assert sample.entropy is None  # the store kept no distribution over the legal actions
 
 
 def test_rollouts_from_one_seed_are_identical(tiny_model_dir: Path) -> None:
