@@ -69,8 +69,10 @@ def token_ppo_loss(
 
     ``stats`` (floats, for logging): ``clip_fraction``, the share of real tokens whose
     gradient the clip removed (r > 1 + eps with A > 0, or r < 1 - eps with A < 0);
-    ``dual_clip_fraction`` (with ``dual_clip``); ``approx_kl``, the mean of old - new (the
-    k1 estimate of KL(old || new)); ``ratio_mean``. Padding may hold any value, even inf
+    ``dual_clip_fraction`` (with ``dual_clip``); ``approx_kl``, the mean of (r - 1) - log r,
+    Schulman's k3 estimate of KL(old || new): unbiased on units sampled from the old policy
+    like k1 (= -log r) but never negative and of far lower variance, so one batch's value
+    reads as a distance; ``ratio_mean``. Padding may hold any value, even inf
     or NaN: it is replaced before any arithmetic, so it reaches neither loss nor gradient.
     """
     _logp_pair(new_logp, old_logp, "new_logp and old_logp")
@@ -99,7 +101,7 @@ def token_ppo_loss(
         n_real = float(real.sum())
         stats = {
             "clip_fraction": float((clipped & real).sum()) / max(n_real, 1.0),
-            "approx_kl": float(_masked_mean(-log_ratio, real, max(n_real, 1.0))),
+            "approx_kl": float(_masked_mean((ratio - 1.0) - log_ratio, real, max(n_real, 1.0))),
             "ratio_mean": float(_masked_mean(ratio, real, max(n_real, 1.0))),
         }
         if dual_clip is not None:

@@ -93,7 +93,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     written.append(_save(fig, ax, out / "win_rate.png"))
 
     for key, title, filename in (
-        ("approx_kl", "KL to the acting policy (k1, per token)", "kl.png"),
+        ("approx_kl", "KL(acting || updated), k3 per sampled action or generated token", "kl.png"),
         ("entropy", "Entropy over legal actions (nats)", "entropy.png"),
         ("grad_norm", "Gradient norm before clipping", "grad_norm.png"),
     ):

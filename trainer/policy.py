@@ -9,8 +9,12 @@ Acting follows TRAINING_MATH.md ("Acting with a language model"):
 - otherwise the policy generates a reply under a token budget and the reply is parsed
   (``bots.parsing``) like any language-model bot's.
 
-Either way the chosen reply's per-token log-probabilities are returned: they are what the
-PPO ratio is taken against. Randomness comes from a generator keyed by the request's
+Either way the chosen reply's per-token log-probabilities are returned (what the store
+keeps), and so is the log-probability of what was actually sampled, which is what the PPO
+ratio is taken against: for a scored set, the chosen action's under the softmax over the
+legal set (the reply's raw token log-probs belong to another distribution: tokens every
+legal reply shares, such as the brackets, cancel in that softmax); for a generated reply,
+each token's under the tempered distribution it was drawn from. Randomness comes from a generator keyed by the request's
 ``key`` (seed, match, step, seat, attempt), never from shared state, so the actions of a
 batch do not depend on which other requests happened to share it.
 
@@ -52,14 +56,17 @@ class Request:
 @dataclass(frozen=True)
 class Decision:
     """The policy's answer: the action (None when a generated reply held none), the reply
-    text and token ids, their log-probs under the acting policy, and the probabilities it
-    gave each legal action (empty when it generated)."""
+    text and token ids, their log-probs under the model (the sampling temperature applied
+    to generated tokens), and, when it scored a legal set, the probability it gave each
+    legal action, their replies and the log-probability of the chosen one."""
 
     action: str | None
     reply: str
     action_ids: tuple[int, ...]
     logprobs: tuple[float, ...]
     choice_probs: tuple[float, ...] = ()
+    options: tuple[tuple[int, ...], ...] = ()
+    choice_logprob: float | None = None
 
     @property
     def entropy(self) -> float | None:
@@ -72,6 +79,17 @@ class Decision:
 
 Row = tuple[Sequence[int], Sequence[int]]
 """A prompt's token ids and a reply's."""
+
+ActedTurn = tuple[Sequence[int], Sequence[int], Sequence[Sequence[int]]]
+"""A prompt's token ids, the reply played, and the legal replies it was chosen among
+(empty: the reply was generated)."""
+
+
+def choice_logprobs(totals: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Log-probs of the legal actions under the acting policy: the softmax of their replies'
+    summed token log-probs over the temperature. Acting and learning both call this, so the
+    PPO ratio is taken between two policies of the one family actions are drawn from."""
+    return torch.log_softmax(totals / temperature, dim=-1)
 
 
 def padded_rows(rows: Sequence[Row], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -193,8 +211,11 @@ class Policy:
 
     # ---- log-probs -------------------------------------------------------------------------
 
-    def reply_logprobs(self, rows: Sequence[Row], *, grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-token log-probs of each row's reply given its prompt, in one forward pass.
+    def reply_logprobs(
+        self, rows: Sequence[Row], *, grad: bool = False, temperature: float = 1.0
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-token log-probs of each row's reply given its prompt, in one forward pass,
+        under the model's logits divided by ``temperature``.
 
         Returns a [rows, longest reply] tensor, left-aligned per row, and its mask. With
         ``grad`` the graph is kept (the update); without, it runs under ``no_grad`` (acting).
@@ -220,7 +241,8 @@ class Policy:
             logits = self.model(
                 input_ids=ids, attention_mask=attention, position_ids=positions, cache=cache, logits_to_keep=width + 1
             ).logits
-            logp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, -width:].unsqueeze(-1)).squeeze(-1)
+            logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
+            logp = logp.gather(-1, ids[:, -width:].unsqueeze(-1)).squeeze(-1)
         self.forward_passes += 1
         lengths = torch.tensor([len(a) for _, a in rows], device=logp.device)
         # Row i's reply is its last lengths[i] columns: shift it to the left edge.
@@ -237,6 +259,37 @@ class Policy:
                 logp, mask = self.reply_logprobs(chunk)
                 out.extend(logp[i][mask[i]].tolist() for i in range(len(chunk)))
         return out
+
+    def acting_logprobs(self, turns: Sequence[ActedTurn], *, grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs of what each turn sampled, under the distribution acting samples from.
+
+        A scored turn gives one value, its reply's log-prob under ``choice_logprobs`` over its
+        legal replies (every one of them is run); a generated turn gives one per reply token
+        at the sampling temperature. Returns a [turns, longest] tensor, left-aligned, and its
+        mask, like ``reply_logprobs``. At most two forward passes: scored rows and generated
+        rows need different temperatures on the logits.
+        """
+        scored = [i for i, (_, _, options) in enumerate(turns) if options]
+        generated = [i for i, (_, _, options) in enumerate(turns) if not options]
+        values: dict[int, torch.Tensor] = {}
+        if scored:
+            rows = [(turns[i][0], option) for i in scored for option in turns[i][2]]
+            totals = self.reply_logprobs(rows, grad=grad)[0].sum(dim=1)
+            start = 0
+            for i in scored:
+                _, reply, options = turns[i]
+                choice = [tuple(option) for option in options].index(tuple(reply))
+                values[i] = choice_logprobs(totals[start : start + len(options)], self.temperature)[choice : choice + 1]
+                start += len(options)
+        if generated:
+            logp, _ = self.reply_logprobs([turns[i][:2] for i in generated], grad=grad, temperature=self.temperature)
+            values.update((i, logp[row, : len(turns[i][1])]) for row, i in enumerate(generated))
+        width = max(len(v) for v in values.values())
+        out = torch.stack([torch.nn.functional.pad(values[i], (0, width - len(values[i]))) for i in range(len(turns))])
+        mask = torch.arange(width, device=out.device).unsqueeze(0) < torch.tensor(
+            [len(values[i]) for i in range(len(turns))], device=out.device
+        ).unsqueeze(1)
+        return out, mask
 
     # ---- acting ----------------------------------------------------------------------------
 
@@ -256,13 +309,20 @@ class Policy:
         return [by_request[id(r)] for r in requests]
 
     def _sample(self, request: Request, options: list[tuple[str, list[float]]]) -> Decision:
-        totals = np.array([sum(lp) for _, lp in options]) / self.temperature
-        probs = np.exp(totals - totals.max())
-        probs /= probs.sum()
+        logp = choice_logprobs(torch.tensor([sum(lp) for _, lp in options], dtype=torch.float64), self.temperature)
+        probs = logp.exp().numpy()
         rng = np.random.default_rng(list(request.key))
-        index = int(rng.choice(len(options), p=probs))
+        index = int(rng.choice(len(options), p=probs / probs.sum()))
         action, logprobs = options[index]
-        return Decision(action, f"[{action}]", self.action_ids(action), tuple(logprobs), tuple(float(p) for p in probs))
+        return Decision(
+            action,
+            f"[{action}]",
+            self.action_ids(action),
+            tuple(logprobs),
+            tuple(float(p) for p in probs),
+            tuple(self.action_ids(a) for a, _ in options),
+            float(logp[index]),
+        )
 
     def _generate(self, requests: Sequence[Request]) -> list[Decision]:
         """Sample every request's reply token by token under the token budget, all of them
@@ -286,8 +346,8 @@ class Policy:
                 )
                 self.forward_passes += 1
                 cache = output.cache
-                logp = torch.log_softmax(output.logits[:, -1].float(), dim=-1)
-                probs = torch.softmax(logp / self.temperature, dim=-1).cpu()
+                logp = torch.log_softmax(output.logits[:, -1].float() / self.temperature, dim=-1)
+                probs = logp.exp().cpu()
                 step = []
                 for i, generator in enumerate(generators):
                     done = bool(replies[i]) and replies[i][-1] == self.eos_id

@@ -31,7 +31,13 @@ ROLLOUT_CLOCK = Clock(move_ms=600_000, grace_ms=60_000)
 
 @dataclass(frozen=True)
 class Sample:
-    """One accepted turn of a learner seat: everything the update and the estimators need."""
+    """One accepted turn of a learner seat: everything the update and the estimators need.
+
+    ``logprobs`` are the reply's token log-probs as the store keeps them; ``options`` are the
+    legal replies the turn was sampled among when it scored a legal set (empty when it
+    generated, or when it came from the store, which keeps no such set), and
+    ``choice_logprob`` the chosen reply's log-prob under that softmax.
+    """
 
     match: int
     seed: int
@@ -45,6 +51,14 @@ class Sample:
     reward: float
     final_return: float
     opponent: str
+    options: tuple[tuple[int, ...], ...] = ()
+    choice_logprob: float | None = None
+
+    @property
+    def acting_logprobs(self) -> tuple[float, ...]:
+        """The PPO ratio's "old" side, matching ``Policy.acting_logprobs``: one value per
+        scored turn, one per token of a generated reply."""
+        return (self.choice_logprob,) if self.options and self.choice_logprob is not None else self.logprobs
 
 
 def mean_entropy(samples: Sequence[Sample]) -> float | None:
@@ -178,6 +192,8 @@ def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> l
                     reward=reward,
                     final_return=float(result.returns[seat]),
                     opponent=plan.opponent,
+                    options=decision.options,
+                    choice_logprob=decision.choice_logprob,
                 )
             )
     return samples

@@ -1,8 +1,10 @@
 """One policy update: PPO epochs over the turns of a batch of rollouts.
 
-Every turn's advantage applies to every token of its action (TRAINING_MATH.md §6). The
-ratio is taken against the log-probs the acting policy recorded when it chose the
-action; an optional frozen reference adds the k3 KL penalty. Minibatches are drawn in
+Every turn's advantage applies to every sampled unit of its action (TRAINING_MATH.md §6):
+the one choice of a scored legal set, or each token of a generated reply. The ratio is
+taken between the current and the acting policy's probabilities of that unit under the
+distribution it was drawn from (``Policy.acting_logprobs``); an optional frozen reference
+adds the k3 KL penalty, measured on the same units. Minibatches are drawn in
 an order fixed by the seed and the update's index, and gradient accumulation divides
 by the minibatch's token count, so the result does not depend on how it is split.
 """
@@ -81,22 +83,22 @@ class Learner:
 
     def _step(self, batch: Sequence[Sample], advantages: np.ndarray) -> dict[str, float]:
         s = self.settings
-        token_count = float(sum(len(sample.action_ids) for sample in batch))
+        token_count = float(sum(len(sample.acting_logprobs) for sample in batch))
         micro = max(1, -(-len(batch) // s.grad_accum))
         self.optimizer.zero_grad(set_to_none=True)
         collected: dict[str, list[float]] = {}
         with self.policy.lock:
             for start in range(0, len(batch), micro):
                 part = batch[start : start + micro]
-                rows = [(sample.prompt_ids, sample.action_ids) for sample in part]
-                new_logp, mask = self.policy.reply_logprobs(rows, grad=True)
+                turns = [(sample.prompt_ids, sample.action_ids, sample.options) for sample in part]
+                new_logp, mask = self.policy.acting_logprobs(turns, grad=True)
                 old_logp = torch.zeros_like(new_logp)
                 for i, sample in enumerate(part):
-                    old_logp[i, : len(sample.logprobs)] = torch.tensor(sample.logprobs)
+                    old_logp[i, : len(sample.acting_logprobs)] = torch.tensor(sample.acting_logprobs)
                 ref_logp = None
                 if self.reference is not None:
                     with torch.no_grad():
-                        ref_logp, _ = self.reference.reply_logprobs(rows)
+                        ref_logp, _ = self.reference.acting_logprobs(turns)
                 adv = torch.tensor(advantages[start : start + micro], dtype=new_logp.dtype)
                 loss, stats = policy_loss(
                     new_logp,

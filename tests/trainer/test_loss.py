@@ -82,7 +82,7 @@ def test_loss_is_the_mean_over_real_tokens_and_padding_contributes_nothing() -> 
     assert float(loss.detach()) == pytest.approx(-1.4 / 3)
     # clipped: token (0, 1) (r = 1.5 > 1.2, A > 0) and token (1, 0) (r = 0.5 < 0.8, A < 0)
     assert stats["clip_fraction"] == pytest.approx(2 / 3)
-    # approx KL = mean(old - new) = (0 - ln 1.5 - ln 0.5) / 3 = (-0.405465 + 0.693147) / 3
+    # approx KL = mean((r - 1) - ln r) = (0 + (0.5 - 0.405465) + (-0.5 + 0.693147)) / 3
     assert stats["approx_kl"] == pytest.approx(0.2876821 / 3, abs=1e-7)
     assert stats["ratio_mean"] == pytest.approx((1.0 + 1.5 + 0.5) / 3)
     loss.backward()
@@ -90,6 +90,15 @@ def test_loss_is_the_mean_over_real_tokens_and_padding_contributes_nothing() -> 
     # only token (0, 0) is unclipped: d(-r A / 3)/d new = -1 * 1 / 3; padding gets exactly 0, not NaN
     expected = torch.tensor([[-1 / 3, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=torch.float64)
     torch.testing.assert_close(new.grad, expected)
+
+
+def test_approx_kl_is_k3_never_negative_where_k1_would_be() -> None:
+    # One token whose probability doubled: r = 2. k1 = -ln 2 = -0.693147 (a negative "KL");
+    # k3 = (2 - 1) - ln 2 = 0.306853.
+    new = torch.tensor([[math.log(2.0)]], dtype=torch.float64)
+    old = torch.tensor([[0.0]], dtype=torch.float64)
+    _, stats = token_ppo_loss(new, old, torch.tensor([1.0], dtype=torch.float64), torch.ones(1, 1))
+    assert stats["approx_kl"] == pytest.approx(1.0 - math.log(2.0))
 
 
 def test_token_count_makes_accumulated_micro_batches_equal_the_full_batch() -> None:

@@ -15,7 +15,7 @@ import torch
 
 import games
 from arena.seats import Turn
-from trainer.policy import Policy, Row
+from trainer.policy import Policy, Row, choice_logprobs
 from trainer.rollout import request_for
 
 
@@ -62,6 +62,44 @@ def test_legal_probabilities_sum_to_one_and_match_a_plain_forward_pass(policy: P
     np.testing.assert_allclose(decision.choice_probs, expected / expected.sum(), atol=1e-5)
     assert decision.action_ids == policy.action_ids(decision.action)
     np.testing.assert_allclose(decision.logprobs, plain_logprobs(policy, request.prompt_ids, decision.action_ids), atol=1e-5)
+
+
+def test_choice_logprobs_are_the_tempered_softmax_of_the_summed_logprobs() -> None:
+    # totals -1 and -3 at temperature 2: -0.5 and -1.5; log(1 + e^-1) = 0.3132617
+    logp = choice_logprobs(torch.tensor([-1.0, -3.0], dtype=torch.float64), 2.0)
+    torch.testing.assert_close(logp, torch.tensor([-0.3132617, -1.3132617], dtype=torch.float64))
+
+
+def test_the_learner_recomputes_the_distribution_a_scored_action_was_drawn_from(policy: Policy) -> None:
+    """The acting log-prob of a scored turn is the chosen action's under the tempered softmax
+    over the legal set, not its reply's raw token log-probs (their sum is far lower: the
+    tokens every legal reply shares cancel in the softmax), and the learner's recomputation
+    gives the same number, so the PPO ratio starts at exactly 1 between like distributions."""
+    warm = Policy(policy.model, policy.tokenizer, temperature=2.0)
+    turn = turns_of("tic-tac-toe", 3)[2]
+    request, _ = request_for(warm, turn, (0, 1, 2))
+    (decision,) = warm.decide([request])
+    assert decision.options == tuple(warm.action_ids(a) for a in turn.legal_actions or ())
+    choice = decision.options.index(decision.action_ids)
+    assert decision.choice_logprob == pytest.approx(np.log(decision.choice_probs[choice]))
+    assert decision.choice_logprob > sum(decision.logprobs)
+    new, mask = warm.acting_logprobs([(request.prompt_ids, decision.action_ids, decision.options)])
+    assert mask.tolist() == [[True]]
+    assert float(new[0, 0]) == pytest.approx(decision.choice_logprob, abs=1e-5)
+
+
+def test_generated_tokens_are_drawn_and_relearned_at_the_temperature(policy: Policy) -> None:
+    warm = Policy(policy.model, policy.tokenizer, temperature=2.0, max_new_tokens=4)
+    request, _ = request_for(warm, turns_of("item-negotiation", 1)[0], (4, 5))
+    (decision,) = warm.decide([request])
+    ids = torch.tensor([[*request.prompt_ids, *decision.action_ids]], dtype=torch.long)
+    with torch.no_grad():
+        tempered = torch.log_softmax(warm.model(ids).logits[0].float() / 2.0, dim=-1)
+    start = len(request.prompt_ids) - 1
+    expected = [float(tempered[start + i, token]) for i, token in enumerate(decision.action_ids)]
+    np.testing.assert_allclose(decision.logprobs, expected, atol=1e-5)
+    new, mask = warm.acting_logprobs([(request.prompt_ids, decision.action_ids, ())])
+    np.testing.assert_allclose(new[0][mask[0]].numpy(), expected, atol=1e-5)
 
 
 def test_temperature_flattens_the_choice(policy: Policy) -> None:
