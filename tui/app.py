@@ -27,7 +27,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from tui.feed import Feed, Status, fetch_matches
+from tui.feed import Feed, Status, fetch_matches, fetch_stored_games
 from tui.render import DARK, LIGHT, Palette
 from tui.state import (
     OVERALL_BOT_COLUMNS,
@@ -50,6 +50,7 @@ from tui.widgets import MatchTable, MoveLog, SortTable, StatusLine, ViewPane, pl
 
 SERVER_MESSAGES = ("lobby", "snapshot", "delta", "result", "replay", "leaderboard", "pong", "error")
 RATINGS_EVERY_S = 10.0  # at most one leaderboard request per game this often, for the lobby's ratings
+MOST_STORED = 1000  # the most matches /api/matches answers at once
 
 
 class WatchApp(App[None]):
@@ -76,6 +77,7 @@ class WatchApp(App[None]):
         wall: Callable[[], float] = time.time,
         tick_s: float = 0.25,
         fetch_stored: bool = True,
+        page: int = 50,
         title: str | None = None,
     ) -> None:
         super().__init__()
@@ -85,6 +87,8 @@ class WatchApp(App[None]):
         self.wall = wall
         self.tick_s = tick_s
         self.fetch_stored = fetch_stored
+        self.page = page
+        self.stored_query: tuple[str | None, int] = (None, page)  # (game, how many) last asked of the store
         if title:
             self.title = title
         self.sub_title = self.url or "offline"
@@ -144,12 +148,19 @@ class WatchApp(App[None]):
             elif isinstance(screen, LeaderboardScreen):
                 screen.ask()
         if self.fetch_stored and self.url is not None:
-            self.run_worker(self._fetch_stored(), group="stored", exclusive=True, exit_on_error=False)
+            self.run_worker(self._fetch_stored_games(), group="stored-games", exclusive=True, exit_on_error=False)
+        self.ask_stored(*self.stored_query)
 
-    async def _fetch_stored(self) -> None:
+    def ask_stored(self, game: str | None, limit: int) -> None:
+        """List the store's newest ``limit`` matches of ``game`` (None: every game)."""
+        self.stored_query = (game, min(limit, MOST_STORED))
+        if self.fetch_stored and self.url is not None:
+            self.run_worker(self._fetch_stored(*self.stored_query), group="stored", exclusive=True, exit_on_error=False)
+
+    async def _fetch_stored(self, game: str | None, limit: int) -> None:
         assert self.url is not None
         try:
-            records = await asyncio.to_thread(fetch_matches, self.url)
+            records = await asyncio.to_thread(fetch_matches, self.url, game=game, limit=limit)
         except (OSError, ValueError) as error:
             self.report(f"could not list the stored matches: {error}")
             return
@@ -161,6 +172,16 @@ class WatchApp(App[None]):
                 except Malformed:
                     continue
         self.lobby.stored = stored
+        self.lobby.stored_more = len(records) >= limit
+        self.refresh_screens("stored")
+
+    async def _fetch_stored_games(self) -> None:
+        assert self.url is not None
+        try:
+            self.lobby.stored_games = await asyncio.to_thread(fetch_stored_games, self.url)
+        except (OSError, ValueError) as error:
+            self.report(f"could not list the stored games: {error}")
+            return
         self.refresh_screens("stored")
 
     # ---- messages ----------------------------------------------------------------------
@@ -365,6 +386,7 @@ class LobbyScreen(Refreshable):
     BINDINGS: ClassVar = [
         Binding("g", "next_game", "Game filter"),
         Binding("G", "all_games", "All games", show=False),
+        Binding("m", "more", "More results"),
         Binding("r", "replay", "Replay"),
         Binding("tab", "app.focus_next", "Next table", show=False),
     ]
@@ -437,7 +459,18 @@ class LobbyScreen(Refreshable):
         self.query_one("#live-title", Static).update(
             Text.assemble(("Live matches", "bold"), f"  {len(live)} · {which}{waiting}{loading}", style="")
         )
-        self.query_one("#recent-title", Static).update(Text.assemble(("Recent results", "bold"), f"  {len(results)}"))
+        self.query_one("#recent-title", Static).update(
+            Text.assemble(("Recent results", "bold"), f"  {self._results_note(results)}")
+        )
+
+    def _results_note(self, results: list[Result]) -> str:
+        """How many are listed, and whether the store holds older ones (``m`` reads them)."""
+        app = self.watch_app
+        if not app.lobby.stored_more:
+            return str(len(results))
+        if app.stored_query[1] < MOST_STORED:
+            return f"{len(results)} · older ones stored: m for more"
+        return f"{len(results)} · the newest {MOST_STORED} (the server lists no more at once: g filters by game)"
 
     def on_resize(self) -> None:
         self.refresh_data()
@@ -455,11 +488,26 @@ class LobbyScreen(Refreshable):
         else:
             i = games.index(self.game)
             self.game = games[i + 1] if i + 1 < len(games) else None
-        self.refresh_data()
+        self._filter_changed()
 
     def action_all_games(self) -> None:
         self.game = None
+        self._filter_changed()
+
+    def _filter_changed(self) -> None:
+        """One game's newest page is read from the store: the newest page of all games may hold none of it."""
+        self.watch_app.ask_stored(self.game, self.watch_app.page)
         self.refresh_data()
+
+    def action_more(self) -> None:
+        app = self.watch_app
+        game, limit = app.stored_query
+        if not app.lobby.stored_more:
+            app.report("every stored match is listed")
+        elif limit >= MOST_STORED:
+            app.report(f"the server lists at most {MOST_STORED} matches at once: g shows one game at a time")
+        else:
+            app.ask_stored(game, limit + app.page)
 
     def action_replay(self) -> None:
         recent = self.query_one("#recent", MatchTable)
@@ -799,6 +847,7 @@ HELP = [
             ("Enter", "open the match (live: its public view; ended: the full view)"),
             ("r", "replay the finished match under the cursor"),
             ("g / G", "show one game at a time / all games"),
+            ("m", "more results: the next older page from the store"),
         ],
     ),
     (

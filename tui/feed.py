@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
@@ -133,13 +133,29 @@ def http_base(url: str) -> str:
     return urlunsplit((scheme, parts.netloc, "", "", "")).rstrip("/")
 
 
-def fetch_matches(url: str, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
+def _get(url: str, path: str, timeout: float) -> Any:
+    request = urllib.request.Request(f"{http_base(url)}{path}", headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
     """The server's stored match records (``GET /api/matches``), newest first. Blocking:
     call it in a thread. It lets the lobby list results older than this connection, and
     the results of a read-only server, which hears of no live match."""
-    request = urllib.request.Request(f"{http_base(url)}/api/matches?limit={limit}", headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        data = json.loads(response.read().decode("utf-8"))
+    query = urlencode({"limit": limit} | ({"game": game} if game else {}))
+    data = _get(url, f"/api/matches?{query}", timeout)
     if not isinstance(data, list):
         raise ValueError("/api/matches did not answer a list")
     return [record for record in data if isinstance(record, dict)]
+
+
+def fetch_stored_games(url: str, timeout: float = 5.0) -> list[str]:
+    """The games with at least one stored match. Blocking: call it in a thread. The newest
+    page of matches may hold only a few games; the game filter must reach every one, and
+    the server has no count per game, so each game it knows is asked for its newest match."""
+    specs = _get(url, "/api/games", timeout)
+    if not isinstance(specs, list):
+        raise ValueError("/api/games did not answer a list")
+    names = [spec["name"] for spec in specs if isinstance(spec, dict) and isinstance(spec.get("name"), str)]
+    return [name for name in names if fetch_matches(url, game=name, limit=1, timeout=timeout)]

@@ -199,6 +199,8 @@ class Lobby:
     live: list[LiveEntry] = field(default_factory=list)
     recent: list[Result] = field(default_factory=list)  # heard from the server, newest first
     stored: list[Result] = field(default_factory=list)  # older ones read from /api/matches
+    stored_games: list[str] = field(default_factory=list)  # every game with a stored match
+    stored_more: bool = False  # the store holds older matches than those read
     waiting: list[dict[str, Any]] = field(default_factory=list)
     received: bool = False
 
@@ -214,7 +216,7 @@ class Lobby:
         return self.recent + [r for r in self.stored if r.match not in seen]
 
     def games(self) -> list[str]:
-        return sorted({e.game for e in self.live} | {r.game for r in self.results()})
+        return sorted({e.game for e in self.live} | {r.game for r in self.results()} | set(self.stored_games))
 
     def find(self, match: str) -> LiveEntry | Result | None:
         for entry in self.live:

@@ -9,8 +9,10 @@ one screen; the snapshot tests compare it with snapshots/NAME.svg.
 from __future__ import annotations
 
 import asyncio
+import html
 import io
 import json
+import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,25 @@ async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: 
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what or condition}")
         await pilot.pause(0.05)
+
+
+_SVG_TEXT = re.compile(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+CELL_WIDTH = 12.2  # Rich's SVG export: 0.61 of its 20px font per terminal cell
+
+
+def screen_text(app: Any) -> str:
+    """The whole screen as plain lines, read back from ``export_screenshot()``."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for found in _SVG_TEXT.finditer(app.export_screenshot()):
+        x, y, text = float(found[1]), float(found[2]), html.unescape(found[3]).replace("\xa0", " ")
+        rows.setdefault(y, []).append((x, text))
+    lines = []
+    for y in sorted(rows):
+        line = ""
+        for x, text in sorted(rows[y]):
+            line = line.ljust(round(x / CELL_WIDTH)) + text
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def plain(renderable: Any, width: int = 100) -> str:

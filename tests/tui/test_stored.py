@@ -1,0 +1,66 @@
+"""Browsing a store through a read-only server: every stored match can be reached, however
+many newer ones there are (a game filter over every stored game, and more on request)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import trio
+
+import games
+from arena.match import play_match
+from arena.seats import LocalSeat
+from arena.store import Store
+from bots.registry import make_bot
+from tests.tui.screens import SIZE, screen_text, wait_until
+from tui.app import WatchApp
+from tui.launch import ServerProcess
+
+
+def play(db: Path, game: str, count: int) -> list[str]:
+    """``count`` finished matches of ``game`` between two random bots, stored; their ids."""
+    store = Store(db)
+    try:
+        ids = []
+        for seed in range(count):
+            seats = [LocalSeat(make_bot("random", game, i), name=f"r{i}") for i in range(2)]
+            result = trio.run(lambda s=seats, n=seed: play_match(games.get(game), s, seed=n))
+            store.finish_match(result)
+            ids.append(result.match_id)
+        return ids
+    finally:
+        store.close()
+
+
+def test_older_matches_and_games_are_reached_by_filter_and_more(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    kuhn = play(db, "kuhn-poker", 3)  # the oldest: not on the newest page
+    play(db, "tic-tac-toe", 6)
+    server = ServerProcess(db, read_only=True)
+    url = server.start()
+
+    async def scenario() -> None:
+        app = WatchApp(url, page=4)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: len(app.lobby.stored) == 4 and app.lobby.stored_games, what="the first page")
+            screen = screen_text(app)
+            assert "kuhn-poker" not in screen and "Recent results  4 · older ones stored: m for more" in screen
+            await pilot.press("g")  # the first game in the filter, though the first page holds none of it
+            await wait_until(pilot, lambda: {r.game for r in app.lobby.stored} == {"kuhn-poker"}, what="kuhn's page")
+            await pilot.pause()
+            screen = screen_text(app)
+            assert "game: kuhn-poker" in screen and "Recent results  3\n" in screen
+            assert all(match[:8] in screen for match in kuhn)
+            await pilot.press("G", "m", "m")
+            await wait_until(pilot, lambda: len(app.lobby.stored) == 9, what="every match after two pages more")
+            await pilot.pause()
+            assert "Recent results  9\n" in screen_text(app)
+            await pilot.press("m")
+            await pilot.pause()
+            assert app.problem == "every stored match is listed"
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        server.stop()
