@@ -16,6 +16,7 @@ import gc
 import json
 import logging
 import random
+import re
 import time
 import urllib.parse
 import uuid
@@ -919,20 +920,35 @@ class ArenaServer:
         elif kind == "unwatch":
             watcher.watching.discard(msg["match"])
         elif kind == "watch":
-            live = self.live.get(msg["match"])
+            match_id = await self._resolve(msg["match"])
+            live = self.live.get(match_id)
             if live is not None:
                 watcher.watching.add(live.id)
                 watcher.send("snapshot", **live.summary(), status=LIVE, view=live.state.public_view() if live.state else {})
                 return
-            record = await self._read(lambda s: s.match(msg["match"], turns=False))
+            record = await self._read(lambda s: s.match(match_id, turns=False))
             if record is None:
                 raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
             watcher.send("snapshot", **_finished_summary(record), view=record.get("final_view") or {})
         elif kind == "replay":
-            watcher.send("replay", **await self._replay(msg["match"]))
+            watcher.send("replay", **await self._replay(await self._resolve(msg["match"])))
         elif kind == "leaderboard":
             board = await self._read(functools.partial(leaderboard, game=msg.get("game")))
             watcher.send("leaderboard", **board)
+
+    async def _resolve(self, match_id: str) -> str:
+        """The id a spectator means: the lobby shows ids cut to 8 characters, so a unique
+        prefix of a live or stored id stands for it; an ambiguous one is refused naming
+        the candidates. Anything else is returned as given (and is then unknown)."""
+        if match_id in self.live or not _ID_PREFIX.fullmatch(match_id):
+            return match_id
+        sql = "SELECT id FROM matches WHERE id GLOB ? ORDER BY id LIMIT 4"  # a hex prefix holds no GLOB wildcard
+        stored = await self._read(lambda s: [row[0] for row in s.conn.execute(sql, (match_id + "*",))])
+        found = sorted({*stored, *(live for live in self.live if live.startswith(match_id))})
+        if len(found) > 1:
+            shown = ", ".join(found[:3]) + (", ..." if len(found) > 3 else "")
+            raise p.ProtocolError(p.UNKNOWN_MATCH, f"match id prefix {match_id!r} is ambiguous: {shown}")
+        return found[0] if found else match_id
 
     async def _replay(self, match_id: str) -> dict[str, Any]:
         record = await self._read(lambda s: s.match(match_id))
@@ -969,6 +985,9 @@ def _ref(msg: Mapping[str, Any]) -> str | None:
     (an integer over 64 bits in msgpack, a bytes map key in JSON)."""
     kind = msg.get("t")
     return kind if isinstance(kind, str) else None
+
+
+_ID_PREFIX = re.compile(r"[0-9a-f]{1,31}")  # match ids are 32 hex digits (uuid4().hex)
 
 
 def _unseeded(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -227,8 +227,21 @@ class WatchApp(App[None]):
                 self._ask_ratings(game)
 
     def _answered(self, kind: str, match: str) -> None:
-        if (kind, match) in self.pending:
-            self.pending.remove((kind, match))
+        """Settle the request this answers. One asked by an id prefix (``--match 86c162b0``,
+        which the server resolves) goes by the whole id from now on."""
+        asked = [m for k, m in self.pending if k == kind and match.startswith(m)]
+        if not asked:
+            return
+        prefix = match if match in asked else asked[0]
+        self.pending.remove((kind, prefix))
+        if prefix == match:
+            return
+        if prefix in self.matches:
+            self.matches[match] = self.matches.pop(prefix)
+            self.matches[match].match = match
+        for screen in self.screen_stack:
+            if isinstance(screen, _MatchLike) and screen.match == prefix:
+                screen.match = match
 
     def _on_snapshot(self, msg: dict[str, Any]) -> None:
         match = msg["match"]

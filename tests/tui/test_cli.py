@@ -12,17 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 from textual.pilot import Pilot
 
-import games
 import tui.launch
 from arena import cli
-from arena.match import play_match
-from arena.seats import LocalSeat
-from arena.store import Store
-from bots.registry import make_bot
-from tests.tui.screens import SIZE, wait_until
+from tests.tui.screens import SIZE, screen_text, wait_until
+from tests.tui.stores import play
 from tui.app import MatchScreen, ReplayScreen, WatchApp
 
 Script = Callable[[WatchApp, Pilot[Any]], Awaitable[None]]
@@ -51,21 +46,11 @@ def headless(monkeypatch: pytest.MonkeyPatch, script: Script) -> list[subprocess
     return started
 
 
-def finished_match(db: Path) -> str:
-    specs = ["perfect", "random"]
-    seats = [LocalSeat(make_bot(spec, "tic-tac-toe", i), name=f"{spec}-bot") for i, spec in enumerate(specs)]
-    result = trio.run(lambda: play_match(games.get("tic-tac-toe"), seats, seed=5))
-    store = Store(db)
-    store.finish_match(result)
-    store.close()
-    return result.match_id
-
-
 def test_watch_a_store_replays_a_match_back_and_forth_to_identical_screens(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "arena.db"
-    match = finished_match(db)
+    match = play(db, "tic-tac-toe", 1, ("perfect", "random"), seed=5)[0]
     screens: dict[str, str] = {}
 
     async def script(app: WatchApp, pilot: Pilot[Any]) -> None:
@@ -104,7 +89,7 @@ def test_watch_a_store_replays_a_match_back_and_forth_to_identical_screens(
 
 def test_watch_a_match_that_is_no_replay_falls_back_to_its_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "arena.db"
-    finished_match(db)
+    play(db, "tic-tac-toe", 1, ("perfect", "random"), seed=5)[0]
 
     async def script(app: WatchApp, pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, MatchScreen), what="the fallback to the match view")
@@ -138,3 +123,30 @@ def test_the_commands_have_help() -> None:
     for command in (["watch", "--help"], ["demo", "--help"]):
         out = subprocess.run([sys.executable, "-m", "arena.cli", *command], capture_output=True, text=True, check=True).stdout
         assert ("--db" in out and "--match" in out) if command[0] == "watch" else "--watch" in out
+
+
+def test_watch_a_store_takes_a_match_id_prefix_and_names_an_ambiguous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "arena.db"
+    ids = play(db, "tic-tac-toe", 17)  # 17 ids over 16 hex digits: two share their first
+    shared = next(a for a in ids if any(b != a and b[0] == a[0] for b in ids))[0]
+    screens: list[str] = []
+
+    async def unique(app: WatchApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: ids[0] in app.replays, what="the replay of the prefix")
+        await pilot.pause()
+        screens.append(screen_text(app))
+
+    headless(monkeypatch, unique)
+    assert cli.main(["watch", "--db", str(db), "--match", ids[0][:8]]) == 0
+    assert f"{ids[0][:8]} · replay · step 0 of" in screens[-1]
+
+    async def ambiguous(app: WatchApp, pilot: Pilot[Any]) -> None:
+        await wait_until(pilot, lambda: app.matches.get(shared) and app.matches[shared].status == "gone", what="the refusal")
+        await pilot.pause()
+        screens.append(screen_text(app))
+
+    headless(monkeypatch, ambiguous)
+    assert cli.main(["watch", "--db", str(db), "--match", shared]) == 0
+    assert f"match id prefix '{shared}' is ambiguous" in screens[-1]

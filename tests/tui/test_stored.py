@@ -6,31 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import trio
-
-import games
-from arena.match import play_match
-from arena.seats import LocalSeat
-from arena.store import Store
-from bots.registry import make_bot
 from tests.tui.screens import SIZE, screen_text, wait_until
+from tests.tui.stores import play
 from tui.app import WatchApp
 from tui.launch import ServerProcess
-
-
-def play(db: Path, game: str, count: int) -> list[str]:
-    """``count`` finished matches of ``game`` between two random bots, stored; their ids."""
-    store = Store(db)
-    try:
-        ids = []
-        for seed in range(count):
-            seats = [LocalSeat(make_bot("random", game, i), name=f"r{i}") for i in range(2)]
-            result = trio.run(lambda s=seats, n=seed: play_match(games.get(game), s, seed=n))
-            store.finish_match(result)
-            ids.append(result.match_id)
-        return ids
-    finally:
-        store.close()
 
 
 def test_older_matches_and_games_are_reached_by_filter_and_more(tmp_path: Path) -> None:
