@@ -523,10 +523,15 @@ class LobbyScreen(Refreshable):
             app.ask_stored(game, limit + app.page)
 
     def action_replay(self) -> None:
-        recent = self.query_one("#recent", MatchTable)
-        match = recent.selected_key()
+        """The row under the cursor of the focused table, not some row of the other one."""
+        focused = self.focused
+        table = focused if isinstance(focused, MatchTable) else self.query_one("#recent", MatchTable)
+        match = table.selected_key()
         if match is None:
             self.watch_app.report("no finished match to replay: pick one in Recent results")
+            return
+        if table.id == "live":
+            self.watch_app.report(f"match {short_id(match)} is still on: Enter watches it; a replay comes after its end")
             return
         result = self.watch_app.lobby.find(match)
         if isinstance(result, Result) and result.status != "finished":
@@ -646,6 +651,10 @@ class MatchScreen(_MatchLike):
 
     def action_replay(self) -> None:
         state = self.watch_app.matches.get(self.match)
+        if state is not None and state.status == "gone":
+            why = self.watch_app.failed.get(self.match, "unknown_match")
+            self.watch_app.report(f"no replay: the server does not know match {self.match!r} ({why})")
+            return
         if state is None or not state.over:
             self.watch_app.report("the match is still on: a replay comes after its end")
             return

@@ -93,11 +93,13 @@ def test_watch_a_match_that_is_no_replay_falls_back_to_its_view(tmp_path: Path, 
 
     async def script(app: WatchApp, pilot: Pilot[Any]) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, MatchScreen), what="the fallback to the match view")
-        await wait_until(pilot, lambda: app.matches["nosuchmatch"].status == "gone", what="the answer")
+        await wait_until(pilot, lambda: app.matches["deadbeef"].status == "gone", what="the answer")
         assert "unknown_match" in (app.problem or "")
+        await pilot.press("r")
+        assert "no replay: the server does not know match 'deadbeef'" in screen_text(app)
 
     headless(monkeypatch, script)
-    assert cli.main(["watch", "--db", str(db), "--match", "nosuchmatch"]) == 0
+    assert cli.main(["watch", "--db", str(db), "--match", "deadbeef"]) == 0
 
 
 def test_watch_reports_a_missing_store_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

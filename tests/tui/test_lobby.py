@@ -1,0 +1,32 @@
+"""The lobby's keys, on fixed messages (no server)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.tui.screens import SIZE, fixed_app, lobby_message, screen_text, settle
+from tui.app import LobbyScreen, ReplayScreen
+from tui.widgets import MatchTable
+
+
+def test_replay_takes_the_row_under_the_cursor_and_says_a_live_one_has_none_yet() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            app.receive(lobby_message())
+            await settle(pilot)
+            assert app.focused is app.screen.query_one("#live", MatchTable)
+            await pilot.press("r")
+            await settle(pilot)
+            assert isinstance(app.screen, LobbyScreen)
+            assert "is still on: Enter watches it; a replay comes after its end" in screen_text(app)
+            assert (
+                app.problem
+                == f"match {app.focused.selected_key()[:8]} is still on: Enter watches it; a replay comes after its end"
+            )
+            app.screen.query_one("#recent", MatchTable).focus()
+            await pilot.press("down", "r")  # the second result
+            await settle(pilot)
+            assert isinstance(app.screen, ReplayScreen) and app.screen.match == app.lobby.recent[1].match
+
+    asyncio.run(scenario())
