@@ -130,6 +130,11 @@ class WatchApp(App[None]):
 
     def connection_changed(self, status: Status) -> None:
         self.connection = status
+        if status.state == "disconnected":
+            self.lobby.stale = True
+            for state in self.matches.values():
+                state.lose_track()
+            self.refresh_screens()
         if status.state == "connected":
             self.problem = None
             self.pending.clear()
@@ -442,7 +447,8 @@ class LobbyScreen(Refreshable):
                 mu = e.ratings[seat] if e.ratings and seat < len(e.ratings) else app.ratings.get((name, e.game))
                 if isinstance(mu, (int, float)):
                     players.append(f" {mu:.1f}", style=pal.muted)
-            cells: list[Any] = [short_id(e.match), e.game, players, str(e.step), clock_text(e.clock)]
+            step = f"{e.step}?" if lobby.stale else str(e.step)
+            cells: list[Any] = [short_id(e.match), e.game, players, step, clock_text(e.clock)]
             if spectators:
                 cells.append("-" if e.spectators is None else str(e.spectators))
             rows.append((e.match, cells))
@@ -469,6 +475,8 @@ class LobbyScreen(Refreshable):
         which = f"game: {self.game}" if self.game else "all games"
         waiting = f" · {len(lobby.waiting)} seek(s) waiting" if lobby.waiting else ""
         loading = "" if lobby.received or app.url is None else " · waiting for the server"
+        if lobby.stale:
+            loading = " · as last heard before the disconnect: they may have ended"
         self.query_one("#live-title", Static).update(
             Text.assemble(("Live matches", "bold"), f"  {len(live)} · {which}{waiting}{loading}", style="")
         )
@@ -618,7 +626,7 @@ class MatchScreen(_MatchLike):
     def _players(self, state: MatchState) -> None:
         app = self.watch_app
         note = CLOCK_NOTE if state.status == "live" and not state.over else ""
-        clocks = state.clocks(app.clock()) if not state.over else None
+        clocks = state.clocks(app.clock()) if state.status == "live" and not state.over else None
         panel = players_panel(state.players, clocks, app.palette, result=state.result, clock_note=note)
         self.query_one("#players", Static).update(panel)
 
@@ -632,6 +640,8 @@ class MatchScreen(_MatchLike):
             what = "loading…"
         elif state.status == "gone":
             what = f"not available ({app.failed.get(self.match, 'unknown match')})"
+        elif state.status == "unknown":
+            what = f"state unknown · disconnected at step {state.step}; clocks stopped until the server is back"
         elif state.over:
             what = f"{state.result.status if state.result else state.status} · full view"
         else:

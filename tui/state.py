@@ -203,12 +203,13 @@ class Lobby:
     stored_more: bool = False  # the store holds older matches than those read
     waiting: list[dict[str, Any]] = field(default_factory=list)
     received: bool = False
+    stale: bool = False  # the connection dropped: the live list is the last one heard
 
     def apply(self, msg: Mapping[str, Any]) -> None:
         live = [LiveEntry.parse(item) for item in need(msg, "live", list)]
         recent = [Result.parse(item) for item in need(msg, "recent", list)]
         waiting = [w for w in need(msg, "waiting", list, []) if isinstance(w, dict)]
-        self.live, self.recent, self.waiting, self.received = live, recent, waiting, True
+        self.live, self.recent, self.waiting, self.received, self.stale = live, recent, waiting, True, False
 
     def results(self) -> list[Result]:
         """Recent results, then stored ones not already listed."""
@@ -381,7 +382,7 @@ class MatchState:
     match: str
     game: str = ""
     players: list[str] = field(default_factory=list)
-    status: str = "loading"  # loading, live, finished, void, gone (the server does not know it)
+    status: str = "loading"  # loading, live, finished, void, gone (the server does not know it), unknown (disconnected)
     clock: dict[str, Any] = field(default_factory=dict)
     banks: list[float] = field(default_factory=list)  # every seat's bank (ms) as the step began; none from older servers
     step: int = 0
@@ -413,7 +414,8 @@ class MatchState:
             self.banks = _banks(msg)
             self.result = None
         else:
-            self.view = view
+            if view:  # a void match has no final view: keep the last board seen
+                self.view = view
             self.result = Result.parse(msg)
             self.step_began = None
 
@@ -426,6 +428,13 @@ class MatchState:
         prefix = f"(steps {self.step + 1}-{step - 1} missed) " if step > self.step + 1 else ""
         self.log.append(LogLine(step, prefix + describe_change(self.view, view, self.players)))
         self.step, self.view, self.step_began, self.banks = step, view, now, banks
+
+    def lose_track(self) -> None:
+        """The connection dropped while the match was live: whatever happens now is not heard,
+        so its clocks stop and it is shown as unknown until the server answers again."""
+        if self.status == "live" and not self.over:
+            self.status = "unknown"
+            self.step_began = None
 
     def apply_result(self, msg: Mapping[str, Any]) -> None:
         self.result = Result.parse(msg)

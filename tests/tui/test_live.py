@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from arena.store import Store
-from tests.tui.screens import SIZE, plain, wait_until
+from tests.tui.screens import SIZE, plain, screen_text, wait_until
 from tui.app import LeaderboardScreen, MatchScreen, WatchApp
 from tui.launch import Children, ServerProcess
 from tui.widgets import MatchTable
@@ -115,6 +115,43 @@ def test_the_app_says_when_the_server_goes_and_recovers_when_it_is_back(tmp_path
             await wait_until(pilot, lambda: app.received > lobbies, what="a fresh lobby")
             assert "connected to" in plain(app.screen.query_one("#status"))
             assert app.problem is None
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_match_whose_server_dies_is_shown_unknown_and_keeps_its_board_when_voided(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    tokens = register(db, "alpha", "beta")
+    first = ServerProcess(db)
+    url = first.start()
+    second = ServerProcess(db, port=int(url.rsplit(":", 1)[1]))
+
+    async def scenario() -> None:
+        app = WatchApp(url, fetch_stored=False)
+        async with app.run_test(size=SIZE) as pilot:
+            with bots_playing(url, tokens, tmp_path, delay_ms=1000):
+                await wait_until(pilot, lambda: app.lobby.live, what="a live match")
+                app.open_match(app.lobby.live[0].match)
+                state = app.matches[app.lobby.live[0].match]
+                await wait_until(pilot, lambda: state.status == "live" and state.step >= 1, what="a step of the match")
+                assert first.process is not None
+                first.process.kill()  # no clean shutdown: the app hears nothing but the drop
+                await asyncio.to_thread(first.process.wait)
+                await wait_until(pilot, lambda: app.connection.state == "disconnected", what="the disconnect")
+                await pilot.pause()
+                screen = screen_text(app)
+                assert f"state unknown · disconnected at step {state.step}; clocks stopped" in screen
+                assert " left" not in screen and "▶" not in screen  # no clock runs
+                assert app.lobby.stale
+                await asyncio.to_thread(second.start)  # it voids what the killed server left live
+                await wait_until(pilot, lambda: state.over, timeout=20, what="the void result after the reconnect")
+                await pilot.pause()
+                screen = screen_text(app)
+                assert "Result: void" in screen and "│ a │ b │ c │" in screen and "(no view yet)" not in screen
 
     try:
         asyncio.run(scenario())

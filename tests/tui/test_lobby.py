@@ -6,6 +6,7 @@ import asyncio
 
 from tests.tui.screens import SIZE, fixed_app, lobby_message, screen_text, settle
 from tui.app import LobbyScreen, ReplayScreen
+from tui.feed import Status
 from tui.widgets import MatchTable
 
 
@@ -28,5 +29,22 @@ def test_replay_takes_the_row_under_the_cursor_and_says_a_live_one_has_none_yet(
             await pilot.press("down", "r")  # the second result
             await settle(pilot)
             assert isinstance(app.screen, ReplayScreen) and app.screen.match == app.lobby.recent[1].match
+
+    asyncio.run(scenario())
+
+
+def test_live_matches_are_marked_as_last_heard_while_disconnected() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            app.receive(lobby_message())
+            app.connection_changed(Status("disconnected", "connection lost", retry_in=1.0, attempt=1))
+            await settle(pilot)
+            screen = screen_text(app)
+            assert "as last heard before the disconnect: they may have ended" in screen
+            assert " 3?  " in screen  # the tic-tac-toe match's step, no longer known
+            app.receive(lobby_message())
+            await settle(pilot)
+            assert "as last heard" not in screen_text(app)
 
     asyncio.run(scenario())
