@@ -116,6 +116,7 @@ class LiveMatch:
     game: type[Game]
     bots: tuple[str, ...]
     config: Mapping[str, Any]
+    variant: str  # the game plus its non-default config: what ratings are kept under
     seed: int
     clock: Clock
     max_retries: int
@@ -131,6 +132,7 @@ class LiveMatch:
         return {
             "match": self.id,
             "game": self.game.spec.name,
+            "variant": self.variant,
             "players": list(self.bots),
             "step": self.step,
             "started": self.started,
@@ -734,6 +736,7 @@ class ArenaServer:
             game=game,
             bots=tuple(bots),
             config=cfg.to_dict(),
+            variant=variant_of(game_name, cfg.overrides()),
             seed=self.rng.getrandbits(62) if seed is None else seed,
             clock=clock or self.clock,
             max_retries=self.max_retries if max_retries is None else max_retries,
@@ -741,7 +744,7 @@ class ArenaServer:
         row = {
             "id": live.id,
             "game": game_name,
-            "variant": variant_of(game_name, cfg.overrides()),
+            "variant": live.variant,
             "config": live.config,
             "seed": live.seed,
             "players": list(bots),

@@ -444,7 +444,7 @@ class LobbyScreen(Refreshable):
                 if seat:
                     players.append(" vs ", style=pal.muted)
                 players.append(name, style=f"bold {pal.seat(seat)}")
-                mu = e.ratings[seat] if e.ratings and seat < len(e.ratings) else app.ratings.get((name, e.game))
+                mu = e.ratings[seat] if e.ratings and seat < len(e.ratings) else app.ratings.get((name, e.variant))
                 if isinstance(mu, (int, float)):
                     players.append(f" {mu:.1f}", style=pal.muted)
             step = f"{e.step}?" if lobby.stale else str(e.step)

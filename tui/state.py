@@ -92,6 +92,7 @@ class LiveEntry:
     step: int
     started: float | None
     clock: dict[str, Any]
+    variant: str  # the key of the players' ratings; older servers send none: the game
     spectators: int | None = None  # sent only by servers that count them
     ratings: list[float | None] | None = None  # likewise
 
@@ -101,9 +102,11 @@ class LiveEntry:
             raise Malformed("a live match that is not a map")
         item = {"t": "lobby.live", **item}
         ratings = item.get("ratings")
+        game = need(item, "game", str)
         return cls(
             match=need(item, "match", str),
-            game=need(item, "game", str),
+            game=game,
+            variant=need(item, "variant", str, game),
             players=_names(item),
             step=need(item, "step", int, 0),
             started=need(item, "started", NUMBER, None),

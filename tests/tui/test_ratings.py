@@ -1,0 +1,52 @@
+"""The lobby's TrueSkill μ of a game played with a config: ratings are kept per variant
+(the game plus its non-default config), so the lobby must look them up by variant."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import trio
+
+import games
+from arena.match import play_match
+from arena.seats import LocalSeat
+from bots.registry import make_bot
+from tests.conftest import Arena, Client
+from tests.tui.screens import SIZE, fixed_app, screen_text, settle
+
+CONFIG = {"target": 20}
+VARIANT = 'pig{"target":20}'
+
+
+def lobby_screen(messages: list[dict[str, Any]]) -> str:
+    async def draw() -> str:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            for msg in messages:
+                app.receive(msg)
+            await settle(pilot)
+            return screen_text(app)
+
+    return asyncio.run(draw())
+
+
+@pytest.mark.trio
+async def test_the_lobby_shows_the_mu_of_a_game_played_with_a_config(arena: Arena) -> None:
+    seats = [LocalSeat(make_bot("random", "pig", i), name=name) for i, name in enumerate(("hog", "sow"))]
+    result = await play_match(games.get("pig"), seats, config=CONFIG, seed=1)
+    assert arena.server.writer is not None
+    await arena.server.writer.call(lambda store: store.finish_match(result))
+    async with arena.bot("hog"), arena.bot("sow"), arena.admin() as admin, arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        await admin.send("create_match", bots=["hog", "sow"], game="pig", config=CONFIG)
+        await admin.expect("match_created")
+        lobby = await watcher.expect("lobby")
+        assert [entry["variant"] for entry in lobby["live"]] == [VARIANT]
+        await watcher.send("leaderboard", game="pig")
+        board = await watcher.expect("leaderboard")
+        mu = {row["bot"]: row["mu"] for row in board["variants"][VARIANT]}
+    screen = await trio.to_thread.run_sync(lobby_screen, [lobby, board])
+    assert f"hog {mu['hog']:.1f} vs sow {mu['sow']:.1f}" in screen
