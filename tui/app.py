@@ -655,7 +655,8 @@ class MatchScreen(_MatchLike):
         self.query_one("#view-pane", ViewPane).show(state.view, state.players, pal, raw=self.raw)
         self._players(state)
         log: list[LogLine] = state.log
-        self.query_one("#log-pane", MoveLog).show(log, pal)
+        empty = "(ended before this app watched: r replays every move)" if state.over else "(no moves yet)"
+        self.query_one("#log-pane", MoveLog).show(log, pal, empty=empty)
         waiting = "" if state.status != "live" else "the result appears here when the match ends"
         self._result(state.result, waiting)
 
@@ -722,7 +723,7 @@ class ReplayScreen(_MatchLike):
         panel = players_panel(replay.players, None, pal, result=result if replay.index == replay.last else None)
         self.query_one("#players", Static).update(panel)
         self.query_one("#log-pane", MoveLog).show(replay.log(), pal, current=replay.index, follow=False)
-        self._result(result)
+        self._result(result if replay.index == replay.last else None, "the result shows at the last step (End)")
 
     def action_step(self, delta: int) -> None:
         replay = self.watch_app.replays.get(self.match)

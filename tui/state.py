@@ -408,7 +408,9 @@ class MatchState:
                 started = need(msg, "started", NUMBER, None)
                 if step == 0 and started is not None:
                     self.step_began = now - max(0.0, wall_now - started)
-            if self.view and step > self.step:
+            if not self.view and step > 0:  # the earlier moves were never sent to this app
+                self.log.append(LogLine(step, f"(joined at step {step})"))
+            elif self.view and step > self.step:
                 self.log.append(
                     LogLine(step, f"(steps {self.step + 1}-{step} while away) " + describe_change(self.view, view, self.players))
                 )

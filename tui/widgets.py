@@ -95,10 +95,18 @@ class MoveLog(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="log")
 
-    def show(self, lines: Sequence[LogLine], palette: Palette, *, current: int | None = None, follow: bool = True) -> None:
+    def show(
+        self,
+        lines: Sequence[LogLine],
+        palette: Palette,
+        *,
+        current: int | None = None,
+        follow: bool = True,
+        empty: str = "(no moves yet)",
+    ) -> None:
         static = self.query_one("#log", Static)
         if not lines:
-            static.update(Text("(no moves yet)", style=palette.muted))
+            static.update(Text(empty, style=palette.muted))
             return
         out = Table.grid(padding=(0, 1), expand=True)
         out.add_column(no_wrap=True, justify="right")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.tui.screens import SIZE, fixed_app, lobby_message, screen_text, settle
+from tests.tui.screens import SIZE, fixed_app, load, lobby_message, screen_text, settle
 from tui.app import LobbyScreen, ReplayScreen
 from tui.feed import Status
 from tui.widgets import MatchTable
@@ -46,5 +46,33 @@ def test_live_matches_are_marked_as_last_heard_while_disconnected() -> None:
             app.receive(lobby_message())
             await settle(pilot)
             assert "as last heard" not in screen_text(app)
+
+    asyncio.run(scenario())
+
+
+def test_the_move_log_says_what_it_missed_and_a_replay_keeps_the_result_for_its_end() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            snapshot = load("matches")["tic-tac-toe"][0]
+            app.open_match(snapshot["match"])
+            app.receive({**snapshot, "step": 7})
+            await settle(pilot)
+            assert "7 (joined at step 7)" in screen_text(app)
+            app.pop_screen()
+            ended = load("matches")["kuhn-poker"][-1]
+            app.open_match(ended["match"])
+            app.receive({**ended, "t": "snapshot", "view": {}})
+            await settle(pilot)
+            assert "(ended before this app watched: r replays" in screen_text(app)
+            app.pop_screen()
+            app.receive(load("replay"))
+            app.open_replay(load("replay")["match"])
+            await settle(pilot)
+            screen = screen_text(app)
+            assert "Result:" not in screen and "the result shows at the last step (End)" in screen
+            await pilot.press("end")
+            await settle(pilot)
+            assert "Result:" in screen_text(app)
 
     asyncio.run(scenario())
