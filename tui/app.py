@@ -886,18 +886,25 @@ HELP = [
     (
         "Match",
         [
-            ("Esc", "back to the lobby"),
+            ("Esc, Backspace", "back to the lobby"),
+            ("↑ ↓, PgUp PgDn", "scroll the view (click it first) or the moves"),
             ("t", "the view as plain text"),
             ("r", "replay (once the match has ended)"),
         ],
     ),
-    ("Replay", [("← →, space", "step back / forward"), ("Home / End", "first / last step"), ("Esc", "back")]),
-    ("Leaderboard", [("g", "next game (overall first)"), ("← → Enter", "sort by a column; again to reverse"), ("r", "reload")]),
+    (
+        "Replay",
+        [("← →, , .", "step back / forward (space: forward)"), ("Home / End", "first / last step"), ("Esc, Backspace", "back")],
+    ),
+    (
+        "Leaderboard",
+        [("g", "next game (overall first)"), ("← → Enter, s", "sort by a column; again to reverse"), ("r", "reload")],
+    ),
 ]
 HELP_NOTES = (
     "Live matches show only the public view; hidden cards appear when the match ends. "
-    "Clocks are estimates: the server sends each match's time per move, not the time left, so the "
-    "seat to move counts down from the last step this app saw. 'To move' is read from the view's text."
+    "Clocks are estimates: the server sends the time per move and each seat's bank left as a step "
+    "begins, so the seat to move counts down from the step's arrival here. 'To move' is read from the view's text."
 )
 
 
@@ -911,10 +918,10 @@ class HelpScreen(ModalScreen[None]):
         for section, keys in HELP:
             text.append(f"{section}\n", style=f"bold {pal.accent}")
             for key, what in keys:
-                text.append(f"  {key:<14}", style="bold")
+                text.append(f"  {key:<16}", style="bold")
                 text.append(f"{what}\n")
         text.append("\n" + HELP_NOTES, style=pal.muted)
-        with Vertical(id="help"):
+        with VerticalScroll(id="help"):  # scrolls where the terminal is shorter than the keys
             yield Static(Text("arena watch: keys", style="bold"), classes="section")
             yield Static(text)
 

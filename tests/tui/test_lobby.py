@@ -76,3 +76,29 @@ def test_the_move_log_says_what_it_missed_and_a_replay_keeps_the_result_for_its_
             assert "Result:" in screen_text(app)
 
     asyncio.run(scenario())
+
+
+def test_the_help_names_every_key_and_what_the_clocks_are_sent_as() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=(110, 50)) as pilot:
+            await pilot.press("question_mark")
+            await settle(pilot)
+            screen = screen_text(app)
+            for shown in ("Esc, Backspace", "← →, , .", "Enter, s", "PgUp PgDn", "each seat's bank left"):
+                assert shown in screen, shown
+
+    asyncio.run(scenario())
+
+
+def test_the_help_fits_a_narrow_screen_and_scrolls() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=(60, 20)) as pilot:
+            await pilot.press("question_mark")
+            await settle(pilot)
+            box = app.screen.query_one("#help")
+            assert box.size.width <= 60 and box.max_scroll_y > 0
+            assert "╮" in screen_text(app).splitlines()[1]  # its right edge is on the screen
+
+    asyncio.run(scenario())
