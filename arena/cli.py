@@ -825,8 +825,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return 0
     from tui.launch import ServerProcess
 
-    if not os.path.exists(args.db):
-        raise UsageError(f"no store at {args.db}")
+    _open_store(args.db).close()  # a missing file or one that is no store: one line, before a server starts
     server = ServerProcess(args.db, read_only=True)
     url = server.start()  # a LaunchError (a RuntimeError) ends in one line and status 1
     try:

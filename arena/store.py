@@ -223,6 +223,8 @@ class Store:
                 raise StoreError(f"{self.path} is an SQLite database but not an arena store; name another file", "schema")
             if not self.read_only:
                 self.migrate()
+            elif self.schema_version() == 0:
+                raise StoreError(f"{self.path} is not an arena store: it holds no tables", "schema")
             elif self.schema_version() != len(MIGRATIONS):
                 version = self.schema_version()
                 raise StoreError(f"{self.path} has schema version {version}, this arena reads {len(MIGRATIONS)}", "schema")

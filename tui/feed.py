@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from arena import protocol as p
 
@@ -81,6 +81,11 @@ class Feed:
             except InvalidURI as error:
                 self.on_status(Status("failed", f"bad server URL {self.url!r}: {error}"))
                 return
+            except InvalidStatus as error:
+                if error.response.status_code == 404:  # a URL with a path: retrying cannot help
+                    self.on_status(Status("failed", f"{self.url} has no /watch: give the server's address, ws://host:port"))
+                    return
+                reason = f"{self.url} refused the spectator: HTTP {error.response.status_code}"
             except ConnectionClosed as error:
                 reason = (
                     f"connection lost ({error.rcvd.code} {error.rcvd.reason})".replace(" )", ")")

@@ -149,6 +149,7 @@ def _not_a_store(kind: str, where: Path) -> Path:
         "serve --port 0 --db {db}",
         "bot register b1 --db {db}",
         "ratings --db {db}",
+        "watch --db {db}",
     ],
 )
 def test_a_db_that_is_not_a_store_is_one_line_before_anything_runs(
@@ -162,6 +163,16 @@ def test_a_db_that_is_not_a_store_is_one_line_before_anything_runs(
     if kind == "foreign":
         assert "not an arena store" in err
     assert sorted(tmp_path.rglob("*")) == before  # nothing played, nothing written beside it
+
+
+@pytest.mark.parametrize("command", ["ratings --db {db}", "watch --db {db}", "serve --read-only --port 0 --db {db}"])
+def test_reading_an_empty_file_as_a_store_says_it_holds_none(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    db = tmp_path / "empty.db"
+    db.touch()
+    code, out, err = run(capsys, *command.format(db=db).split())
+    assert (code, out, err) == (2, "", f"arena: error: {db} is not an arena store: it holds no tables\n")
 
 
 def test_a_store_path_with_url_characters_is_read_back(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -81,3 +81,18 @@ def test_a_server_that_is_not_there_is_retried_with_backoff() -> None:
             assert app.connection.state in ("disconnected", "connecting")
 
     asyncio.run(scenario())
+
+
+def test_a_url_with_a_path_fails_at_once_saying_what_to_give() -> None:
+    """``ws://host:port/watch`` was retried for ever on its 404, with no hint."""
+
+    async def scenario() -> None:
+        async with serve(stand_in, "127.0.0.1", 0, process_request=lambda ws, request: ws.respond(404, "no\n")) as server:
+            url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}/watch"
+            app = WatchApp(url, fetch_stored=False)
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_until(pilot, lambda: app.connection.state == "failed", what="the failure")
+                assert app.connection.attempt == 0  # not retried
+                assert f"{url} has no /watch: give the server's address, ws://host:port" in plain(app.screen.query_one("#status"))
+
+    asyncio.run(scenario())
