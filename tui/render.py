@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -88,26 +89,52 @@ def render_grid(block: Mapping[str, Any], players: Sequence[str], palette: Palet
         return Text("(nothing yet)", style=palette.muted)
     cells = [str(c) for r in rows for c in r]
     board = bool(cells) and all(len(c) <= 1 for c in cells)
-    table = Table(
-        box=box.SQUARE if board else box.SIMPLE_HEAD,
-        show_header=bool(col_labels),
-        show_lines=board,
-        header_style=f"bold {palette.muted}",
-        border_style=palette.border,
-        padding=(0, 1),
-        pad_edge=True,
-        expand=False,
-    )
-    if row_labels:
-        table.add_column("", style=f"bold {palette.muted}", justify="right")
-    for c in range(width):
-        table.add_column(col_labels[c] if c < len(col_labels) else "", justify="center")
-    for r, row in enumerate(rows):
-        label = [Text(row_labels[r] if r < len(row_labels) else "")] if row_labels else []
-        shown = [Text(str(cell) if str(cell) else " ", style=_cell_style(str(cell), palette)) for cell in row]
-        shown += [Text("")] * (width - len(row))
-        table.add_row(*label, *shown)
-    return table
+
+    def table(padding: int) -> Table:
+        drawn = Table(
+            box=box.SQUARE if board else box.SIMPLE_HEAD,
+            show_header=bool(col_labels),
+            show_lines=board,
+            header_style=f"bold {palette.muted}",
+            border_style=palette.border,
+            padding=(0, padding),
+            pad_edge=True,
+            expand=False,
+        )
+        if row_labels:
+            drawn.add_column("", style=f"bold {palette.muted}", justify="right", no_wrap=True)
+        for c in range(width):
+            drawn.add_column(col_labels[c] if c < len(col_labels) else "", justify="center", no_wrap=True)
+        for r, row in enumerate(rows):
+            label = [Text(row_labels[r] if r < len(row_labels) else "")] if row_labels else []
+            shown = [Text(str(cell) if str(cell) else " ", style=_cell_style(str(cell), palette)) for cell in row]
+            shown += [Text("")] * (width - len(row))
+            drawn.add_row(*label, *shown)
+        return drawn
+
+    def text(gap: str) -> Text:
+        return Text("\n".join(gap.join(str(c) or "." for c in row) for row in rows), no_wrap=True, overflow="crop")
+
+    return _Fitted(table(1), table(0), text(" "), text(""))
+
+
+class _Fitted:
+    """The first of its renderings that fits the width given: Rich squeezes a table too
+    wide for it until its cells come out blank, an empty-looking board on a narrow screen."""
+
+    def __init__(self, *choices: RenderableType) -> None:
+        self.choices = choices
+
+    def _choice(self, console: Console, options: ConsoleOptions) -> RenderableType:
+        unbounded = options.update(max_width=10_000)  # Measurement.get clamps to the width it is given
+        fits = (c for c in self.choices if Measurement.get(console, unbounded, c).maximum <= options.max_width)
+        return next(fits, self.choices[-1])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self._choice(console, options)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self._choice(console, options))
 
 
 def render_cards(block: Mapping[str, Any], players: Sequence[str], palette: Palette) -> RenderableType:

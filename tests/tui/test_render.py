@@ -54,6 +54,16 @@ def test_an_unknown_or_malformed_block_shows_the_views_text(render: Any) -> None
     assert "shown as text" in out
 
 
+@pytest.mark.parametrize("width", [100, 30, 20, 12])
+def test_a_board_keeps_its_pieces_however_narrow_the_screen(width: int) -> None:
+    """Rich squeezed a board too wide for it until its cells came out blank (60x20 screens)."""
+    rows = [[".", ".", "X", "O", ".", ".", "."], ["O", "X", "X", "O", ".", "X", "."]]
+    out = as_text(render_view({"text": "", "render": [{"type": "grid", "rows": rows}]}, ["a", "b"]), width=width)
+    drawn = [line for line in out.splitlines() if "X" in line or "O" in line]
+    assert [line.count("X") + line.count("O") for line in drawn] == [2, 5], out
+    assert max(len(line) for line in out.splitlines()) <= width
+
+
 def test_known_blocks_still_draw_beside_an_unknown_one() -> None:
     out = plain({"text": "fallback", "render": [{"type": "facts", "items": [["pot", "9"]]}, {"type": "3d"}]})
     assert "pot" in out and "fallback" in out and "unknown block type '3d'" in out
