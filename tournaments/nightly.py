@@ -220,7 +220,7 @@ def _starting_checkpoint(where: str, key: str, current: str, policy: str) -> Pat
             raise NightlyConfigError(f"{where}: {key}: {error}") from None
     if not is_model_folder(path):
         raise NightlyConfigError(
-            f"{where}: {key}: {current!r} is neither a model folder (no config.json) nor a pointer file (*.json)"
+            f"{where}: {key}: {current!r} is neither a model folder saved by save_pretrained nor a pointer file (*.json)"
         )
     return path
 
@@ -360,7 +360,7 @@ def read_pointer(path: Path, policy: str) -> Checkpoint:
         raise NightlyError(f"the pointer {path}: 'bot' must be a valid bot name, got {bot!r}")
     checkpoint = Path(data["checkpoint"])
     if not is_model_folder(checkpoint):
-        raise NightlyError(f"the pointer {path} names {checkpoint}, which is not a model folder (no config.json)")
+        raise NightlyError(f"the pointer {path} names {checkpoint}, which is not a model folder saved by save_pretrained")
     return Checkpoint(bot, checkpoint)
 
 

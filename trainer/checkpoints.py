@@ -2,18 +2,38 @@
 
 A model folder is what ``save_pretrained`` writes: the trainer's checkpoints, the tiny
 model, a downloaded real checkpoint. Telling one apart needs no torch, so configs can be
-checked before anything heavy is imported.
+checked before anything heavy is imported. A config.json alone is not enough: a training
+run's folder has one too, and transformers, asked to load it, blames a missing
+sentencepiece instead of saying the folder holds no model.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+"""The files ``save_pretrained`` writes the weights to (one file, or an index of shards)."""
+
+TOKENIZER = ("tokenizer.json", "tokenizer.model", "vocab.json")
+"""Any one of them is a tokenizer ``AutoTokenizer`` can load without converting."""
+
+
+def _missing(folder: Path) -> list[str]:
+    parts = {"config.json": ("config.json",), "weights": WEIGHTS, "tokenizer files": TOKENIZER}
+    return [what for what, names in parts.items() if not any((folder / name).is_file() for name in names)]
+
 
 def is_model_folder(path: str | Path) -> bool:
-    return (Path(path) / "config.json").is_file()
+    return not _missing(Path(path))
 
 
 def not_a_model_folder(path: str | Path) -> str:
-    """Why ``path`` cannot be loaded, and how to make one."""
-    return f"{str(path)!r} is not a model folder (no config.json); build one with `arena train init-model {path}`"
+    """Why ``path`` cannot be loaded, and where a model might be instead."""
+    folder = Path(path)
+    final = folder / "checkpoints" / "final"
+    if is_model_folder(final):
+        instead = f"it looks like a training run: its trained model is {str(final)!r}"
+    else:
+        instead = f"build one with `arena train init-model {path}`"
+    missing = "no such folder" if not folder.is_dir() else ", ".join(f"no {what}" for what in _missing(folder))
+    return f"{str(path)!r} is not a model folder saved by save_pretrained ({missing}); {instead}"

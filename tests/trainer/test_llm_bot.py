@@ -130,7 +130,8 @@ def test_bad_specs_fail_with_one_clear_line(tiny_model_dir: Path, options: str, 
 
 
 def test_a_folder_that_is_not_a_model_is_a_spec_error(tmp_path: Path) -> None:
-    with pytest.raises(BotSpecError, match=r"bot 'llm': cannot load model .*no config.json"):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(BotSpecError, match=r"bot 'llm': cannot load model .*not a model folder .*\(no weights, no tokenizer"):
         make_bot(f"llm:model={tmp_path}", "tic-tac-toe")
 
 

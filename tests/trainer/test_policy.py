@@ -7,6 +7,7 @@ through ``model(input_ids).logits`` and a log-softmax, with no mask, positions o
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -206,6 +207,12 @@ def test_a_legal_set_above_the_score_limit_is_generated(policy: Policy) -> None:
     assert decision.choice_probs == () and len(decision.action_ids) == len(decision.logprobs) <= 3
 
 
-def test_a_folder_without_config_json_is_refused_clearly(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"not a model folder \(no config.json\).*arena train init-model"):
+def test_a_folder_without_a_saved_model_is_refused_clearly(tmp_path: Path, tiny_model_dir: Path) -> None:
+    with pytest.raises(
+        FileNotFoundError, match=r"not a model folder .*\(no config.json, no weights, no tokenizer files\).*init-model"
+    ):
+        Policy.load(tmp_path)
+    (tmp_path / "config.json").write_text("{}")  # a training run's folder: its resolved config, its checkpoints
+    shutil.copytree(tiny_model_dir, tmp_path / "checkpoints" / "final")
+    with pytest.raises(FileNotFoundError, match=r"\(no weights, no tokenizer files\); it looks like a training run: .*final'$"):
         Policy.load(tmp_path)

@@ -79,6 +79,9 @@ def test_bad_top_level_keys_name_the_file_and_key(tmp_path: Path, tiny_model_dir
 def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     Store(db).close()
+    run_folder = tmp_path / "a-run"
+    run_folder.mkdir()
+    (run_folder / "config.json").write_text("{}")
     base = {
         "name": "t",
         "model": str(tiny_model_dir),
@@ -94,6 +97,7 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"ppo": {"lr": "fast"}}, "ppo.lr: must be float"),
         ({"ppo": {"epochs": 0}}, "ppo"),
         ({"model": str(tmp_path / "nothing")}, "model: .* is not a model folder"),
+        ({"model": str(run_folder)}, r"model: .* is not a model folder .*\(no weights, no tokenizer files\)"),
         ({"store": {"db": str(tmp_path / "none.db"), "bot": "x"}}, "store.db: no such file"),
         ({"estimator": {"name": "leave_one_out"}}, "needs group_size >= 2"),
         (
