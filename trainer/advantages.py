@@ -20,6 +20,9 @@ different reward scales (first mover, dealer), so their statistics are never mix
 from __future__ import annotations
 
 import difflib
+import functools
+import inspect
+import typing
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -278,6 +281,9 @@ class Alignment:
     gamma: float = 0.96
     divide_by_t: bool = False
 
+    def __post_init__(self) -> None:
+        _check_gamma(self.gamma)
+
 
 def advantage_alignment(
     batch: TurnBatch, advantages: np.ndarray, *, beta: float = 2.0, gamma: float = 0.96, divide_by_t: bool = False
@@ -321,13 +327,12 @@ Estimator = Callable[..., tuple[np.ndarray, dict[RoleKey, float]]]
 
 
 def _stateless(fn: Callable[..., np.ndarray]) -> Estimator:
+    @functools.wraps(fn)
     def run(
         batch: TurnBatch, baselines: Mapping[RoleKey, float] | None = None, **params: Any
     ) -> tuple[np.ndarray, dict[RoleKey, float]]:
         return fn(batch, **params), dict(baselines or {})
 
-    run.__doc__ = fn.__doc__
-    run.__name__ = fn.__name__
     return run
 
 
@@ -337,6 +342,23 @@ ESTIMATORS: dict[str, Estimator] = {
     "dr_mas": _stateless(dr_mas_advantages),
     "leave_one_out": _stateless(leave_one_out_advantages),
 }
+
+
+def estimator_parameters(name: str) -> dict[str, Any]:
+    """The parameters estimator ``name`` takes and their types, read from its signature so
+    that a config can check its keys without a second list to keep in step."""
+    fn = inspect.unwrap(ESTIMATORS[name])
+    hints = typing.get_type_hints(fn)
+    return {p.name: hints[p.name] for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY}
+
+
+def check_estimator(name: str, params: Mapping[str, Any]) -> None:
+    """Raise ValueError for a parameter out of range before a run starts rather than at its
+    first update: the estimator runs on an empty batch, so its own checks are the only rules."""
+    ESTIMATORS[name](_NO_TURNS, None, **params)
+
+
+_NO_TURNS = TurnBatch(rewards=[], player=[], match=[], step=[], game=[], seed=[])
 
 
 def estimate_advantages(

@@ -46,17 +46,26 @@ from pathlib import Path
 from typing import Any
 
 import games
+from arena.store import Store, StoreError
 from arena.toml_file import read_toml
 from bots.registry import make_bot
 from games.api import GameError, did_you_mean, make_config
-from trainer.advantages import ESTIMATORS, Alignment
+from trainer.advantages import ESTIMATORS, Alignment, check_estimator, estimator_parameters
 from trainer.checkpoints import is_model_folder, not_a_model_folder
-from trainer.opponents import SAMPLING
+from trainer.device import check_device
+from trainer.export import ExportError, trajectory_rows
+from trainer.opponents import SAMPLING, model_names
 from trainer.update import PPOSettings
 
 
 class TrainConfigError(ValueError):
     """A training file that cannot be run: the message names the file and the key."""
+
+
+def _at_least(setting: object, minimum: int, *keys: str) -> None:
+    for key in keys:
+        if getattr(setting, key) < minimum:
+            raise ValueError(f"{key} must be at least {minimum}, got {getattr(setting, key)}")
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,12 @@ class ActingSetting:
     score_limit: int = 64
     max_retries: int = 2
 
+    def __post_init__(self) -> None:
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be > 0 (scores are divided by it), got {self.temperature}")
+        _at_least(self, 1, "max_new_tokens")
+        _at_least(self, 0, "score_limit", "max_retries")
+
 
 @dataclass(frozen=True)
 class OpponentSetting:
@@ -97,6 +112,15 @@ class OpponentSetting:
         if self.sampling not in SAMPLING:
             hint = did_you_mean(self.sampling, SAMPLING)
             raise ValueError(f"sampling {self.sampling!r} is unknown{hint}; choose {', '.join(SAMPLING)}")
+        _at_least(self, 0, "snapshot_every")
+        _at_least(self, 1, "max_snapshots")
+        for spec in self.bots:
+            if self.bots.count(spec) > 1:
+                raise ValueError(f"bots lists {spec!r} twice")
+        try:
+            model_names(self.models, taken={"self", *self.bots})
+        except ValueError as error:
+            raise ValueError(f"models: {error}") from None
         if not (self.self_play or self.bots or self.models or self.snapshot_every):
             raise ValueError("no opponent: enable self_play or list bots, models or snapshots")
 
@@ -108,6 +132,10 @@ class EvalSetting:
     every: int = 0
     matches: int = 20
     bots: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _at_least(self, 0, "every")
+        _at_least(self, 1, "matches")
 
 
 @dataclass(frozen=True)
@@ -157,9 +185,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
-        for key in ("updates", "matches_per_update", "group_size", "concurrency"):
-            if getattr(self, key) < 1:
-                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
+        _at_least(self, 1, "updates", "matches_per_update", "group_size", "concurrency")
+        _at_least(self, 0, "checkpoint_every")
         if self.matches_per_update % self.group_size:
             raise ValueError(
                 f"matches_per_update ({self.matches_per_update}) must be a multiple of group_size ({self.group_size})"
@@ -186,19 +213,37 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TrainConfig:
     estimator = table.pop("estimator", None)
     config = _build(TrainConfig, table, where, "")
     if estimator is not None:
-        if not isinstance(estimator, dict):
-            raise TrainConfigError(f"{where}: estimator: must be a table, got {type(estimator).__name__}")
-        params = dict(estimator)
-        name = params.pop("name", "mars")
-        if name not in ESTIMATORS:
-            hint = did_you_mean(str(name), list(ESTIMATORS))
-            raise TrainConfigError(f"{where}: estimator.name: unknown estimator {name!r}{hint}; choose {', '.join(ESTIMATORS)}")
+        setting = _estimator(estimator, where)
         try:
-            config = dataclasses.replace(config, estimator=EstimatorSetting(name, params))
+            config = dataclasses.replace(config, estimator=setting)
         except ValueError as error:
             raise TrainConfigError(f"{where}: {error}") from None
     _check_references(config, where)
     return config
+
+
+def _estimator(table: Any, where: str) -> EstimatorSetting:
+    """The estimator's name, then its parameters, checked against the estimator's signature."""
+    if not isinstance(table, dict):
+        raise TrainConfigError(f"{where}: estimator: must be a table, got {type(table).__name__}")
+    params = dict(table)
+    name = _value(str, params.pop("name", "mars"), where, "estimator.name")
+    if name not in ESTIMATORS:
+        hint = did_you_mean(name, list(ESTIMATORS))
+        raise TrainConfigError(f"{where}: estimator.name: unknown estimator {name!r}{hint}; choose {', '.join(ESTIMATORS)}")
+    known = estimator_parameters(name)
+    for key in params:
+        if key not in known:
+            hint = did_you_mean(key, list(known))
+            raise TrainConfigError(
+                f"{where}: estimator.{key}: unknown parameter of {name}{hint}; its parameters are {', '.join(known)}"
+            )
+    params = {key: _value(known[key], value, where, f"estimator.{key}") for key, value in params.items()}
+    try:
+        check_estimator(name, params)
+    except ValueError as error:
+        raise TrainConfigError(f"{where}: estimator: {error}") from None
+    return EstimatorSetting(name, params)
 
 
 def _build(cls: type, table: Any, where: str, prefix: str) -> Any:
@@ -227,6 +272,10 @@ def _build(cls: type, table: Any, where: str, prefix: str) -> Any:
 
 def _value(hint: Any, value: Any, where: str, key: str) -> Any:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        if value not in args:
+            raise TrainConfigError(f"{where}: {key}: must be one of {', '.join(map(repr, args))}, got {value!r}")
+        return value
     if origin is typing.Union or (origin is not None and type(None) in args):
         inner = next(a for a in args if a is not type(None))
         return _value(inner, value, where, key)
@@ -248,7 +297,12 @@ def _value(hint: Any, value: Any, where: str, key: str) -> Any:
 
 
 def _check_references(config: TrainConfig, where: str) -> None:
-    """Games, game configs and bot specs must exist; the model folder must hold a model."""
+    """Games, game configs, bot specs, the device and the store's bot must exist; the model
+    folders must hold models."""
+    try:
+        check_device(config.device)
+    except ValueError as error:
+        raise TrainConfigError(f"{where}: device: {error}") from None
     if not config.games:
         raise TrainConfigError(f"{where}: games: lists no game")
     for i, entry in enumerate(config.games):
@@ -266,5 +320,25 @@ def _check_references(config: TrainConfig, where: str) -> None:
     for key, folder in [("model", config.model), *((f"opponents.models[{i}]", m) for i, m in enumerate(config.opponents.models))]:
         if not is_model_folder(folder):
             raise TrainConfigError(f"{where}: {key}: {not_a_model_folder(folder)}")
-    if config.store is not None and not Path(config.store.db).is_file():
-        raise TrainConfigError(f"{where}: store.db: no such file {config.store.db!r}")
+    if config.store is not None:
+        _check_store(config.store, where)
+
+
+def _check_store(setting: StoreSetting, where: str) -> None:
+    if not Path(setting.db).is_file():
+        raise TrainConfigError(f"{where}: store.db: no such file {setting.db!r}")
+    if setting.game is not None:
+        try:
+            games.get(setting.game)
+        except GameError as error:
+            raise TrainConfigError(f"{where}: store.game: {error}") from None
+    try:
+        store = Store(setting.db, read_only=True)
+    except StoreError as error:
+        raise TrainConfigError(f"{where}: store.db: {error}") from None
+    try:
+        trajectory_rows(store, bot=setting.bot)  # checks the bot played there; reads no row
+    except ExportError as error:
+        raise TrainConfigError(f"{where}: store.bot: {error}") from None
+    finally:
+        store.close()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from arena.seats import Move, Turn
 from bots.base import Bot
 from bots.registry import BotSpecError
+from trainer.device import check_device as check_torch_device
 
 if TYPE_CHECKING:
     from trainer.batcher import ThreadBatcher
@@ -39,17 +40,10 @@ _policies_lock = threading.Lock()
 
 def check_device(device: str) -> None:
     """Refuse a device torch cannot use before seconds go into loading the model for it."""
-    import torch
-
     try:
-        kind = torch.device(device).type
-    except RuntimeError:
-        raise BotSpecError(f"bot 'llm': {device!r} is not a torch device (e.g. cpu, cuda, cuda:1, mps)") from None
-    if kind == "cpu":
-        return
-    backend = getattr(torch, kind, None)
-    if backend is None or not hasattr(backend, "is_available") or not backend.is_available():
-        raise BotSpecError(f"bot 'llm': device {device!r} is not available to this torch build")
+        check_torch_device(device)
+    except ValueError as error:
+        raise BotSpecError(f"bot 'llm': {error}") from None
 
 
 def shared_policy(

@@ -18,7 +18,20 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["entropy_of_choices", "k3_kl", "policy_loss", "token_ppo_loss"]
+__all__ = ["check_clip", "check_kl_coef", "entropy_of_choices", "k3_kl", "policy_loss", "token_ppo_loss"]
+
+
+def check_clip(clip_eps: float, dual_clip: float | None) -> None:
+    """The clip settings' rules, shared with the training config so a bad one fails at parse time."""
+    if clip_eps <= 0.0:
+        raise ValueError(f"clip_eps must be positive, got {clip_eps}")
+    if dual_clip is not None and dual_clip <= 1.0:
+        raise ValueError(f"dual_clip must be greater than 1 (it caps the loss at dual_clip * |A|), got {dual_clip}")
+
+
+def check_kl_coef(kl_coef: float) -> None:
+    if kl_coef < 0.0:
+        raise ValueError(f"kl_coef must be >= 0, got {kl_coef}")
 
 
 def _real_tokens(reference: torch.Tensor, mask: torch.Tensor, token_count: float | None) -> tuple[torch.Tensor, float]:
@@ -78,10 +91,7 @@ def token_ppo_loss(
     _logp_pair(new_logp, old_logp, "new_logp and old_logp")
     if advantages.shape != new_logp.shape[:1]:
         raise ValueError(f"advantages has shape {tuple(advantages.shape)}; expected ({new_logp.shape[0]},), one per turn")
-    if clip_eps <= 0.0:
-        raise ValueError(f"clip_eps must be positive, got {clip_eps}")
-    if dual_clip is not None and dual_clip <= 1.0:
-        raise ValueError(f"dual_clip must be greater than 1 (it caps the loss at dual_clip * |A|), got {dual_clip}")
+    check_clip(clip_eps, dual_clip)
     real, count = _real_tokens(new_logp, mask, token_count)
     new = new_logp.masked_fill(~real, 0.0)
     old = old_logp.detach().masked_fill(~real, 0.0)
@@ -143,8 +153,7 @@ def policy_loss(
     ``kl_coef = 0``, so a run can watch its drift before deciding to penalise it; asking for
     a penalty without a reference is an error rather than a silent no-op.
     """
-    if kl_coef < 0.0:
-        raise ValueError(f"kl_coef must be >= 0, got {kl_coef}")
+    check_kl_coef(kl_coef)
     if kl_coef > 0.0 and ref_logp is None:
         raise ValueError(f"kl_coef is {kl_coef} but no ref_logp was given: the KL penalty needs the reference's log-probs")
     loss, stats = token_ppo_loss(

@@ -34,8 +34,9 @@ Sampling is deterministic: draw k of a pool seeded with s comes from a generator
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from arena.ratings.nash import maxent_nash
 from bots.registry import parse_spec
 from games.api import did_you_mean
 
-__all__ = ["KINDS", "OUTCOME_SCORES", "SAMPLING", "Opponent", "OpponentPool", "learner_score"]
+__all__ = ["KINDS", "OUTCOME_SCORES", "SAMPLING", "Opponent", "OpponentPool", "learner_score", "model_names"]
 
 KINDS = ("self", "snapshot", "bot", "model")
 """``self``: the live learner (self-play; ``spec`` is empty); ``snapshot``: a frozen checkpoint
@@ -66,6 +67,27 @@ def learner_score(learner_return: float, opponent_return: float, outcome: str) -
         return OUTCOME_SCORES[outcome]
     words = [*OUTCOME_SCORES, "ranked"]
     raise ValueError(f"unknown match outcome {outcome!r}{did_you_mean(outcome, words)} (known: {', '.join(words)})")
+
+
+def model_names(folders: Sequence[str], taken: Collection[str] = ()) -> list[str]:
+    """Pool names for model folders: each folder's shortest trailing path that no other
+    folder shares and that is not in ``taken`` (the other entries' names). Checkpoints of two
+    runs are both called ``final``; they become ``a/checkpoints/final`` and
+    ``b/checkpoints/final``, while a lone folder keeps its plain name."""
+    parts = [Path(folder).resolve().parts for folder in folders]
+    for i, path in enumerate(parts):
+        if path in parts[:i]:
+            raise ValueError(f"{folders[i]!r} is listed twice")
+    lengths = [1] * len(parts)
+    while True:
+        names = [Path(*path[-k:]).as_posix() for path, k in zip(parts, lengths, strict=True)]
+        clashing = [i for i, name in enumerate(names) if name in taken or names.count(name) > 1]
+        if not clashing:
+            return names
+        for i in clashing:
+            if lengths[i] == len(parts[i]):
+                raise ValueError(f"no name tells {folders[i]!r} apart from {names[i]!r}")
+            lengths[i] += 1
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import trio
 import games
 from trainer.advantages import TurnBatch, estimate_advantages
 from trainer.config import TrainConfig
-from trainer.opponents import Opponent, OpponentPool, learner_score
+from trainer.opponents import Opponent, OpponentPool, learner_score, model_names
 from trainer.plot import METRICS_FILE
 from trainer.policy import Policy
 from trainer.rollout import MatchPlan, Rollout, Sample, SeatPlan, mean_entropy, play_rollouts
@@ -132,7 +132,8 @@ class Trainer:
         self.options = options
         entries = [Opponent("self", "self")] if config.opponents.self_play else []
         entries += [Opponent(spec, "bot", spec) for spec in config.opponents.bots]
-        entries += [Opponent(Path(m).name or m, "model", m) for m in config.opponents.models]
+        names = model_names(config.opponents.models, taken={entry.name for entry in entries})
+        entries += [Opponent(name, "model", m) for name, m in zip(names, config.opponents.models, strict=True)]
         self.pool = OpponentPool(
             entries, sampling=config.opponents.sampling, seed=config.seed, max_snapshots=config.opponents.max_snapshots
         )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from trainer.loss import policy_loss
+from trainer.loss import check_clip, check_kl_coef, policy_loss
 from trainer.policy import Policy
 from trainer.rollout import Sample
 
@@ -37,6 +37,8 @@ class PPOSettings:
     def __post_init__(self) -> None:
         if self.lr <= 0 or self.epochs < 1 or self.minibatch < 1 or self.grad_accum < 1 or self.max_grad_norm <= 0:
             raise ValueError(f"PPO settings need lr, max_grad_norm > 0 and epochs, minibatch, grad_accum >= 1: {self}")
+        check_clip(self.clip_eps, self.dual_clip)
+        check_kl_coef(self.kl_coef)
 
 
 class Learner:

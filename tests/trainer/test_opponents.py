@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from trainer.opponents import Opponent, OpponentPool
+from trainer.opponents import Opponent, OpponentPool, model_names
 
 
 def bots(*names: str) -> list[Opponent]:
@@ -161,3 +161,12 @@ def test_unknown_sampling_names_the_choices() -> None:
 def test_bad_input_gives_a_clear_error(make: Callable[[], object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_model_names_are_the_shortest_path_that_tells_folders_apart() -> None:
+    folders = ["/runs/a/checkpoints/final", "/runs/b/checkpoints/final", "models/tiny"]
+    assert model_names(folders) == ["a/checkpoints/final", "b/checkpoints/final", "tiny"]
+    assert model_names(["/x/final", "/y/x/final"]) == ["/x/final", "y/x/final"]
+    assert model_names(["/models/tit-for-tat"], taken={"tit-for-tat"}) == ["models/tit-for-tat"]
+    with pytest.raises(ValueError, match=r"'\./m/final' is listed twice"):
+        model_names(["m/final", "./m/final"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from arena.match import play_match
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
-from trainer.config import StoreSetting, TrainConfigError, load, parse
+from trainer.config import OpponentSetting, StoreSetting, TrainConfigError, load, parse
 from trainer.policy import Policy
 from trainer.rollout import MatchPlan, SeatPlan, play_rollouts
 from trainer.run import train
@@ -104,6 +105,25 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
             {"estimator": {"name": "leave_one_out"}, "group_size": 2, "store": {"db": str(db), "bot": "x"}},
             "cannot use \\[store\\]",
         ),
+        ({"estimator": {"name": "mars", "gamma": 2.0}}, r"estimator: gamma must be in \(0, 1\]"),
+        ({"estimator": {"name": "mars", "normalization": "bogus"}}, "estimator.normalization: must be one of 'distinct'"),
+        ({"estimator": {"name": "mars", "gama": 0.5}}, "estimator.gama: unknown parameter of mars; did you mean 'gamma'"),
+        ({"estimator": {"name": "spiral", "alpha": "high"}}, "estimator.alpha: must be float"),
+        ({"alignment": {"gamma": 5}}, r"alignment: gamma must be in \(0, 1\]"),
+        ({"ppo": {"clip_eps": -0.2}}, "ppo: clip_eps must be positive"),
+        ({"ppo": {"dual_clip": 0.5}}, "ppo: dual_clip must be greater than 1"),
+        ({"ppo": {"kl_coef": -1}}, "ppo: kl_coef must be >= 0"),
+        ({"acting": {"temperature": 0}}, "acting: temperature must be > 0"),
+        ({"opponents": {"max_snapshots": 0}}, "opponents: max_snapshots must be at least 1"),
+        ({"opponents": {"snapshot_every": -1}}, "opponents: snapshot_every must be at least 0"),
+        ({"opponents": {"bots": ["random", "random"]}}, "opponents: bots lists 'random' twice"),
+        ({"opponents": {"models": [str(tiny_model_dir)] * 2}}, "opponents: models: .* is listed twice"),
+        ({"device": "gpu"}, "device: 'gpu' is not a torch device"),
+        ({"checkpoint_every": -1}, "checkpoint_every must be at least 0"),
+        ({"eval": {"every": -1}}, "eval: every must be at least 0"),
+        ({"eval": {"matches": 0}}, "eval: matches must be at least 1"),
+        ({"store": {"db": str(db), "bot": "nobody"}}, "store.bot: no bot named 'nobody'"),
+        ({"store": {"db": str(db), "bot": "x", "game": "chess"}}, "store.game: unknown game 'chess'"),
     ]
     for change, message in cases:
         with pytest.raises(TrainConfigError, match=message):
@@ -245,3 +265,31 @@ def test_rollouts_sharing_a_seed_share_the_game_the_learners_seat_and_the_oppone
     }
     result = train(dataclasses.replace(config, updates=1, opponents=dataclasses.replace(config.opponents, bots=["random"])))
     assert result.metrics[-1]["kind"] == "update" and result.metrics[-1]["samples"] > 0
+
+
+def test_a_config_error_found_at_parse_time_exits_2_and_writes_nothing(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = write_config(tmp_path, tiny_model_dir)
+    path.write_text(path.read_text().replace('name = "mars"', 'name = "mars"\ngama = 0.5'))
+    assert main(["train", "run", str(path)]) == 2
+    assert f"{path}: estimator.gama: unknown parameter of mars; did you mean 'gamma'?" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_models_of_two_runs_both_named_final_play_under_distinct_names(tmp_path: Path, tiny_model_dir: Path) -> None:
+    from trainer.run import Trainer
+
+    folders = [tmp_path / run / "checkpoints" / "final" for run in ("a", "b")]
+    for folder in folders:
+        shutil.copytree(tiny_model_dir, folder)
+    config = dataclasses.replace(
+        load(write_config(tmp_path, tiny_model_dir)),
+        opponents=OpponentSetting(self_play=False, bots=["tit-for-tat"], models=[str(f) for f in folders]),
+        matches_per_update=6,
+    )
+    trainer = Trainer(config)
+    assert [entry.name for entry in trainer.pool.entries] == ["tit-for-tat", "a/checkpoints/final", "b/checkpoints/final"]
+    row = trainer.step(1)
+    trainer.close()
+    assert {"a/checkpoints/final", "b/checkpoints/final"} <= set(row["opponents"])
