@@ -761,9 +761,19 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, **overrides)
     except (TrainConfigError, ValueError) as error:
         raise UsageError(str(error)) from None
-    from trainer.run import train
+    from trainer.run import Interrupted, train
 
-    result = train(config, progress=None if args.json else _train_progress)
+    try:
+        result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
+    except TrainConfigError as error:  # out_dir holds something: refused before any model loads
+        raise UsageError(str(error)) from None
+    except Interrupted as stop:
+        args.resume = (
+            f"kept {stop.kept} after {stop.update} of {stop.updates} updates (no final checkpoint)"
+            if stop.kept is not None
+            else "no update had finished; nothing was kept"
+        )
+        raise
     last = [row for row in result.metrics if row["kind"] == "update"][-1]
     if args.json:
         _print_json({"run_dir": str(result.run_dir), "final": str(result.final), "last_update": last})
@@ -1035,12 +1045,17 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run a training configuration",
         description="Train the configured model: rollouts through the match loop, advantages, PPO updates, "
-        "checkpoints, a gauntlet against fixed bots. docs/TRAINING.md explains every key.",
+        "checkpoints, a gauntlet against fixed bots. docs/TRAINING.md explains every key. out_dir must be new or "
+        "empty (--overwrite clears an earlier run); only a finished run saves checkpoints/final, and Ctrl-C keeps "
+        "checkpoints/interrupted-N, N the last finished update.",
         epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")
     train_run.add_argument("--updates", type=int, help="override the number of updates")
-    train_run.add_argument("--out", help="override out_dir")
+    train_run.add_argument("--out", help="override out_dir (it must be absent or empty)")
+    train_run.add_argument(
+        "--overwrite", action="store_true", help="clear an earlier run in out_dir first, instead of refusing to mix with it"
+    )
     train_run.add_argument("--json", action="store_true", help="print a JSON summary instead of progress")
     train_run.set_defaults(run=cmd_train_run)
     train_plot = train_commands.add_parser(

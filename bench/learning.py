@@ -63,7 +63,9 @@ def gauntlet(run_dir: Path, bot: str, per: float = 1.0) -> dict[str, Any]:
 def run(config: TrainConfig) -> Path:
     started = time.monotonic()
     result = train(
-        config, progress=lambda p: log(f"  {config.name}: update {p.update}/{p.updates}, return {p.metrics['return_mean']:.3f}")
+        config,
+        overwrite=True,  # a benchmark rerun replaces its runs
+        progress=lambda p: log(f"  {config.name}: update {p.update}/{p.updates}, return {p.metrics['return_mean']:.3f}"),
     )
     log(f"  {config.name}: {time.monotonic() - started:.0f}s")
     return result.run_dir

@@ -472,7 +472,7 @@ def _train(
     def progress(p: Any) -> None:
         log(f"{policy.name}: update {p.update}/{p.updates}, return {p.metrics['return_mean']:.3f}, {p.elapsed:.0f}s")
 
-    result = train(config, progress=progress)
+    result = train(config, overwrite=True, progress=progress)  # a night cut short trains again from scratch
     last = [row for row in result.metrics if row["kind"] == "update"][-1]
     return {
         "run_dir": str(result.run_dir.resolve()),

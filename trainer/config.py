@@ -55,6 +55,7 @@ from trainer.checkpoints import is_model_folder, not_a_model_folder
 from trainer.device import check_device
 from trainer.export import ExportError, trajectory_rows
 from trainer.opponents import SAMPLING, model_names
+from trainer.plot import METRICS_FILE
 from trainer.update import PPOSettings
 
 
@@ -342,3 +343,29 @@ def _check_store(setting: StoreSetting, where: str) -> None:
         raise TrainConfigError(f"{where}: store.bot: {error}") from None
     finally:
         store.close()
+
+
+def check_out_dir(config: TrainConfig, *, overwrite: bool) -> None:
+    """A run never mixes its files with an earlier run's (nor empties its metrics): ``out_dir``
+    must be absent or empty. ``overwrite`` lets the run clear it, but only where it holds an
+    earlier run (its metrics.jsonl) and none of this run's inputs, which clearing would delete."""
+    out = Path(config.out_dir)
+    if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+        return
+    if not out.is_dir():
+        raise TrainConfigError(f"out_dir: {config.out_dir!r} is a file, not a folder")
+    if not overwrite:
+        raise TrainConfigError(
+            f"out_dir: {config.out_dir!r} is not empty (an earlier run?); choose a new out_dir (--out DIR), "
+            "or pass --overwrite to clear it and start again"
+        )
+    if not (out / METRICS_FILE).is_file():
+        raise TrainConfigError(
+            f"out_dir: {config.out_dir!r} holds no earlier run (no {METRICS_FILE}); --overwrite clears only a run's folder"
+        )
+    inputs = [config.model, *config.opponents.models, *([config.store.db] if config.store is not None else [])]
+    for path in inputs:
+        if out.resolve() in (Path(path).resolve(), *Path(path).resolve().parents):
+            raise TrainConfigError(
+                f"out_dir: {config.out_dir!r} holds {path!r}, which this run reads; --overwrite would delete it"
+            )

@@ -29,7 +29,7 @@ import trio
 
 import games
 from trainer.advantages import TurnBatch, estimate_advantages
-from trainer.config import TrainConfig
+from trainer.config import TrainConfig, check_out_dir
 from trainer.opponents import Opponent, OpponentPool, learner_score, model_names
 from trainer.plot import METRICS_FILE
 from trainer.policy import Policy
@@ -54,6 +54,17 @@ class TrainResult:
     run_dir: Path
     final: Path
     metrics: list[dict[str, Any]]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, after ``update`` of ``updates`` updates had finished; ``kept`` is
+    the checkpoint saved of where it stopped (None when no update had finished)."""
+
+    def __init__(self, update: int, updates: int, kept: Path | None) -> None:
+        super().__init__(f"interrupted after {update} of {updates} updates")
+        self.update = update
+        self.updates = updates
+        self.kept = kept
 
 
 def match_seed(seed: int, update: int, group: int) -> int:
@@ -111,12 +122,17 @@ def learner_outcome(rollout: Rollout) -> tuple[float, float, str]:
 
 
 class Trainer:
-    """The state of one run: policy, learner, pool, baselines and the metrics file."""
+    """The state of one run: policy, learner, pool, baselines and the metrics file.
 
-    def __init__(self, config: TrainConfig) -> None:
+    Everything that can refuse the run (the out_dir, the models, the stored turns) is done
+    before ``out_dir`` is touched, so a run that cannot start leaves nothing behind and, with
+    ``overwrite``, the earlier run's files are kept until this one is sure to start.
+    """
+
+    def __init__(self, config: TrainConfig, *, overwrite: bool = False) -> None:
+        check_out_dir(config, overwrite=overwrite)
         self.config = config
         self.run_dir = Path(config.out_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         torch.manual_seed(config.seed)
         acting = config.acting
         options = {
@@ -141,6 +157,11 @@ class Trainer:
         self.baselines: dict[tuple[str, int], float] = {}
         self.stored = store_samples(config.store, self.policy) if config.store is not None else []
         self.metrics: list[dict[str, Any]] = []
+        self.trained = 0
+        """The last update whose PPO step finished: what a checkpoint saved on Ctrl-C holds."""
+        if overwrite:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         (self.run_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=2, default=str))
         self._metrics_file = (self.run_dir / METRICS_FILE).open("w")
 
@@ -204,6 +225,7 @@ class Trainer:
         )
         rollout_s = time.monotonic() - started
         stats = self.learner.update(samples, advantages)
+        self.trained = update
         turns = sum(len(r.result.turns) for r in rollouts)
         format_errors = sum(t.format_error for r in rollouts for t in r.result.turns)
         row: dict[str, Any] = {
@@ -256,15 +278,24 @@ class Trainer:
         self._log(row)
         return row
 
-    def close(self) -> Path:
-        final = self.policy.save(self.run_dir / "checkpoints" / "final")
+    def save(self, name: str) -> Path:
+        return self.policy.save(self.run_dir / "checkpoints" / name)
+
+    def close(self) -> None:
         self._metrics_file.close()
-        return final
 
 
-def train(config: TrainConfig, *, progress: Callable[[Progress], None] | None = None) -> TrainResult:
-    """Run every update of ``config``; the final checkpoint is ``out_dir/checkpoints/final``."""
-    trainer = Trainer(config)
+def train(config: TrainConfig, *, overwrite: bool = False, progress: Callable[[Progress], None] | None = None) -> TrainResult:
+    """Run every update of ``config``; the final checkpoint is ``out_dir/checkpoints/final``.
+
+    Only a run that finished saves ``final``, so that no half-trained model passes for a
+    trained one: a run that fails keeps its metrics and periodic checkpoints, and Ctrl-C
+    saves ``checkpoints/interrupted-N`` (N the last update whose PPO step finished: the
+    weights include it, whatever of the update's snapshot, gauntlet or checkpoint was cut
+    short) and raises Interrupted.
+    ``overwrite`` clears an earlier run in ``out_dir`` (see ``check_out_dir``).
+    """
+    trainer = Trainer(config, overwrite=overwrite)
     started = time.monotonic()
     try:
         if config.eval.every and config.eval.bots:
@@ -273,6 +304,13 @@ def train(config: TrainConfig, *, progress: Callable[[Progress], None] | None = 
             row = trainer.step(update)
             if progress is not None:
                 progress(Progress(update, config.updates, time.monotonic() - started, row))
+        final = trainer.save("final")
+    except (KeyboardInterrupt, BaseExceptionGroup) as error:
+        # trio hands Ctrl-C to whichever task was running, so it may come wrapped by its nurseries
+        if isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is None:
+            raise
+        kept = trainer.save(f"interrupted-{trainer.trained}") if trainer.trained else None
+        raise Interrupted(trainer.trained, config.updates, kept) from None
     finally:
-        final = trainer.close()
+        trainer.close()
     return TrainResult(trainer.run_dir, final, trainer.metrics)

@@ -179,6 +179,12 @@ def test_cli_run_writes_metrics_checkpoints_and_plots(
     assert "bad.toml: model: missing" in capsys.readouterr().err
     assert main(["train", "plot", str(tmp_path / "nowhere")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().err
+    assert main(["train", "run", str(path)]) == 2  # a rerun never mixes with, nor empties, the earlier run
+    assert f"out_dir: '{run}' is not empty" in capsys.readouterr().err
+    assert (run / "checkpoints" / "update-2").is_dir()
+    assert main(["train", "run", str(path), "--updates", "1", "--overwrite", "--json"]) == 0
+    assert not (run / "return.png").exists() and not (run / "checkpoints" / "update-2").exists()
+    assert [json.loads(line)["kind"] for line in (run / "metrics.jsonl").read_text().splitlines()] == ["eval", "update"]
 
 
 def test_training_changes_the_final_checkpoint(tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -275,6 +281,53 @@ def test_a_config_error_found_at_parse_time_exits_2_and_writes_nothing(
     assert main(["train", "run", str(path)]) == 2
     assert f"{path}: estimator.gama: unknown parameter of mars; did you mean 'gamma'?" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_overwrite_clears_only_an_earlier_run_that_holds_none_of_this_runs_inputs(tmp_path: Path, tiny_model_dir: Path) -> None:
+    from trainer.config import check_out_dir
+
+    out = tmp_path / "run"
+    out.mkdir()
+    config = load(write_config(tmp_path, tiny_model_dir))
+    check_out_dir(config, overwrite=False)  # empty is fine
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(TrainConfigError, match="holds no earlier run"):
+        check_out_dir(config, overwrite=True)
+    (out / "metrics.jsonl").write_text("")
+    check_out_dir(config, overwrite=True)
+    shutil.copytree(tiny_model_dir, out / "checkpoints" / "final")
+    with pytest.raises(TrainConfigError, match="which this run reads; --overwrite would delete it"):
+        check_out_dir(dataclasses.replace(config, model=str(out / "checkpoints" / "final")), overwrite=True)
+
+
+def test_only_a_finished_run_saves_final_and_ctrl_c_keeps_where_it_stopped(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from trainer.run import Interrupted
+
+    path = write_config(tmp_path, tiny_model_dir, checkpoint_every="0")
+    config = load(path)
+
+    def fail(progress: object) -> None:
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        train(config, progress=fail)
+    run = Path(config.out_dir)
+    assert (run / "metrics.jsonl").read_text() and not (run / "checkpoints").exists()
+
+    def stop(progress: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("arena.cli._train_progress", stop)
+    assert main(["train", "run", str(path), "--overwrite"]) == 130
+    kept = run / "checkpoints" / "interrupted-1"
+    assert f"kept {kept} after 1 of 2 updates (no final checkpoint)" in capsys.readouterr().err
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["interrupted-1"]
+    assert Policy.load(kept).tokenizer.eos_token_id is not None
+    with pytest.raises(Interrupted) as stopped:
+        train(dataclasses.replace(config, out_dir=str(tmp_path / "early")), progress=stop)
+    assert (stopped.value.update, stopped.value.kept) == (1, tmp_path / "early" / "checkpoints" / "interrupted-1")
 
 
 def test_models_of_two_runs_both_named_final_play_under_distinct_names(tmp_path: Path, tiny_model_dir: Path) -> None:
