@@ -765,7 +765,7 @@ def cmd_train_run(args: argparse.Namespace) -> int:
 
     try:
         result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
-    except TrainConfigError as error:  # out_dir holds something: refused before any model loads
+    except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on
         raise UsageError(str(error)) from None
     except Interrupted as stop:
         args.resume = (

@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.store import Store
 from bots.prompts import Prompt
-from trainer.config import StoreSetting
+from trainer.config import StoreSetting, TrainConfigError
 from trainer.export import trajectory_rows
 from trainer.policy import Policy
 from trainer.rollout import Sample, rewards_summing_to
@@ -41,7 +41,11 @@ def prompt_of(stored: str) -> Prompt | None:
 
 
 def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
-    """The usable turns of ``setting.bot``, their rewards summing to each seat's return."""
+    """The usable turns of ``setting.bot``, their rewards summing to each seat's return.
+
+    None usable is a TrainConfigError, not an empty list: a run told to learn from the store
+    would otherwise train on its rollouts alone and never say so (a scripted bot's turns
+    carry no log-probs)."""
     store = Store(setting.db, read_only=True)
     try:
         since = None if setting.since_hours is None else time.time() - setting.since_hours * 3600
@@ -63,15 +67,18 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
         match = numbers.setdefault(row["match_id"], STORE_MATCH_BASE + len(numbers))
         trajectories[(match, row["seat"])].append(row)
     samples: list[Sample] = []
+    unrecorded = mismatched = 0
     for (match, seat), turns in trajectories.items():
         usable = []
         for row in turns:
             prompt = prompt_of(row["prompt"])
             reply = row["raw"] if row["raw"] is not None else f"[{row['action']}]"
             if prompt is None or row["logprobs"] is None:
+                unrecorded += 1
                 continue
             action_ids = (*policy.tokenizer(reply, add_special_tokens=False)["input_ids"], policy.eos_id)
             if len(action_ids) != len(row["logprobs"]):
+                mismatched += 1
                 continue
             usable.append((row, policy.prompt_ids(prompt), action_ids))
         if not usable:
@@ -94,4 +101,10 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
                     opponent="+".join(row["opponents"]),
                 )
             )
+    if not samples:
+        raise TrainConfigError(
+            f"store.bot: none of the {len(rows)} turns {setting.bot!r} took in {setting.db} (with [store]'s filters) "
+            f"can be trained on: {unrecorded} kept no prompt and per-token log-probs (only a language-model bot "
+            f"records them, a scripted bot never), {mismatched} do not re-tokenise to their stored log-probs"
+        )
     return samples

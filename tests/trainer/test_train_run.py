@@ -346,3 +346,16 @@ def test_models_of_two_runs_both_named_final_play_under_distinct_names(tmp_path:
     row = trainer.step(1)
     trainer.close()
     assert {"a/checkpoints/final", "b/checkpoints/final"} <= set(row["opponents"])
+
+
+def test_a_store_bot_without_usable_turns_is_refused_before_out_dir_is_made(tmp_path: Path, tiny_model_dir: Path) -> None:
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    game = games.get("iterated-prisoners-dilemma")
+    seats = [LocalSeat(make_bot(name, game.spec.name), name) for name in ("tit-for-tat", "always-defect")]
+    store.finish_match(trio.run(lambda: play_match(game, seats, config={"rounds": 3}, seed=1)))
+    store.close()
+    config = dataclasses.replace(load(write_config(tmp_path, tiny_model_dir)), store=StoreSetting(db=str(db), bot="tit-for-tat"))
+    with pytest.raises(TrainConfigError, match=r"store.bot: none of the 3 turns 'tit-for-tat' took .* 3 kept no prompt"):
+        train(config)
+    assert not Path(config.out_dir).exists()
