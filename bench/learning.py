@@ -164,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     if "c" in only:
         log("(c) IPD self-play from one seed, with and without Advantage Alignment")
         self_play: dict[str, Any] = {"initial": cooperation_rate(model, args.seed)}
-        for label, alignment in (("plain", None), ("advantage_alignment", Alignment(beta=2.0, gamma=0.96))):
+        # beta 4, not the default 2: with the ratio over the distribution actions are drawn from,
+        # beta 2 at this step size let self-play slide to defection too (cooperation 0.09)
+        for label, alignment in (("plain", None), ("advantage_alignment", Alignment(beta=4.0, gamma=0.96))):
             run_dir = run(config(f"ipd-self-play-{label}", ipd_game, 10, 16, alignment=alignment))
             self_play[label] = cooperation_rate(run_dir / "checkpoints" / "final", args.seed)
         report["c_ipd_self_play"] = self_play
