@@ -176,6 +176,8 @@ def _print_result(result: Any) -> None:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
+    import functools
+
     import trio
 
     import games
@@ -200,8 +202,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
     try:
-        match = play_match(game, seats, config=config, seed=args.seed, clock=clock, max_retries=args.retries, on_event=on_event)
-        result = trio.run(lambda: match)
+        rules = {"config": config, "seed": args.seed, "clock": clock, "max_retries": args.retries, "on_event": on_event}
+        result = trio.run(functools.partial(play_match, game, seats, **rules))
         if store is not None:
             store.finish_match(result)
     finally:
@@ -359,8 +361,9 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
     for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
-        games.get(name).new(config)
-        make_bot(spec, games.get(name).spec.name)
+        game = games.get(name)
+        game.new(config)
+        make_bot(spec, game.spec.name)
     players: dict[str, Any] = {}
 
     def policy(turn: Turn) -> Any:
