@@ -38,7 +38,7 @@ from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
-from arena.store import FINISHED, LIVE, Store, StoreError, StoreWriter, read, serving_lock, variant_of
+from arena.store import FINISHED, LIVE, VOID, Store, StoreError, StoreWriter, read, serving_lock, variant_of
 from games.api import Game, GameError, make_config
 from games.catalog import game_entry
 from games.registry import UnknownGame
@@ -279,7 +279,17 @@ class ArenaServer:
                 limit = int(arg("limit") or 50)
             except ValueError:
                 return 400, {"error": p.BAD_MESSAGE, "message": "limit must be an integer"}
-            found = await self._read(lambda s: s.matches(game=arg("game"), bot=arg("bot"), limit=limit))
+            status = arg("status")
+            if status not in (None, LIVE, FINISHED, VOID):
+                return 400, {"error": p.BAD_MESSAGE, "message": f"status must be {LIVE}, {FINISHED} or {VOID}"}
+            try:
+                found = await self._read(
+                    lambda s: s.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
+                )
+            except StoreError as error:
+                if error.kind != "unknown":  # the store itself failed: not the caller's fault
+                    raise
+                return 400, {"error": p.BAD_MESSAGE, "message": str(error)}
             return 200, [_unseeded(record) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")

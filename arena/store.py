@@ -136,8 +136,18 @@ def _migration_3(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE bots ADD COLUMN owner TEXT")
 
 
-MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1, _migration_2, _migration_3)
+def _migration_4(db: sqlite_utils.Database) -> None:
+    """Newest-first listings (``/api/matches``, the spectator's stored matches) read pages in
+    (created_at, id) order: without these indexes every page sorted the whole table."""
+    db.execute("CREATE INDEX matches_by_created ON matches (created_at, id)")
+    db.execute("CREATE INDEX matches_by_game_created ON matches (game, created_at, id)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1, _migration_2, _migration_3, _migration_4)
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
+READABLE_FROM = 3
+"""The oldest schema a read-only open accepts: the migrations since add only indexes, so a
+store written by an older arena can still be read (ratings, a read-only server) unchanged."""
 
 
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
@@ -225,9 +235,16 @@ class Store:
                 self.migrate()
             elif self.schema_version() == 0:
                 raise StoreError(f"{self.path} is not an arena store: it holds no tables", "schema")
-            elif self.schema_version() != len(MIGRATIONS):
+            elif self.schema_version() > len(MIGRATIONS):
                 version = self.schema_version()
-                raise StoreError(f"{self.path} has schema version {version}, this arena reads {len(MIGRATIONS)}", "schema")
+                raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
+            elif self.schema_version() < READABLE_FROM:
+                version = self.schema_version()
+                raise StoreError(
+                    f"{self.path} has schema version {version}, older than this arena reads ({READABLE_FROM}):"
+                    " open it once with a command that writes to it (arena serve without --read-only) to upgrade it",
+                    "schema",
+                )
         except sqlite3.DatabaseError as error:  # not an SQLite file at all
             raise self._unusable(error) from None
 
@@ -532,11 +549,31 @@ class Store:
         return record
 
     def matches(
-        self, *, game: str | None = None, bot: str | None = None, status: str | None = None, limit: int = 50
+        self,
+        *,
+        game: str | None = None,
+        bot: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        before: str | None = None,
     ) -> list[dict]:
-        """Newest first."""
-        clause, args = where({"game = ?": game, "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot, "status = ?": status})
-        sql = f"SELECT * FROM matches{clause} ORDER BY created_at DESC LIMIT ?"
+        """Newest first, at most ``limit`` (clamped to 1..1000). ``before`` is the id of a match
+        listed earlier: the page then starts after it, so passing the last id of each page
+        walks the whole store, also while new matches arrive (a keyset, not an offset)."""
+        after = None
+        if before is not None:
+            after = self.conn.execute("SELECT created_at, id FROM matches WHERE id = ?", (before,)).fetchone()
+            if after is None:
+                raise StoreError(f"no match {before!r} to list the matches before", "unknown")
+        clause, args = where(
+            {
+                "game = ?": game,
+                "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot,
+                "status = ?": status,
+                "(created_at, id) < (?, ?)": None if after is None else tuple(after),
+            }
+        )
+        sql = f"SELECT * FROM matches{clause} ORDER BY created_at DESC, id DESC LIMIT ?"
         return [_decode_match(row) for row in self.conn.execute(sql, (*args, max(1, min(limit, 1000))))]
 
     def bots(self) -> list[dict[str, Any]]:
@@ -559,9 +596,11 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
 
 
 def where(conditions: Mapping[str, Any]) -> tuple[str, list[Any]]:
-    """A WHERE clause of the conditions whose value is given (None leaves one out), and its arguments."""
+    """A WHERE clause of the conditions whose value is given (None leaves one out), and its
+    arguments; a tuple value fills a condition with several placeholders."""
     kept = {condition: value for condition, value in conditions.items() if value is not None}
-    return (" WHERE " + " AND ".join(kept) if kept else "", list(kept.values()))
+    args = [arg for value in kept.values() for arg in (value if isinstance(value, tuple) else (value,))]
+    return (" WHERE " + " AND ".join(kept) if kept else "", args)
 
 
 TURN_COLUMNS = tuple(f.name for f in fields(TurnRecord))

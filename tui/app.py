@@ -50,7 +50,6 @@ from tui.widgets import MatchTable, MoveLog, SortTable, StatusLine, ViewPane, pl
 
 SERVER_MESSAGES = ("lobby", "snapshot", "delta", "result", "replay", "leaderboard", "pong", "error")
 RATINGS_EVERY_S = 10.0  # at most one leaderboard request per game this often, for the lobby's ratings
-MOST_STORED = 1000  # the most matches /api/matches answers at once
 
 
 class WatchApp(App[None]):
@@ -158,7 +157,7 @@ class WatchApp(App[None]):
 
     def ask_stored(self, game: str | None, limit: int) -> None:
         """List the store's newest ``limit`` matches of ``game`` (None: every game)."""
-        self.stored_query = (game, min(limit, MOST_STORED))
+        self.stored_query = (game, limit)
         if self.fetch_stored and self.url is not None:
             self.run_worker(self._fetch_stored(*self.stored_query), group="stored", exclusive=True, exit_on_error=False)
 
@@ -489,9 +488,7 @@ class LobbyScreen(Refreshable):
         app = self.watch_app
         if not app.lobby.stored_more:
             return str(len(results))
-        if app.stored_query[1] < MOST_STORED:
-            return f"{len(results)} · older ones stored: m for more"
-        return f"{len(results)} · the newest {MOST_STORED} (the server lists no more at once: g filters by game)"
+        return f"{len(results)} · older ones stored: m for more"
 
     def on_resize(self) -> None:
         self.refresh_data()
@@ -525,8 +522,6 @@ class LobbyScreen(Refreshable):
         game, limit = app.stored_query
         if not app.lobby.stored_more:
             app.report("every stored match is listed")
-        elif limit >= MOST_STORED:
-            app.report(f"the server lists at most {MOST_STORED} matches at once: g shows one game at a time")
         else:
             app.ask_stored(game, limit + app.page)
 

@@ -23,6 +23,8 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from arena import protocol as p
 
+API_PAGE = 1000  # the most matches /api/matches answers at once
+
 
 @dataclass(frozen=True)
 class Status:
@@ -145,14 +147,23 @@ def _get(url: str, path: str, timeout: float) -> Any:
 
 
 def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
-    """The server's stored match records (``GET /api/matches``), newest first. Blocking:
-    call it in a thread. It lets the lobby list results older than this connection, and
-    the results of a read-only server, which hears of no live match."""
-    query = urlencode({"limit": limit} | ({"game": game} if game else {}))
-    data = _get(url, f"/api/matches?{query}", timeout)
-    if not isinstance(data, list):
-        raise ValueError("/api/matches did not answer a list")
-    return [record for record in data if isinstance(record, dict)]
+    """The server's newest ``limit`` stored match records (``GET /api/matches``), newest
+    first. Blocking: call it in a thread. It lets the lobby list results older than this
+    connection, and the results of a read-only server, which hears of no live match. The
+    server answers at most API_PAGE matches at a time: the rest are read page by page,
+    each page after the last id of the one before."""
+    records: list[dict[str, Any]] = []
+    while len(records) < limit:
+        want = min(limit - len(records), API_PAGE)
+        after = {"before": records[-1]["id"]} if records else {}
+        data = _get(url, f"/api/matches?{urlencode({'limit': want} | ({'game': game} if game else {}) | after)}", timeout)
+        if not isinstance(data, list):
+            raise ValueError("/api/matches did not answer a list")
+        page = [record for record in data if isinstance(record, dict) and isinstance(record.get("id"), str)]
+        records += page
+        if len(data) < want or not page:
+            break
+    return records
 
 
 def fetch_stored_games(url: str, timeout: float = 5.0) -> list[str]:

@@ -502,6 +502,23 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_api_matches_pages_by_the_last_id_and_filters_by_status(arena: Arena) -> None:
+    older = await play_fixed_match(arena, True, ("page-a", "page-b"))
+    newer = await play_fixed_match(arena, True, ("page-c", "page-d"))
+    (first,) = (await http_get(arena.url, "/api/matches?limit=1"))[1]  # type: ignore[misc]
+    (second,) = (await http_get(arena.url, f"/api/matches?limit=1&before={first['id']}"))[1]  # type: ignore[misc]
+    assert [first["id"], second["id"]] == [newer["id"], older["id"]]
+    assert (await http_get(arena.url, f"/api/matches?before={older['id']}"))[1] == []
+    finished = (await http_get(arena.url, "/api/matches?status=finished"))[1]
+    assert {m["id"] for m in finished} == {older["id"], newer["id"]}  # type: ignore[union-attr]
+    assert (await http_get(arena.url, "/api/matches?status=void"))[1] == []
+    status, error = await http_get(arena.url, "/api/matches?before=nope")
+    assert status == 400 and error == {"error": "bad_message", "message": "no match 'nope' to list the matches before"}
+    status, error = await http_get(arena.url, "/api/matches?status=done")
+    assert status == 400 and error["message"] == "status must be live, finished or void"  # type: ignore[index]
+
+
+@pytest.mark.trio
 async def test_a_second_server_on_the_same_store_is_refused_and_voids_nothing(arena: Arena, nursery: trio.Nursery) -> None:
     async with arena.bot("keep-a") as a, arena.bot("keep-b"):
         match = await start_direct_match(arena, "tic-tac-toe", ["keep-a", "keep-b"])

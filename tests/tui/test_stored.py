@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.tui.screens import SIZE, screen_text, wait_until
 from tests.tui.stores import play
+from tui import feed
 from tui.app import WatchApp
+from tui.feed import fetch_matches
 from tui.launch import ServerProcess
 
 
@@ -41,5 +45,19 @@ def test_older_matches_and_games_are_reached_by_filter_and_more(tmp_path: Path) 
 
     try:
         asyncio.run(scenario())
+    finally:
+        server.stop()
+
+
+def test_fetching_more_than_a_page_reads_page_after_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "arena.db"
+    ids = play(db, "nim", 5)
+    server = ServerProcess(db, read_only=True)
+    url = server.start()
+    try:
+        newest = [record["id"] for record in fetch_matches(url, limit=10)]
+        monkeypatch.setattr(feed, "API_PAGE", 2)
+        assert [record["id"] for record in fetch_matches(url, limit=10)] == newest and sorted(newest) == sorted(ids)
+        assert [record["id"] for record in fetch_matches(url, limit=3)] == newest[:3]
     finally:
         server.stop()

@@ -1,0 +1,100 @@
+"""The store's listings and schema versions, on a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import trio
+
+import games
+from arena.match import play_match
+from arena.seats import LocalSeat
+from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError
+from bots.registry import make_bot
+
+
+def store_matches(store: Store, game: str, seeds: range) -> list[str]:
+    ids = []
+    for seed in seeds:
+        seats = [LocalSeat(make_bot("random", game, seat), name=f"bot{seat}") for seat in range(2)]
+        result = trio.run(lambda seats=seats, seed=seed: play_match(games.get(game), seats, seed=seed))
+        store.finish_match(result)
+        ids.append(result.match_id)
+    return ids
+
+
+def walk(store: Store, page: int, **filters: str) -> list[str]:
+    """Every listed id, page by page, each page starting after the last id of the one before."""
+    seen: list[str] = []
+    while True:
+        listed = [m["id"] for m in store.matches(limit=page, before=seen[-1] if seen else None, **filters)]
+        seen += listed
+        if len(listed) < page:
+            return seen
+
+
+def test_pages_walk_every_match_newest_first_once_even_with_equal_times(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    ids = store_matches(store, "tic-tac-toe", range(7)) + store_matches(store, "kuhn-poker", range(3))
+    store.conn.execute("UPDATE matches SET created_at = 100.0 WHERE id IN (?, ?, ?, ?)", tuple(ids[1:5]))
+    newest_first = [m["id"] for m in store.matches(limit=1000)]
+    assert sorted(newest_first) == sorted(ids)
+    for page in (1, 2, 3, 10):
+        assert walk(store, page) == newest_first
+    assert walk(store, 2, game="kuhn-poker") == [m for m in newest_first if m in ids[7:]]
+
+
+def test_a_match_stored_during_the_walk_does_not_shift_the_pages(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    store_matches(store, "nim", range(5))
+    first = [m["id"] for m in store.matches(limit=2)]
+    store_matches(store, "nim", range(5, 6))  # newer than every listed one: an offset would repeat a row
+    rest = [m["id"] for m in store.matches(limit=10, before=first[-1])]
+    assert len(first + rest) == len(set(first + rest)) == 5
+
+
+def test_paging_from_an_unknown_match_is_an_error(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    with pytest.raises(StoreError, match="no match 'nope' to list the matches before"):
+        store.matches(before="nope")
+
+
+def set_version(db: Path, version: int) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE schema_version SET version = ?", (version,))
+    conn.close()
+
+
+def test_a_store_of_an_older_readable_schema_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    (played,) = store_matches(store, "tic-tac-toe", range(1))
+    store.conn.execute("DROP INDEX matches_by_created")
+    store.conn.execute("DROP INDEX matches_by_game_created")
+    store.close()
+    set_version(db, READABLE_FROM)
+    reader = Store(db, read_only=True)
+    assert [m["id"] for m in reader.matches()] == [played] and reader.schema_version() == READABLE_FROM
+    reader.close()
+    writer = Store(db)
+    indexes = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert writer.schema_version() == len(MIGRATIONS) and {"matches_by_created", "matches_by_game_created"} <= indexes
+    writer.close()
+
+
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        (READABLE_FROM - 1, "older than this arena reads .* open it once with a command that writes to it"),
+        (len(MIGRATIONS) + 1, "newer than this arena"),
+    ],
+)
+def test_a_read_only_open_refuses_a_schema_it_cannot_read(tmp_path: Path, version: int, says: str) -> None:
+    db = tmp_path / "arena.db"
+    Store(db).close()
+    set_version(db, version)
+    with pytest.raises(StoreError, match=says):
+        Store(db, read_only=True)
