@@ -31,16 +31,24 @@ class FinishedMatch:
     variant: str
     players: tuple[str, ...]
     returns: tuple[float, ...]
+    forfeit_seat: int | None = None
 
 
 def finished_matches(store: Store, *, game: str | None = None, variant: str | None = None) -> list[FinishedMatch]:
     clause, args = where({"status = ?": FINISHED, "game = ?": game, "variant = ?": variant})
-    rows = store.conn.execute(f"SELECT id, variant, players, returns FROM matches{clause} ORDER BY ended_at", args)
-    return [FinishedMatch(r["id"], r["variant"], tuple(json.loads(r["players"])), tuple(json.loads(r["returns"]))) for r in rows]
+    rows = store.conn.execute(f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} ORDER BY ended_at", args)
+    return [
+        FinishedMatch(r["id"], r["variant"], tuple(json.loads(r["players"])), tuple(json.loads(r["returns"])), r["forfeit_seat"])
+        for r in rows
+    ]
 
 
 def pairwise(match: FinishedMatch) -> list[Pair]:
-    """Every pair of distinct bots at the table: 1 if the first got more, 0.5 if equal, 0 if less."""
+    """Every pair of distinct bots at the table: 1 if the first got more, 0.5 if equal, 0 if less.
+
+    A forfeiting seat loses to every other seat whatever the returns, as in TrueSkill: in a
+    game that is not zero-sum its minimum return can tie an honest seat's, and failing must
+    never score a draw."""
     out: list[Pair] = []
     seats = range(len(match.players))
     for i in seats:
@@ -48,6 +56,8 @@ def pairwise(match: FinishedMatch) -> list[Pair]:
             a, b = match.players[i], match.players[j]
             if i < j and a != b:
                 x, y = match.returns[i], match.returns[j]
+                if match.forfeit_seat in (i, j):
+                    x, y = (0.0, 1.0) if match.forfeit_seat == i else (1.0, 0.0)
                 out.append((a, b, 1.0 if x > y else 0.5 if x == y else 0.0))
     return out
 

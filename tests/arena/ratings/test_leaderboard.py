@@ -58,6 +58,18 @@ def test_a_forfeit_lowers_the_forfeiter_and_a_void_changes_nothing(
     assert store.ratings() == before
 
 
+def test_a_forfeit_loses_in_nash_averaging_even_when_its_return_ties(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    from arena.ratings.leaderboard import variant_leaderboard
+
+    store = Store(tmp_path / "a.db")
+    for players, quitter in ((["quitter", "stayer"], 0), (["stayer", "quitter"], 1)):
+        store.finish_match(match_record("iterated-prisoners-dilemma", players, [0.0, 0.0], forfeit=quitter))
+    rows = {row["bot"]: row for row in variant_leaderboard(store, "iterated-prisoners-dilemma", resamples=10)}
+    assert rows["stayer"]["mass"] == pytest.approx(1.0) and rows["quitter"]["nash"] < 0
+
+
 def test_self_play_is_not_rated(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     store = Store(tmp_path / "a.db")
     store.finish_match(match_record("tic-tac-toe", ["mirror", "mirror"], [1.0, -1.0]))
