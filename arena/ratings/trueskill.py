@@ -257,6 +257,11 @@ def duplicate_ranks(group: Sequence[DuplicateMatch], size: int) -> dict[tuple[st
     over the seeds every team played. A group with fewer than ``size`` matches is not
     finished and rates nobody (None), so that a team is never judged on easier deals
     than its rivals; so does a group with a single team, or with no seed in common.
+
+    When teams share a bot (a tournament's duplicate format seats every participant with
+    every other, in both seat orders), TrueSkill cannot put one player on two teams of one
+    update, so each bot is ranked alone by the mean score of the teams it played in: how
+    well it does with the same partners on the same deals as its rivals (cross-play).
     """
     if len(group) < size:
         return None
@@ -269,5 +274,14 @@ def duplicate_ranks(group: Sequence[DuplicateMatch], size: int) -> dict[tuple[st
     if not shared:
         return None
     means = {team: sum(sum(seeds[s]) / len(seeds[s]) for s in shared) / len(shared) for team, seeds in by_team.items()}
+    bots = [bot for team in means for bot in team]
+    if len(set(bots)) < len(bots):
+        by_bot: dict[tuple[str, ...], list[float]] = {}
+        for team, mean in means.items():
+            for bot in dict.fromkeys(team):
+                by_bot.setdefault((bot,), []).append(mean)
+        if len(by_bot) < 2:
+            return None
+        means = {bot: sum(values) / len(values) for bot, values in by_bot.items()}
     teams = list(means)
     return dict(zip(teams, _competition_ranks([means[t] for t in teams]), strict=True))

@@ -86,6 +86,24 @@ def test_duplicate_matches_share_seeds_and_groups(tmp_path: Path) -> None:
     assert len(seeds) == 1 and seeds[0][2] == 6
 
 
+def test_a_duplicate_tournament_of_a_cooperative_game_rates_its_participants(tmp_path: Path) -> None:
+    config = parse(
+        {
+            "name": "coop",
+            "format": "duplicate",
+            "games_per_pairing": 2,
+            "games": [{"name": "lewis-signalling", "participants": ["lewis-convention", "lewis-learner", "random"]}],
+        }
+    )
+    db = tmp_path / "arena.db"
+    run_tournament(config, db)
+    store = Store(db, read_only=True)
+    mu = {row["bot"]: row["mu"] for row in store.ratings(game="lewis-signalling")}
+    store.close()
+    assert set(mu) == {"lewis-convention", "lewis-learner", "random"}
+    assert mu["random"] < 25.0 < min(mu["lewis-convention"], mu["lewis-learner"])
+
+
 def cup_caught_mid_way(tmp_path: Path, name: str, **pipes: Any) -> tuple[Any, Path, list[str], subprocess.Popen[str]]:
     """A cup played by ``arena tournament run`` in a child process, caught once 20 of its
     matches are in the store (or a minute has passed, or it ended): its config, store,

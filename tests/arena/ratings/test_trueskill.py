@@ -156,6 +156,13 @@ def test_duplicate_group_ties_and_single_team() -> None:
     assert duplicate_ranks([DuplicateMatch(("a",), 1, 3.0), DuplicateMatch(("a",), 2, 1.0)], size=2) is None
 
 
+def test_duplicate_group_of_overlapping_teams_ranks_each_bot_by_its_teams_mean() -> None:
+    scores = {("a", "b"): 6.0, ("b", "a"): 6.0, ("a", "c"): 4.0, ("c", "a"): 4.0, ("b", "c"): 1.0, ("c", "b"): 1.0}
+    group = [DuplicateMatch(team, seed=7, score=score) for team, score in scores.items()]
+    assert duplicate_ranks(group, size=6) == {("a",): 1, ("b",): 2, ("c",): 3}  # means 5, 3.5 and 2.5
+    assert duplicate_ranks(group[:2], size=2) == {("a",): 1, ("b",): 1}  # one pair in both seat orders: a draw
+
+
 def test_rank_by_intervals_counts_bots_wholly_above() -> None:
     intervals = [(10.0, 20.0), (25.0, 30.0), (18.0, 26.0), (0.0, 5.0), (21.0, 22.0)]
     # bot 0 (10-20): 1 and 4 lie wholly above; bot 2 (18-26) overlaps everyone above it
