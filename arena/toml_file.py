@@ -18,5 +18,11 @@ def read_toml(path: str | Path, error: type[Exception]) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not a file") from None
+    except OSError as problem:
+        raise error(f"{path}: cannot read: {problem.strerror or problem}") from None
+    except UnicodeDecodeError as problem:
+        raise error(f"{path}: not valid TOML: not UTF-8 text ({problem.reason} at byte {problem.start})") from None
     except tomllib.TOMLDecodeError as problem:
         raise error(f"{path}: not valid TOML: {problem}") from None

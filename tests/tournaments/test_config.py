@@ -75,3 +75,14 @@ def test_not_toml_is_reported_with_the_file(tmp_path: Path) -> None:
     path.write_text("name = ")
     with pytest.raises(TournamentConfigError, match=r"broken\.toml: not valid TOML"):
         load(path)
+
+
+@pytest.mark.parametrize("content", [None, b"\xff\xfe name"])
+def test_a_directory_or_a_file_not_in_utf8_is_reported_with_the_file(tmp_path: Path, content: bytes | None) -> None:
+    path = tmp_path / "cup.toml"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(TournamentConfigError, match=r"cup\.toml: "):
+        load(path)
