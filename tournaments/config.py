@@ -194,8 +194,9 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     for key in clock_table:
         if key not in ("move_ms", "grace_ms", "bank_ms"):
             raise fail(f"clock.{key}", "unknown key; the keys are move_ms, grace_ms, bank_ms")
+    clock_values = {k: typed(clock_table, k, int, f"clock.{k}") for k in clock_table}
     try:
-        clock = Clock(**{k: typed(clock_table, k, int, f"clock.{k}") for k in clock_table})
+        clock = Clock(**clock_values)
     except ValueError as error:
         raise fail("clock", str(error)) from None
     failure = typed(data, "failure", dict, "failure", {})
