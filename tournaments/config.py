@@ -31,7 +31,8 @@ entries kept out of training: their leaderboards are printed in a section of the
 ``held_out_opponents`` lists participants kept out of training: every other participant's
 mean return against them is reported beside its mean return against the rest.
 
-Games of more than two seats are played at rotating tables whatever the format. Every
+Games of more than two seats are played at rotating tables whatever the format; a table
+needs a participant for every seat (one bot in two seats is self-play, not rated). Every
 error names the file, the key and what is wrong.
 """
 
@@ -299,6 +300,12 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
 def _check_format(read: _Reader, entry: GameEntry, at: str, fmt: str, challenger: str | None, rounds: int | None) -> None:
     fail = read.fail
     if entry.players > 2 or fmt == "tables":
+        if len(entry.participants) < entry.players:
+            raise fail(
+                f"{at}.participants",
+                f"a table of {entry.label} has {entry.players} seats: list at least {entry.players} participants, "
+                f"got {len(entry.participants)} (one bot in two seats is self-play, which is not rated)",
+            )
         return
     if len(entry.participants) < 2:
         raise fail(f"{at}.participants", f"a {fmt} needs at least 2 participants, got {len(entry.participants)}")

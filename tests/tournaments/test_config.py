@@ -78,6 +78,22 @@ def test_not_toml_is_reported_with_the_file(tmp_path: Path) -> None:
         load(path)
 
 
+@pytest.mark.parametrize(
+    ("game", "participants"),
+    [('name = "pig"\nconfig = { players = 3 }', '["random", "pig-hold-at"]'), ('name = "tic-tac-toe"', '["perfect"]')],
+)
+def test_a_table_needs_a_participant_for_every_seat(tmp_path: Path, game: str, participants: str) -> None:
+    """Else one bot sits in two seats of a table: self-play, which rates nobody."""
+    path = tmp_path / "cup.toml"
+    path.write_text(
+        GOOD.replace('format = "round-robin"', 'format = "tables"')
+        .replace('name = "tic-tac-toe"', game)
+        .replace('["perfect", "random"]', participants)
+    )
+    with pytest.raises(TournamentConfigError, match=r"cup\.toml: games\[0\]\.participants: .*at least \d participants"):
+        load(path)
+
+
 @pytest.mark.parametrize("content", [None, b"\xff\xfe name"])
 def test_a_directory_or_a_file_not_in_utf8_is_reported_with_the_file(tmp_path: Path, content: bytes | None) -> None:
     path = tmp_path / "cup.toml"
