@@ -60,6 +60,7 @@ def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 PORT = _int_from(0, 65_535)
 COUNT = _int_from(0)
 POSITIVE = _int_from(1)
+RESAMPLES = _int_from(2)  # a percentile bootstrap needs two draws at least
 
 
 def _parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
@@ -924,7 +925,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ratings.add_argument("--game", help="one game's leaderboard (one table per variant)")
     ratings.add_argument("--db", default="arena.db", help="the store (default arena.db)")
-    ratings.add_argument("--resamples", type=COUNT, default=200, help="bootstrap resamples for the Nash intervals (default 200)")
+    ratings.add_argument(
+        "--resamples", type=RESAMPLES, default=200, help="bootstrap resamples for the Nash intervals (default 200)"
+    )
     ratings.add_argument("--json", action="store_true", help="print as JSON")
     ratings.set_defaults(run=cmd_ratings)
 
@@ -933,7 +936,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--db", default="arena.db", help="the store (default arena.db)")
     report.add_argument("--out", required=True, help="the folder to write README.md and the plots into")
-    report.add_argument("--resamples", type=COUNT, default=200, help="bootstrap resamples (default 200)")
+    report.add_argument("--resamples", type=RESAMPLES, default=200, help="bootstrap resamples (default 200)")
     report.set_defaults(run=cmd_report)
 
     bot = commands.add_parser("bot", help="register bots, rotate tokens, run a bot", description="Manage and run bots.")

@@ -114,7 +114,9 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
         ("serve --port 99999", "argument --port: must be from 0 to 65535, got 99999"),  # it wrapped to another port
         ("serve --port -1", "argument --port: must be from 0 to 65535, got -1"),
         ("serve --port http", "argument --port: expected an integer, got 'http'"),
-        ("ratings --resamples -5", "argument --resamples: must be at least 0, got -5"),
+        ("ratings --resamples -5", "argument --resamples: must be at least 2, got -5"),
+        ("ratings --resamples 1", "argument --resamples: must be at least 2, got 1"),  # the bootstrap failed, status 1
+        ("report --resamples 0", "argument --resamples: must be at least 2, got 0"),
         ("bot run random --token t --game nim --matches 0", "argument --matches: must be at least 1, got 0"),
         ("bot run random --token t --game nim --delay -1", "argument --delay: must be at least 0, got -1"),
     ],
