@@ -252,6 +252,7 @@ class ArenaServer:
             return None
         status, body = await self._api(url.path, urllib.parse.parse_qs(url.query))
         response = connection.respond(status, json.dumps(body, default=str))
+        del response.headers["Content-Type"]  # respond() sets text/plain; headers append, they do not replace
         response.headers["Content-Type"] = "application/json"
         return response
 
