@@ -297,6 +297,21 @@ def test_the_shipped_nightly_file_is_valid(tmp_path: Path, tiny_model_dir: Path,
     assert current_checkpoint(config.policies[0], nightly_dir(config, config.db)).bot == "ipd.base"
 
 
+def test_the_file_shown_in_the_nightly_docs_is_valid(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader copies the page's example file: it must load once its training file and model exist."""
+    root = Path(tournaments.__file__).resolve().parents[1]
+    example = (root / "docs" / "NIGHTLY.md").read_text(encoding="utf-8").split("```toml\n")[1].split("```")[0]
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
+    (tmp_path / "train").mkdir()
+    shutil.copy(root / "docs" / "examples" / "train-ipd.toml", tmp_path / "train" / "ipd.toml")
+    (tmp_path / "nightly.toml").write_text(example, encoding="utf-8")
+    config = load(tmp_path / "nightly.toml")
+    assert [p.name for p in config.policies] == ["ipd"] and config.gate.game == IPD
+
+
 def test_a_night_is_refused_when_its_store_has_no_folder(tmp_path: Path, tiny_model_dir: Path) -> None:
     config = parse(base_config(tiny_model_dir), "nights.toml")
     with pytest.raises(NightlyError, match="no folder"):
