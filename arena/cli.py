@@ -355,27 +355,51 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     import trio
 
     import games
-    from arena.seats import Turn
+    from arena.seats import SeatForfeit, Turn, policy_callable
     from bots.client import BotStopped, run_bot
     from bots.registry import make_bot, parse_spec
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
+    cap = 0.0  # a spending cap (the openai bot's max_cost), the same for every game
     for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
         game = games.get(name)
         game.new(config)
-        make_bot(spec, game.spec.name)
-    players: dict[str, Any] = {}
+        cap = float(getattr(make_bot(spec, game.spec.name), "max_cost", 0.0))
 
-    def policy(turn: Turn) -> Any:
-        bot = players.get(turn.match_id)
-        if bot is None:
-            bot = players[turn.match_id] = make_bot(spec, turn.game, zlib.crc32(f"{turn.match_id}/{turn.seat}".encode()))
-        return bot.act(turn)
+    class PerMatch:
+        """A fresh bot per match (its seed and state belong to that match) with one spending
+        account: a cap such as the openai bot's max_cost holds for the run, not per match."""
+
+        def __init__(self) -> None:
+            self.players: dict[str, Any] = {}
+            self.closed_spent = 0.0
+
+        @property
+        def spent(self) -> float:
+            return self.closed_spent + sum(float(getattr(bot, "spent", 0.0)) for bot in self.players.values())
+
+        @property
+        def exhausted(self) -> bool:
+            return cap > 0 and self.spent >= cap
+
+        def finish(self, match: str) -> None:
+            self.closed_spent += float(getattr(self.players.pop(match, None), "spent", 0.0))
+
+        async def act(self, turn: Turn) -> Any:
+            if self.exhausted:
+                raise SeatForfeit("spending_cap", f"spent ${self.spent:.6f} of the ${cap:g} cap")
+            bot = self.players.get(turn.match_id)
+            if bot is None:
+                bot = self.players[turn.match_id] = make_bot(spec, turn.game, zlib.crc32(f"{turn.match_id}/{turn.seat}".encode()))
+            act, is_async = policy_callable(bot)
+            return await act(turn) if is_async else await trio.to_thread.run_sync(act, turn, abandon_on_cancel=True)
+
+    policy = PerMatch()
 
     def report(msg: dict[str, Any]) -> None:
         if msg["t"] == "match_end":
-            players.pop(msg["match"], None)
+            policy.finish(msg["match"])
             if not args.json:
                 print(f"match {msg['match']}: {msg['status']}, {msg['reason']}, returns {msg['returns']}", flush=True)
 

@@ -304,3 +304,39 @@ async def test_through_the_sdk_an_unreachable_endpoint_resigns_with_the_cause(ar
     assert record["detail"].startswith("openai resigned: crash: ConnectError: ")
     assert record["detail"].endswith(f"; no time left to retry ({url}/chat/completions)")
     assert not any(turn["format_error"] for turn in record["turns"])
+
+
+@pytest.mark.trio
+async def test_bot_run_plays_the_endpoint_and_its_spending_cap_holds_across_matches(
+    arena: Arena, endpoint: FakeEndpoint, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`arena bot run openai:...` makes a bot per match: its async act must be awaited, and
+    max_cost must count what the earlier matches spent, not start again at 0 each match."""
+    from arena.cli import main
+
+    names = ["cli-model", "steady"]
+    tokens = [await arena.register(name) for name in names]
+    spec = f"openai:base_url={endpoint.url},model=fake-model,price_in={PRICE_IN},price_out={PRICE_OUT},max_cost={TURN_COST / 2}"
+    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "2"]
+    made: list[str] = []
+
+    async def cli() -> None:
+        assert await trio.to_thread.run_sync(main, argv) == 0
+
+    with trio.fail_after(30):
+        async with arena.admin() as admin, trio.open_nursery() as nursery:
+            nursery.start_soon(cli)
+            nursery.start_soon(lambda: run_bot(lambda turn: "cooperate", arena.url, names[1], tokens[1], games=[], matches=2))
+            while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
+                await trio.sleep(0.01)
+            for _ in range(2):
+                await admin.send("create_match", bots=names, game=IPD, config={"rounds": 1})
+                made.append((await admin.expect("match_created"))["match"])
+                while Store(arena.db, read_only=True).match(made[-1])["status"] == "live":  # type: ignore[index]
+                    await trio.sleep(0.02)
+    first, second = (Store(arena.db, read_only=True).match(match) for match in made)
+    assert first is not None and (first["status"], first["reason"]) == ("finished", "complete"), first["detail"]
+    assert [turn["cost"] for turn in first["turns"] if turn["seat"] == 0] == [pytest.approx(TURN_COST)]
+    assert second is not None and (second["reason"], second["forfeit_seat"]) == ("resign", 0)
+    assert "spending_cap" in second["detail"] and len(endpoint.requests) == 1
+    capsys.readouterr()
