@@ -10,6 +10,7 @@ prompt, tokens, cost, log-probs, format error).
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
@@ -79,7 +80,9 @@ async def run_bot(
     retry_delays: Callable[[], Iterator[float]] = backoff,
     on_message: Callable[[dict[str, Any]], None] | None = None,
 ) -> BotRun:
-    """Play until ``matches`` matches have ended (forever if None); returns what happened.
+    """Play until ``matches`` matches have ended (forever if None), or until the policy is
+    exhausted (its ``exhausted`` is true, as an LLM bot's at its spending cap) and its last
+    match has ended; returns what happened.
 
     With no ``games`` the bot seeks nothing and plays the matches made for it (by an
     admin's ``create_match`` or another bot's challenge).
@@ -93,7 +96,7 @@ async def run_bot(
     delays = retry_delays()
 
     def done() -> bool:
-        return matches is not None and len(run.results) >= matches and not state.matches
+        return _finished(policy, run, state, matches)
 
     reached = False  # a server that was never reached is a wrong URL or a server not started: say so
     while not done():
@@ -126,6 +129,20 @@ async def run_bot(
     return run
 
 
+def _exhausted(policy: Callable[..., Any]) -> bool:
+    """Whether the policy says it can play no more (an LLM bot at its spending cap); for a
+    bound ``act``, its bot says."""
+    return bool(getattr(getattr(policy, "__self__", policy), "exhausted", False))
+
+
+def _finished(policy: Callable[..., Any], run: BotRun, state: _State, matches: int | None) -> bool:
+    """The run is over once no match is in play and its matches are played, or its policy
+    is exhausted: such a bot seeks no more, and waiting on would hold the command forever."""
+    if state.matches:
+        return False
+    return _exhausted(policy) or (matches is not None and len(run.results) >= matches)
+
+
 async def _session(
     ws: Any,
     state: _State,
@@ -153,7 +170,7 @@ async def _session(
     def wanted() -> int:
         """How many more matches to seek: one seat each (two when playing itself); none once
         the policy says it is exhausted (an LLM bot at its spending cap)."""
-        if getattr(getattr(policy, "__self__", policy), "exhausted", False):  # a bound act(): ask its bot
+        if _exhausted(policy):
             return 0
         if matches is None:
             return 1
@@ -216,7 +233,8 @@ async def _session(
     ended: ConnectionClosed | BotStopped | None = None
     async with trio.open_nursery() as nursery:
         try:
-            await _receive(ws, state, run, nursery, seek, answer, deliver, matches, on_message)
+            finished = functools.partial(_finished, policy, run, state, matches)
+            await _receive(ws, state, run, nursery, seek, answer, deliver, finished, on_message)
         except (ConnectionClosed, BotStopped) as error:  # raised after the nursery, not wrapped in its exception group
             ended = error
         nursery.cancel_scope.cancel()
@@ -232,7 +250,7 @@ async def _receive(
     seek: Callable[[], Awaitable[None]],
     answer: Callable[[Mapping[str, Any]], Awaitable[None]],
     deliver: Callable[[dict[str, Any]], Awaitable[None]],
-    matches: int | None,
+    finished: Callable[[], bool],
     on_message: Callable[[dict[str, Any]], None] | None,
 ) -> None:
     """Dispatch the server's messages until the connection ends or the work is done."""
@@ -268,7 +286,7 @@ async def _receive(
             if state.matches.pop(msg["match"], None) is not None:
                 run.results.append(msg)
                 state.answered = {k for k in state.answered if k[0] != msg["match"]}
-            if matches is not None and len(run.results) >= matches and not state.matches:
+            if finished():
                 return
             await seek()
         elif kind == "error":

@@ -501,6 +501,39 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert (await get("/elsewhere"))[0] == 404
 
 
+class SpendsOnce:
+    """A policy that is exhausted once it has moved, as an LLM bot at its spending cap."""
+
+    def __init__(self) -> None:
+        self.moves = 0
+        self.pick = random_policy(3)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.moves > 0
+
+    def act(self, turn: Turn) -> str:
+        self.moves += 1
+        return self.pick(turn)
+
+
+@pytest.mark.trio
+async def test_an_exhausted_policy_ends_its_run_once_its_match_is_over(arena: Arena) -> None:
+    """With no match count the run would go on for ever: an exhausted bot seeks no more, so
+    its run ends when its last match does instead of waiting connected for nothing."""
+    tokens = [await arena.register(name) for name in ("spender", "other")]
+    runs: dict[str, BotRun] = {}
+
+    async def play(name: str, token: str, policy: Any, matches: int | None) -> None:
+        runs[name] = await run_bot(policy, arena.url, name, token, games=["nim"], matches=matches)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, "spender", tokens[0], SpendsOnce(), None)
+            nursery.start_soon(play, "other", tokens[1], random_policy(4), 1)
+    assert [end["match"] for end in runs["spender"].results] == [end["match"] for end in runs["other"].results]
+
+
 @pytest.mark.trio
 async def test_api_matches_pages_by_the_last_id_and_filters_by_status(arena: Arena) -> None:
     older = await play_fixed_match(arena, True, ("page-a", "page-b"))
