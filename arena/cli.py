@@ -423,6 +423,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         return FAILURE
     if args.json:
         _print_json(run.results)
+    if policy.exhausted:
+        print(f"arena: stopped after {len(run.results)} matches: spent ${policy.spent:.6f} of the ${cap:g} cap", file=sys.stderr)
     return 0
 
 

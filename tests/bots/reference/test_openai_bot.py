@@ -307,21 +307,24 @@ async def test_through_the_sdk_an_unreachable_endpoint_resigns_with_the_cause(ar
 
 
 @pytest.mark.trio
-async def test_bot_run_plays_the_endpoint_and_its_spending_cap_holds_across_matches(
+async def test_bot_run_plays_the_endpoint_and_stops_at_its_spending_cap(
     arena: Arena, endpoint: FakeEndpoint, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`arena bot run openai:...` makes a bot per match: its async act must be awaited, and
-    max_cost must count what the earlier matches spent, not start again at 0 each match."""
+    max_cost must count what every match spent, not start again at 0 each match. Past the
+    cap the command seeks no more and ends with its last match, though more were asked."""
     from arena.cli import main
 
     names = ["cli-model", "steady"]
     tokens = [await arena.register(name) for name in names]
-    spec = f"openai:base_url={endpoint.url},model=fake-model,price_in={PRICE_IN},price_out={PRICE_OUT},max_cost={TURN_COST / 2}"
-    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "2"]
+    cap = 1.5 * TURN_COST  # a match costs one turn: the second match reaches it
+    spec = f"openai:base_url={endpoint.url},model=fake-model,price_in={PRICE_IN},price_out={PRICE_OUT},max_cost={cap}"
+    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "3"]
+    codes: list[int] = []
     made: list[str] = []
 
     async def cli() -> None:
-        assert await trio.to_thread.run_sync(main, argv) == 0
+        codes.append(await trio.to_thread.run_sync(main, argv))
 
     with trio.fail_after(30):
         async with arena.admin() as admin, trio.open_nursery() as nursery:
@@ -334,9 +337,10 @@ async def test_bot_run_plays_the_endpoint_and_its_spending_cap_holds_across_matc
                 made.append((await admin.expect("match_created"))["match"])
                 while Store(arena.db, read_only=True).match(made[-1])["status"] == "live":  # type: ignore[index]
                     await trio.sleep(0.02)
-    first, second = (Store(arena.db, read_only=True).match(match) for match in made)
-    assert first is not None and (first["status"], first["reason"]) == ("finished", "complete"), first["detail"]
-    assert [turn["cost"] for turn in first["turns"] if turn["seat"] == 0] == [pytest.approx(TURN_COST)]
-    assert second is not None and (second["reason"], second["forfeit_seat"]) == ("resign", 0)
-    assert "spending_cap" in second["detail"] and len(endpoint.requests) == 1
-    capsys.readouterr()
+    for match in made:
+        record = Store(arena.db, read_only=True).match(match)
+        assert record is not None and (record["status"], record["reason"]) == ("finished", "complete"), record
+        assert [turn["cost"] for turn in record["turns"] if turn["seat"] == 0] == [pytest.approx(TURN_COST)]
+    err = capsys.readouterr().err
+    assert codes == [0] and len(endpoint.requests) == 2
+    assert f"stopped after 2 matches: spent ${2 * TURN_COST:.6f} of the ${cap:g} cap" in err
