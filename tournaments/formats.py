@@ -196,9 +196,11 @@ def swiss_round(slot: Slot, round_: int, pairs: Sequence[tuple[str, str]], games
     return out
 
 
-def points(returns: Sequence[float]) -> list[float]:
-    """Swiss points of the seats of one finished match: 1 for the best return, 0.5 each for a tie, 0 else."""
-    best = max(returns)
-    winners = [r == best for r in returns]
+def points(returns: Sequence[float], forfeit_seat: int | None = None) -> list[float]:
+    """Swiss points of the seats of one finished match: 1 for the best return, 0.5 each for a
+    tie, 0 else. A seat that forfeited scores 0 and wins no tie: in a game that is not
+    zero-sum its minimum return may equal the other's (TrueSkill ranks it last too)."""
+    best = max(r for seat, r in enumerate(returns) if seat != forfeit_seat)
+    winners = [seat != forfeit_seat and r == best for seat, r in enumerate(returns)]
     share = 1.0 if winners.count(True) == 1 else 0.5
     return [share if w else 0.0 for w in winners]

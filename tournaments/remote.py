@@ -406,7 +406,8 @@ async def run_remote_async(
         ended = await results.outcome(made["match"])
         admin.created.discard(made["match"])
         finished = ended["status"] == "finished"
-        return Played(ended["status"], tuple(ended["returns"]) if finished else None, fresh=not made["existing"])
+        returns = tuple(ended["returns"]) if finished else None
+        return Played(ended["status"], returns, fresh=not made["existing"], forfeit_seat=ended.get("forfeit_seat"))
 
     try:
         async with trio.open_nursery() as nursery:

@@ -117,6 +117,7 @@ class Played:
     status: str  # "finished" or "void" (played again by the next run)
     returns: tuple[float, ...] | None  # None unless finished
     fresh: bool  # made by this run; False when its key was taken before (then it is not counted as played)
+    forfeit_seat: int | None = None  # the seat that lost by forfeit, if one did
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
             for match in matches:
                 returns = ended[match.key].returns
                 if returns is not None:
-                    for name, score in zip(match.seats, points(returns), strict=True):
+                    for name, score in zip(match.seats, points(returns, ended[match.key].forfeit_seat), strict=True):
                         standings[name] += score
             played.update(frozenset(pair) for pair in pairs)
             if bye is not None:
@@ -210,8 +211,10 @@ def _recorded(store: Store, key: str) -> Played | None:
     found = store.find_by_key(key)
     if found is None:
         return None
-    returns = store.match(found["id"], turns=False)["returns"] if found["status"] == "finished" else None
-    return Played(found["status"], None if returns is None else tuple(returns), fresh=False)
+    if found["status"] != "finished":
+        return Played(found["status"], None, fresh=False)
+    record = store.match(found["id"], turns=False)
+    return Played(found["status"], tuple(record["returns"]), fresh=False, forfeit_seat=record["forfeit_seat"])
 
 
 async def run_tournament_async(
@@ -251,7 +254,7 @@ async def run_tournament_async(
         }
         await writer.call(lambda store: store.finish_match(result, meta))
         finished = result.status == "finished"
-        return Played(result.status, tuple(result.returns) if finished else None, fresh=True)
+        return Played(result.status, tuple(result.returns) if finished else None, fresh=True, forfeit_seat=result.forfeit_seat)
 
     async with trio.open_nursery() as outer:
         await outer.start(writer.run)

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from tournaments.formats import Slot, duplicate, gauntlet, round_robin, swiss_pairings, tables
+from tournaments.formats import Slot, duplicate, gauntlet, points, round_robin, swiss_pairings, tables
 
 SLOT = Slot("cup", "tic-tac-toe")
 PEOPLE = ["a", "b", "c", "d", "e"]
@@ -75,3 +75,20 @@ def test_tables_rotate_participants_over_seats() -> None:
     matches = tables(Slot("cup", "public-goods"), ["a", "b", "c", "d"], table_size=4, rounds=4)
     assert all(len(m.seats) == 4 and len(set(m.seats)) == 4 for m in matches)
     assert {m.seats[0] for m in matches} == {"a", "b", "c", "d"}
+
+
+@pytest.mark.parametrize(
+    ("returns", "forfeit_seat", "expected"),
+    [
+        ([3.0, 1.0], None, [1.0, 0.0]),
+        ([2.0, 2.0], None, [0.5, 0.5]),
+        ([0.0, 0.0], 0, [0.0, 1.0]),  # a forfeit whose minimum return ties the other's still loses
+        ([5.0, 0.0], 0, [0.0, 1.0]),
+        ([1.0, 0.0, 1.0], 2, [1.0, 0.0, 0.0]),
+        ([1.0, 1.0, 0.0], 2, [0.5, 0.5, 0.0]),
+    ],
+)
+def test_swiss_points_share_ties_and_give_a_forfeit_nothing(
+    returns: list[float], forfeit_seat: int | None, expected: list[float]
+) -> None:
+    assert points(returns, forfeit_seat) == expected

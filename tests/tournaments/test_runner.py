@@ -13,10 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
+import games
+from arena.match import play_match
+from arena.seats import LocalSeat, Turn
 from arena.store import Store
 from tournaments.config import load, parse
-from tournaments.runner import fixed_schedule, planned, run_tournament
+from tournaments.formats import points
+from tournaments.runner import _recorded, fixed_schedule, planned, run_tournament
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,3 +155,17 @@ def test_ctrl_c_stops_a_run_in_one_line_with_status_130_and_the_same_command_res
     summary = json.loads(done.stdout)
     assert (summary["skipped"], summary["played"]) == (len(kept), planned(config) - len(kept))
     assert sorted(finished_keys(db)) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
+
+
+def test_a_recorded_forfeit_is_read_back_with_its_seat_for_the_standings(tmp_path: Path) -> None:
+    def crash(turn: Turn) -> str:
+        raise RuntimeError("no answer")
+
+    game = games.get("iterated-prisoners-dilemma")
+    seats = [LocalSeat(crash, name="crasher", threaded=False), LocalSeat(lambda turn: "cooperate", name="nice", threaded=False)]
+    result = trio.run(lambda: play_match(game, seats, config={"rounds": 1}))
+    store = Store(tmp_path / "arena.db")
+    store.finish_match(result, {"caller_key": "cup/ipd/1", "tournament": "cup"})
+    played = _recorded(store, "cup/ipd/1")
+    assert played is not None and played.returns is not None and played.forfeit_seat == 0
+    assert points(played.returns, played.forfeit_seat) == [0.0, 1.0]
