@@ -263,7 +263,10 @@ class Store:
         SQLite resolves a repeated savepoint name to the innermost one, so one name serves
         every depth."""
         if not self.conn.in_transaction:
-            self.conn.execute("BEGIN")
+            # IMMEDIATE takes the write lock first (waiting up to busy_timeout): a deferred
+            # transaction that read and then wrote while another process had committed would
+            # fail at once with "database is locked" (a stale WAL snapshot cannot upgrade)
+            self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
             except BaseException:

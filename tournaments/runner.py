@@ -252,7 +252,18 @@ async def run_tournament_async(
             "group_size": match.group_size,
             "source": "tournament",
         }
-        await writer.call(lambda store: store.finish_match(result, meta))
+
+        def save(store: Store) -> Played | None:
+            """Store the result, unless another run of this tournament (the command started
+            twice) stored this key while it was being played: a match counts once."""
+            earlier = _recorded(store, match.key)
+            if earlier is None:
+                store.finish_match(result, meta)
+            return earlier
+
+        earlier = await writer.call(save)
+        if earlier is not None:
+            return earlier
         finished = result.status == "finished"
         return Played(result.status, tuple(result.returns) if finished else None, fresh=True, forfeit_seat=result.forfeit_seat)
 

@@ -21,7 +21,7 @@ from arena.seats import LocalSeat, Turn
 from arena.store import Store
 from tournaments.config import load, parse
 from tournaments.formats import points
-from tournaments.runner import _recorded, fixed_schedule, planned, run_tournament
+from tournaments.runner import _recorded, fixed_schedule, planned, run_tournament, run_tournament_async
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,3 +169,28 @@ def test_a_recorded_forfeit_is_read_back_with_its_seat_for_the_standings(tmp_pat
     played = _recorded(store, "cup/ipd/1")
     assert played is not None and played.returns is not None and played.forfeit_seat == 0
     assert points(played.returns, played.forfeit_seat) == [0.0, 1.0]
+
+
+def test_two_runs_of_one_tournament_at_once_store_each_match_once(tmp_path: Path) -> None:
+    """A second run started before the first ended (a command run twice) plays what the first
+    has not stored yet; a match stored by the other while it was being played is not stored
+    again (it would count twice in the ratings)."""
+    config = load(cup(tmp_path))
+    db = tmp_path / "arena.db"
+    Store(db).close()
+
+    async def twice() -> list[Any]:
+        summaries: list[Any] = []
+
+        async def one() -> None:
+            summaries.append(await run_tournament_async(config, db))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(one)
+            nursery.start_soon(one)
+        return summaries
+
+    summaries = trio.run(twice)
+    keys = finished_keys(db)
+    assert sorted(keys) == sorted(set(keys)) and len(keys) == 20
+    assert sum(s.played for s in summaries) == 20 and sum(s.played + s.skipped for s in summaries) == 40
