@@ -69,6 +69,7 @@ GAME_KEYS = ("name", "config", "participants", "label")
 
 
 REMOTE = "remote:"
+SCHEDULE_COUNT_MOST = 10_000  # games per pairing, rounds: the schedule is built whole before the first match
 
 
 class TournamentConfigError(ValueError):
@@ -152,10 +153,14 @@ class _Reader:
             raise self.fail(name, f"must be {_article(expected)}, got {type(value).__name__} {value!r}")
         return value
 
-    def positive(self, table: Mapping[str, Any], key: str, default: int | None) -> int | None:
+    def positive(self, table: Mapping[str, Any], key: str, default: int | None, most: int | None = None) -> int | None:
+        """An int of at least 1 and, where ``most`` is given, at most that: a count that sizes
+        the schedule (built whole before the first match) must not make it endless."""
         value = self.typed(table, key, int, key, default)
         if value is not None and value < 1:
             raise self.fail(key, f"must be at least 1, got {value}")
+        if value is not None and most is not None and value > most:
+            raise self.fail(key, f"must be at most {most:,}, got {value:,}")
         return value
 
     def specs(self, value: Any, name: str, what: str = "bot specs", same: Callable[[str], str] = lambda v: v) -> tuple[str, ...]:
@@ -186,8 +191,8 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     fmt = typed(data, "format", str, "format", _REQUIRED)
     if fmt not in FORMATS:
         raise fail("format", f"unknown format {fmt!r}; the formats are {', '.join(FORMATS)}")
-    per_pairing = read.positive(data, "games_per_pairing", 2)
-    rounds = read.positive(data, "rounds", None)
+    per_pairing = read.positive(data, "games_per_pairing", 2, most=SCHEDULE_COUNT_MOST)
+    rounds = read.positive(data, "rounds", None, most=SCHEDULE_COUNT_MOST)
     concurrency = read.positive(data, "concurrency", 4)
     challenger = typed(data, "challenger", str, "challenger")
     default_participants = specs(data["participants"], "participants", same=same_bot) if "participants" in data else None

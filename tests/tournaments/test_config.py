@@ -38,6 +38,12 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('format = "round-robin"', "format = 3", "format", "must be a string, got int 3"),
         ('format = "round-robin"', 'format = "knockout"', "format", "unknown format 'knockout'"),
         ('format = "round-robin"', 'format = "round-robin"\ngames_per_pairing = "two"', "games_per_pairing", "an integer"),
+        (
+            'format = "round-robin"',
+            'format = "round-robin"\ngames_per_pairing = 99999999999999999999',
+            "games_per_pairing",
+            "must be at most 10,000",
+        ),
         ('format = "round-robin"', 'format = "round-robin"\nplayers = 2', "players", "unknown key"),
         ('participants = ["perfect", "random"]', 'participants = ["perfect"]', "games[0].participants", "at least 2"),
         ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nconfig = { size = 9 }', "games[0].config", "size"),
