@@ -57,6 +57,23 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+MAX_NUMBER_DIGITS = 18
+"""Longer numbers are no amount, slot or card in any game; int() refuses past 4300 digits."""
+
+
+def read_number(text: str) -> int | None:
+    """The whole number ``text`` writes in decimal digits, or None.
+
+    Replies come from language models and remote bots: '²' is a digit to str.isdigit but
+    not to int(), and int() refuses a number of thousands of digits. Either would escape
+    ``validate`` as a ValueError, which the match loop takes for the engine's fault (a
+    void match), so a seat could void a match it is losing.
+    """
+    if not text.isdecimal() or len(text) > MAX_NUMBER_DIGITS:
+        return None
+    return int(text)
+
+
 @dataclass(frozen=True)
 class GameConfig:
     """Base of every game's config: a frozen dataclass whose fields all have defaults.

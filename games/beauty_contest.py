@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from games.api import ConfigError, GameSpec, IllegalAction
+from games.api import MAX_NUMBER_DIGITS, ConfigError, GameSpec, IllegalAction
 from games.iterated import MOVE, Choices, IteratedConfig, IteratedGame
 
 MAX_GUESS = 100
@@ -127,7 +127,7 @@ class BeautyContest(IteratedGame):
         if guess is not None:
             return guess
         match = _WORDED.fullmatch(action.strip().lower())
-        if match is None:
+        if match is None or len(match[1]) > MAX_NUMBER_DIGITS:
             raise IllegalAction(f"'{action}' is not a guess; answer with one whole number from 0 to {MAX_GUESS}, such as 33")
         number = Fraction(match[1])
         if number.denominator != 1:

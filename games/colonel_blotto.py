@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from games.api import ConfigError, GameSpec, IllegalAction, Observation
+from games.api import ConfigError, GameSpec, IllegalAction, Observation, read_number
 from games.iterated import MOVE, Choices, IteratedConfig, IteratedGame
 
 MAX_TROOPS = 1_000
@@ -188,11 +188,11 @@ class ColonelBlotto(IteratedGame):
         parts = [p for p in _SEPARATORS.split(action.strip().strip("[](){}")) if p]
         if parts and all(p.removeprefix("-").isdecimal() for p in parts) and any(p.startswith("-") for p in parts):
             raise IllegalAction("troops per battlefield cannot be negative")
-        if not parts or not all(p.isdecimal() for p in parts):
+        allocation = [n for n in map(read_number, parts) if n is not None]
+        if not parts or len(allocation) != len(parts):
             raise IllegalAction(f"'{action}' is not an allocation; answer {self._allocation_choices.hint}")
         if len(parts) != fields:
             raise IllegalAction(f"you gave {len(parts)} numbers; give exactly one per battlefield ({fields})")
-        allocation = [int(p) for p in parts]
         if sum(allocation) != troops:
             raise IllegalAction(f"your allocation uses {sum(allocation)} troops; it must use exactly {troops}")
         return allocation_name(allocation)

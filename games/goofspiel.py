@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, did_you_mean
+from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, did_you_mean, read_number
 
 MAX_PLAYERS = 8
 MAX_CARDS = 52
@@ -151,9 +151,9 @@ class Goofspiel(Game):
             return action
         if card is None:
             text = action.strip().lower().removeprefix("bid").strip()
-            if not text.isdigit():
+            card = read_number(text)
+            if card is None:
                 raise IllegalAction(f"'{action}' is not a bid; answer with a card from your hand, e.g. 'bid 7'")
-            card = int(text)
         if self.is_over:
             raise IllegalAction("the game is over")
         if seat not in self._seats:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View
+from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View, read_number
 
 COLOURS = "RYGBW"
 """Colour letters in deck order; a config with ``colours=k`` uses the first k."""
@@ -246,13 +246,14 @@ class HanabiRules(Game):
             return self._validate_hint(seat, words[1:])
         arg = words[1]
         size = len(self.hands[seat])
-        if not (arg.isdecimal() and 1 <= int(arg) <= size):
+        slot = read_number(arg)
+        if slot is None or not 1 <= slot <= size:
             raise IllegalAction(f"'{arg}' is not a slot of your hand; slots are 1 to {size}")
         if verb == "discard" and self.hints == self.config.hints:
             raise IllegalAction(
                 f"you cannot discard while all {self.config.hints} hint tokens are available; play or hint instead"
             )
-        return f"{verb} {int(arg)}"
+        return f"{verb} {slot}"
 
     def _validate_hint(self, seat: int, args: list[str]) -> str:
         if len(args) == 1:
@@ -261,19 +262,20 @@ class HanabiRules(Game):
             target = self.partner(seat)
         else:
             word = args[0]
-            if not (word.isdecimal() and int(word) < self.num_players):
+            number = read_number(word)
+            if number is None or number >= self.num_players:
                 raise IllegalAction(f"'{word}' is not a seat; seats are 0 to {self.num_players - 1}")
-            target = int(word)
+            target = number
             if target == seat:
                 raise IllegalAction("you cannot hint yourself; name another player's seat")
         cfg = self.config
         arg = args[-1]
         colour = _colour_index(arg)
+        rank = read_number(arg)
         if colour is not None and colour < cfg.colours:
             touched = any(c == colour for c, _ in self.hands[target])
             what, value = f"{COLOUR_NAMES[colour]} ({COLOURS[colour]}) card", COLOURS[colour].lower()
-        elif arg.isdecimal() and 1 <= int(arg) <= cfg.ranks:
-            rank = int(arg)
+        elif rank is not None and 1 <= rank <= cfg.ranks:
             touched = any(r == rank for _, r in self.hands[target])
             what, value = f"card of rank {rank}", str(rank)
         else:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View
+from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, read_number
 
 LIAR = "liar"
 MAX_PLAYERS = 6
@@ -31,8 +31,9 @@ _BID_PATTERN = re.compile(r"^(?:bid\s+)?(\d+)\s*(?:x|\*|-|,|\s)\s*(\w+)$")
 def _face(word: str) -> int:
     """The face a word names ("5", "5s", "five", "fives", "sixes"), or -1."""
     for stem in (word, word.removesuffix("s"), word.removesuffix("es")):
-        if stem.isdigit():
-            return int(stem)
+        number = read_number(stem)
+        if number is not None:
+            return number
         if stem in FACE_WORDS:
             return FACE_WORDS[stem]
     return -1
@@ -194,10 +195,10 @@ class LiarsDice(Game):
         if match is None:
             raise IllegalAction(f"'{action}' is not a bid or 'liar'; write a bid as '<quantity> <face>', e.g. '3 5'")
         face = _face(match.group(2))
-        quantity = int(match.group(1))
+        quantity = read_number(match.group(1))
         if not 1 <= face <= self.config.faces:
             raise IllegalAction(f"'{action}': faces run from 1 to {self.config.faces}")
-        if not 1 <= quantity <= self._total:
+        if quantity is None or not 1 <= quantity <= self._total:
             raise IllegalAction(f"'{action}': the quantity must be 1 to {self._total}, the number of dice in play")
         return f"{quantity} {face}"
 

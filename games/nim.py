@@ -14,7 +14,7 @@ from functools import lru_cache, reduce
 from operator import xor
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View
+from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, read_number
 
 MAX_HEAPS = 10
 MAX_HEAP_SIZE = 100
@@ -81,11 +81,13 @@ def parse_move(action: str) -> tuple[int, int] | None:
     text = action.strip().lower()
     match = _TAKE.fullmatch(text)
     if match:
-        return int(match[2]), int(match[1])
-    match = _PAIR.fullmatch(text)
-    if match:
-        return int(match[1]), int(match[2])
-    return None
+        heap, count = read_number(match[2]), read_number(match[1])
+    else:
+        match = _PAIR.fullmatch(text)
+        if not match:
+            return None
+        heap, count = read_number(match[1]), read_number(match[2])
+    return None if heap is None or count is None else (heap, count)
 
 
 class Nim(Game):

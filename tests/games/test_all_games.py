@@ -8,8 +8,10 @@ the same chance events whatever their seats do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import re
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from typing import ClassVar
@@ -20,7 +22,7 @@ from hypothesis import strategies as st
 
 import games
 import games.registry
-from games.api import MAX_SEED, Game
+from games.api import MAX_SEED, Game, IllegalAction
 from games.chance import ChanceRng
 from games.tic_tac_toe import TicTacToe
 
@@ -118,6 +120,30 @@ def test_a_seat_that_is_not_to_move_has_no_legal_action(table: tuple[type[Game],
     waiting = [seat for seat in range(state.num_players) if seat not in state.to_move()]
     for seat in waiting:
         assert not state.legal_actions(seat)
+
+
+def _hostile_variants(action: str) -> list[str]:
+    """``action`` with each run of digits made unreadable to int(): a superscript (a digit to
+    str.isdigit, not to int) and a number past int()'s 4300-digit limit."""
+    return [re.sub(r"\d+", replacement, action) for replacement in ("\u00b2", "9" * 5000, "1\u00b9")]
+
+
+@pytest.mark.parametrize("table", TABLES, ids=table_ids)
+def test_unreadable_numbers_are_refused_as_illegal_never_raised(table: tuple[type[Game], int]) -> None:
+    """Any other exception out of validate is taken by the match loop for an engine fault, so
+    a seat could void a match it is losing by answering with such a number."""
+    game, players = table
+    for seed in range(3):
+        rng = random.Random(seed)
+        for depth, state in enumerate(play_randomly(game, seed, rng, players)):
+            if state.is_over or depth > 6:
+                break
+            for seat in state.to_move():
+                legal = state.legal_actions(seat)
+                examples = list(legal[:8]) if legal else [type(state).random_free_action(state.observe(seat), rng)]
+                for action in [variant for example in examples for variant in _hostile_variants(example)]:
+                    with contextlib.suppress(IllegalAction):
+                        state.validate(seat, action)
 
 
 class RecordingRng(ChanceRng):
