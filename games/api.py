@@ -102,6 +102,12 @@ class GameConfig:
         if value < low:
             raise ConfigError(f"config key '{key}' must be at least {low}, got {value}")
 
+    def at_most(self, key: str, high: float) -> None:
+        """ConfigError naming ``key`` when its value is above ``high``."""
+        value = getattr(self, key)
+        if value > high:
+            raise ConfigError(f"config key '{key}' must be at most {high}, got {value}")
+
     def return_bounds(self) -> tuple[float, float]:
         """The least and greatest return a seat can get under this config."""
         raise NotImplementedError

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from games.api import ConfigError, GameSpec
-from games.iterated import Choices, IteratedConfig, IteratedGame, amount
+from games.iterated import MAX_AMOUNT, Choices, IteratedConfig, IteratedGame, amount
 
 HARVEST = "harvest"
 
@@ -63,6 +63,7 @@ class CommonsHarvestConfig(IteratedConfig):
         if not 0 < self.growth_rate <= 1:
             raise ConfigError(f"config key 'growth_rate' must be greater than 0 and at most 1, got {self.growth_rate:g}")
         self.at_least("max_harvest", 1)
+        self.at_most("max_harvest", MAX_AMOUNT)
 
     def move_space(self) -> tuple[str, ...]:
         return tuple(f"{HARVEST} {n}" for n in range(self.max_harvest + 1))

@@ -27,6 +27,9 @@ from games import render
 from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View
 
 TALK = "talk"
+MAX_AMOUNT = 1_000
+"""The largest top of a numbered move set: every amount is a listed legal action, so a
+config of a billion (which any bot may send with a seek) would fill the server's memory."""
 MOVE = "move"
 OVER = "over"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.api import ConfigError, GameSpec
-from games.iterated import MOVE, Choices, IteratedConfig, IteratedGame, amount
+from games.iterated import MAX_AMOUNT, MOVE, Choices, IteratedConfig, IteratedGame, amount
 
 CONTRIBUTE = "contribute"
 PUNISH = "punish"
@@ -41,6 +41,7 @@ class PublicGoodsConfig(IteratedConfig):
         super().check()
         self.at_least("players", 2)
         self.at_least("endowment", 1)
+        self.at_most("endowment", MAX_AMOUNT)
         if not 1 < self.multiplier < self.players:
             raise ConfigError(
                 f"config key 'multiplier' must be greater than 1 and less than the number of players ({self.players}) "

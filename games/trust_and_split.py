@@ -21,7 +21,7 @@ from typing import Any
 
 from games import render
 from games.api import ConfigError, GameSpec, View
-from games.iterated import Choices, IteratedConfig, IteratedGame, amount
+from games.iterated import MAX_AMOUNT, Choices, IteratedConfig, IteratedGame, amount
 from games.iterated_rock_paper_scissors import BEATS
 from games.iterated_rock_paper_scissors import MOVES as HANDS
 
@@ -57,6 +57,7 @@ class TrustAndSplitConfig(IteratedConfig):
     def check(self) -> None:
         super().check()
         self.at_least("coins", 1)
+        self.at_most("coins", MAX_AMOUNT)
         if self.low_value < 0:
             raise ConfigError(f"config key 'low_value' must be at least 0, got {self.low_value:g}")
         if not self.high_value > self.low_value:

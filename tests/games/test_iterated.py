@@ -10,7 +10,7 @@ import pytest
 
 import games
 from games.api import ConfigError, Game, IllegalAction
-from games.iterated import Choices, IteratedGame, MatrixGame, amount, normalise, or_list, require_order
+from games.iterated import MAX_AMOUNT, Choices, IteratedGame, MatrixGame, amount, normalise, or_list, require_order
 from games.iterated_chicken import IteratedChicken
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.iterated_rock_paper_scissors import IteratedRockPaperScissors
@@ -167,3 +167,15 @@ def test_random_talk_is_always_a_valid_message(game: type[IteratedGame]) -> None
     for _ in range(10):
         message = game.random_free_action(state.observe(0), rng)
         assert state.validate(0, message) == message
+
+
+@pytest.mark.parametrize(
+    ("name", "key"), [("public-goods", "endowment"), ("trust-and-split", "coins"), ("commons-harvest", "max_harvest")]
+)
+def test_a_numbered_move_set_too_large_to_list_is_a_config_error(name: str, key: str) -> None:
+    """Every amount is listed as a legal action, so a config from a seek of a billion would
+    fill the server's memory; the cap is refused up front, naming the key."""
+    game = games.get(name)
+    assert game.new({key: MAX_AMOUNT}).config.move_space()[-1].endswith(f" {MAX_AMOUNT}")
+    with pytest.raises(ConfigError, match=f"'{key}'"):
+        game.new({key: MAX_AMOUNT + 1})
