@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import math
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -90,6 +91,9 @@ class GameConfig:
             value = getattr(self, f.name)
             if not _is_instance(value, expected):
                 raise ConfigError(f"config key '{f.name}' must be {_type_name(expected)}, got {value!r}")
+            if expected is float and not math.isfinite(value):
+                # NaN passes every range check, since all its comparisons are false.
+                raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
         self.check()
 
     def check(self) -> None:

@@ -36,6 +36,23 @@ def test_config_values_of_the_wrong_type_are_refused_with_the_key(values: dict[s
         IteratedPrisonersDilemma.new(values)
 
 
+@pytest.mark.parametrize(
+    ("name", "key", "value"),
+    [
+        ("public-goods", "punish_cost", "nan"),
+        ("public-goods", "punish_fine", float("inf")),
+        ("iterated-stag-hunt", "stag_stag", "inf"),
+        ("iterated-prisoners-dilemma", "sucker", "-inf"),
+        ("trust-and-split", "high_value", "infinity"),
+    ],
+)
+def test_a_number_that_is_not_finite_is_refused_with_the_key(name: str, key: str, value: object) -> None:
+    """NaN slips past every range check (all its comparisons are false) and an infinite
+    payoff makes returns no ranking or JSON can carry."""
+    with pytest.raises(ConfigError, match=f"config key '{key}' must be a finite number"):
+        games.get(name).new({key: value})
+
+
 def test_a_player_count_outside_the_spec_is_refused() -> None:
     with pytest.raises(ConfigError, match="tic-tac-toe is played by 2 players, not 3"):
         TicTacToe.new({"players": 3})

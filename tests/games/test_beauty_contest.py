@@ -150,7 +150,7 @@ def test_public_view_lists_the_guesses() -> None:
     [
         ({"fraction": 0}, "'fraction' must be greater than 0 and at most 2, got 0"),
         ({"fraction": 2.5}, "'fraction' must be greater than 0 and at most 2"),
-        ({"fraction": float("nan")}, "'fraction' must be greater than 0"),
+        ({"fraction": float("nan")}, "'fraction' must be a finite number"),
         ({"fraction": "half"}, "'fraction' must be a number"),
         ({"rounds": 0}, "'rounds' must be at least 1"),
         ({"players": 9}, "played by 2 to 8 players, not 9"),
