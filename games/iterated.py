@@ -356,6 +356,7 @@ class IteratedGame(Game):
             "round": self.current_round,
             "rounds": self.config.rounds,
             "phase": self.phase,
+            "message_chars": self.config.message_chars,
         }
         value = self._move_value
         if self.pairwise:
@@ -400,7 +401,8 @@ class IteratedGame(Game):
     @classmethod
     def random_free_action(cls, observation: Observation, rng: Any) -> str:
         if observation.data["phase"] == TALK:
-            return rng.choice(cls.SAMPLE_MESSAGES)
+            message = rng.choice(cls.SAMPLE_MESSAGES)
+            return message if len(message) <= observation.data["message_chars"] else ""
         return super().random_free_action(observation, rng)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import BotSpecError, register
+from games.bargaining import fitting_message
 from games.beauty_contest import MAX_GUESS
 from games.iterated import TALK
 
@@ -48,4 +49,4 @@ class LevelK(Bot):
     def act(self, turn: Turn) -> str:
         data = turn.observation.data
         guess = self.guess(data)
-        return f"I will guess {guess}." if data["phase"] == TALK else str(guess)
+        return fitting_message(f"I will guess {guess}.", data["message_chars"]) if data["phase"] == TALK else str(guess)

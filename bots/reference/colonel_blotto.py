@@ -12,6 +12,7 @@ from __future__ import annotations
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import BotSpecError, register
+from games.bargaining import fitting_message
 from games.colonel_blotto import allocation_name
 from games.iterated import TALK
 
@@ -52,5 +53,5 @@ class BlottoSpread(Bot):
     def act(self, turn: Turn) -> str:
         data = turn.observation.data
         if data["phase"] == TALK:
-            return self.message
+            return fitting_message(self.message, data["message_chars"])
         return allocation_name(self.allocate(data["troops"], data["fields"]))

@@ -13,6 +13,7 @@ import math
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import BotSpecError, register
+from games.bargaining import fitting_message
 from games.iterated import TALK
 
 GAME = "commons-harvest"
@@ -40,7 +41,8 @@ class SustainableHarvester(Bot):
         data = turn.observation.data
         n = self.quota(data["stock"], data["capacity"], data["players"], data["max_harvest"])
         if data["phase"] == TALK:
-            return f"Let's keep the stock near {self.target * data['capacity']:g}: I take {n} this round, and so should you."
+            message = f"Let's keep the stock near {self.target * data['capacity']:g}: I take {n} this round, and so should you."
+            return fitting_message(message, data["message_chars"])
         return f"harvest {n}"
 
 

@@ -7,10 +7,14 @@ Two answers to "what will the others choose?": what stands out before anyone has
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import register
+from games.bargaining import fitting_message
+from games.iterated import TALK
 
 
 @register
@@ -21,7 +25,7 @@ class FocalPoint(Bot):
     games = ("coordination",)
 
     def act(self, turn: Turn) -> str:
-        return turn.observation.data["options"][0]
+        return _say(turn.observation.data, turn.observation.data["options"][0])
 
 
 @register
@@ -36,6 +40,11 @@ class FollowMajority(Bot):
         data = turn.observation.data
         options: list[str] = data["options"]
         if not data["moves"]:
-            return self.rng.choice(options)
+            return _say(data, self.rng.choice(options))
         counts = Counter(data["moves"][-1])
-        return max(options, key=lambda option: counts[option])
+        return _say(data, max(options, key=lambda option: counts[option]))
+
+
+def _say(data: Mapping[str, Any], option: str) -> str:
+    """The option as the move, or in a talk step as the message announcing it, if it fits the limit."""
+    return fitting_message(option, data["message_chars"]) if data["phase"] == TALK else option

@@ -18,6 +18,7 @@ from typing import ClassVar
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import register
+from games.bargaining import fitting_message
 from games.iterated import TALK
 
 
@@ -32,7 +33,7 @@ class DilemmaBot(Bot):
         data = turn.observation.data
         nice, nasty = data["actions"]
         if data["phase"] == TALK:
-            return self.message.format(nice=nice, nasty=nasty)
+            return fitting_message(self.message.format(nice=nice, nasty=nasty), data["message_chars"])
         return self.move(data["my_moves"], data["their_moves"], nice, nasty)
 
     @abstractmethod

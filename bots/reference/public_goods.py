@@ -12,6 +12,7 @@ from __future__ import annotations
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import register
+from games.bargaining import fitting_message
 from games.iterated import MOVE, TALK
 from games.public_goods import NONE
 
@@ -31,7 +32,7 @@ class ConditionalCooperator(Bot):
     def act(self, turn: Turn) -> str:
         data = turn.observation.data
         if data["phase"] == TALK:
-            return "I will give what the rest of you gave on average last round."
+            return fitting_message("I will give what the rest of you gave on average last round.", data["message_chars"])
         seat, endowment = data["seat"], data["endowment"]
         if data["phase"] == MOVE:
             if not data["moves"]:

@@ -14,6 +14,7 @@ import re
 from arena.seats import Turn
 from bots.base import Bot
 from bots.registry import register
+from games.bargaining import fitting_message
 from games.iterated import TALK
 from games.iterated_rock_paper_scissors import BEATS, MOVES
 
@@ -37,7 +38,9 @@ class SplitEvenly(Bot):
     def act(self, turn: Turn) -> str:
         data = turn.observation.data
         half = data["coins"] // 2
-        return f"Let's split evenly: I take {half}." if data["phase"] == TALK else f"take {half}"
+        if data["phase"] == TALK:
+            return fitting_message(f"Let's split evenly: I take {half}.", data["message_chars"])
+        return f"take {half}"
 
 
 @register
@@ -61,7 +64,7 @@ class HandAware(Bot):
         data = turn.observation.data
         hand = data["hand"]
         if data["phase"] == TALK:
-            return f"My hand is {hand}. Whoever's hand wins takes all the coins."
+            return fitting_message(f"My hand is {hand}. Whoever's hand wins takes all the coins.", data["message_chars"])
         other = 1 - data["seat"]
         claims = {m["round"]: claimed_hand(m["text"]) for m in data["messages"] if m["seat"] == other}
         lied = any(claims.get(number) not in (None, held) for number, held in enumerate(data["their_hands"], start=1))

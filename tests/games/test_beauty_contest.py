@@ -108,6 +108,7 @@ def test_observation_shows_every_round_to_everyone() -> None:
         "round": 2,
         "rounds": 3,
         "phase": "move",
+        "message_chars": 200,
         "players": 3,
         "moves": [[50, 30, 20]],
         "scores": [0.0, 0.0, 1.0],

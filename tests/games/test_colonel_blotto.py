@@ -141,6 +141,7 @@ def test_observation_is_from_the_observers_point_of_view() -> None:
         "round": 2,
         "rounds": 2,
         "phase": "move",
+        "message_chars": 200,
         "my_moves": [[5, 5, 0]],
         "their_moves": [[3, 3, 4]],
         "my_score": 1.0,

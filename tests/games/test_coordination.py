@@ -167,6 +167,7 @@ def test_observation_tells_each_player_the_whole_record() -> None:
         "round": 2,
         "rounds": 2,
         "phase": "move",
+        "message_chars": 200,
         "players": 3,
         "moves": [["heads", "tails", "heads"]],
         "scores": [0.0, 0.0, 0.0],
