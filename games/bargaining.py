@@ -35,6 +35,8 @@ TRANSCRIPT_HEADER = (
 _EQUALS = re.compile(r"\s*=\s*")
 MAX_DIGITS = 9
 """Longer numbers are no bargaining amount; the cap also keeps int() from refusing a huge one."""
+MAX_AMOUNT = 10**MAX_DIGITS - 1
+"""The largest pie or price a config may set: the largest amount a move can write."""
 Offer = TypeVar("Offer")
 
 

@@ -18,6 +18,7 @@ from games import render
 from games.api import ConfigError, GameSpec, IllegalAction, Observation, View, did_you_mean
 from games.bargaining import (
     ACCEPT,
+    MAX_AMOUNT,
     AlternatingOffers,
     AlternatingOffersConfig,
     chat,
@@ -75,6 +76,7 @@ class BuyerSellerConfig(AlternatingOffersConfig):
             )
         if self.value_max < self.value_min:
             raise ConfigError(f"config key 'value_max' must be at least value_min ({self.value_min}), got {self.value_max}")
+        self.at_most("value_max", MAX_AMOUNT)
 
     def price_range(self) -> tuple[int, int]:
         """The prices one may offer: no seller would sell below any possible cost, no buyer pay above any possible value."""

@@ -17,6 +17,7 @@ from typing import Any
 from games import render
 from games.api import ConfigError, Game, GameSpec, IllegalAction, Observation, View
 from games.bargaining import (
+    MAX_AMOUNT,
     BargainingConfig,
     Said,
     chat,
@@ -62,6 +63,7 @@ class CoalitionBargainingConfig(BargainingConfig):
     def check(self) -> None:
         super().check()
         self.at_least("pie", 1)
+        self.at_most("pie", MAX_AMOUNT)
         if not 0.0 < self.shrink <= 1.0:
             raise ConfigError(f"config key 'shrink' must be above 0 and at most 1, got {self.shrink}")
         self.at_least("max_rounds", 1)

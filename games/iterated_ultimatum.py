@@ -17,6 +17,7 @@ from games import render
 from games.api import Game, GameSpec, IllegalAction, Observation, View
 from games.bargaining import (
     ACCEPT,
+    MAX_AMOUNT,
     BargainingConfig,
     Said,
     chat,
@@ -58,6 +59,7 @@ class IteratedUltimatumConfig(BargainingConfig):
         super().check()
         self.at_least("rounds", 1)
         self.at_least("pie", 1)
+        self.at_most("pie", MAX_AMOUNT)
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.rounds * self.pie))

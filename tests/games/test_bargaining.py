@@ -8,8 +8,9 @@ import random
 import pytest
 
 import games
-from games.api import IllegalAction
+from games.api import ConfigError, IllegalAction
 from games.bargaining import (
+    MAX_AMOUNT,
     TRANSCRIPT_HEADER,
     AlternatingOffers,
     Said,
@@ -177,3 +178,21 @@ def test_random_play_keeps_to_a_tight_message_limit(game: type) -> None:
             for seat, action in actions.items():
                 assert state.validate(seat, action) == action
             state.step(actions)
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "action"),
+    [
+        ("buyer-seller", "value_max", "offer {n}"),
+        ("iterated-ultimatum", "pie", "offer {n}"),
+        ("coalition-bargaining", "pie", "propose {n} 0 0"),
+    ],
+)
+def test_an_amount_too_long_to_write_is_a_config_error(name: str, key: str, action: str) -> None:
+    """A move's numbers are read up to MAX_DIGITS digits, so a larger pie or price range
+    made legal moves impossible to write (the random bot forfeited on its first offer)."""
+    game = games.get(name)
+    state = game.new({key: MAX_AMOUNT})
+    state.validate(state.to_move()[0], action.format(n=MAX_AMOUNT))
+    with pytest.raises(ConfigError, match=f"'{key}'"):
+        game.new({key: MAX_AMOUNT + 1})
