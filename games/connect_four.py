@@ -236,7 +236,7 @@ class ConnectFour(Game):
             data={
                 "board": ["".join(row) for row in self._rows()],
                 "mark": MARKS[seat],
-                "to_move": self.player,
+                "to_move": None if self.is_over else self.player,
                 "columns": self.columns,
                 "rows": self.rows,
             },

@@ -143,7 +143,8 @@ class TicTacToe(Game):
     def observe(self, seat: int) -> Observation:
         rows = self._rows()
         text = f"You are seat {seat}, playing {MARKS[seat]}.\n{self.board_text(rows)}\n{self._status()}"
-        return Observation(text=text, data={"board": ["".join(row) for row in rows], "mark": MARKS[seat], "to_move": self.player})
+        data = {"board": ["".join(row) for row in rows], "mark": MARKS[seat], "to_move": None if self.is_over else self.player}
+        return Observation(text=text, data=data)
 
     def public_view(self) -> View:
         return render.view(

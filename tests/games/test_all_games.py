@@ -146,6 +146,23 @@ def test_unreadable_numbers_are_refused_as_illegal_never_raised(table: tuple[typ
                         state.validate(seat, action)
 
 
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_a_finished_game_tells_no_seat_it_is_to_move(game: type[Game]) -> None:
+    """The observation data's ``to_move`` names the seat to act while one acts alone, and
+    none once the game is over, when a scripted bot reading it must not think it is asked."""
+    for seed in range(3):
+        for state in play_randomly(game, seed, random.Random(seed)):
+            movers = state.to_move()
+            for seat in range(state.num_players):
+                data = state.observe(seat).data
+                if "to_move" not in data or isinstance(data["to_move"], list):
+                    continue
+                if state.is_over:
+                    assert data["to_move"] is None
+                elif len(movers) == 1:
+                    assert data["to_move"] == movers[0]
+
+
 class RecordingRng(ChanceRng):
     """Logs every draw of one chance event."""
 
