@@ -22,7 +22,7 @@ from games.iterated import MOVE, Choices, IteratedConfig, IteratedGame
 MAX_GUESS = 100
 GUESSES: tuple[str, ...] = tuple(str(n) for n in range(MAX_GUESS + 1))
 _GUESS_CHOICES = Choices(GUESSES, {name: name for name in GUESSES}, f"a whole number from 0 to {MAX_GUESS}, such as 33")
-_WORDED = re.compile(r"(?:i\s+)?(?:guess\s*:?\s*)?(-?(?:\d+\.?\d*|\.\d+))")
+_WORDED = re.compile(r"(?:i\s+)?(?:guess\s*(?::\s*)?)?(-?(?:\d+(?:\.\d*)?|\.\d+))")
 """A number, maybe after "guess" or "I guess"; validation then insists on a whole one in range."""
 MIN_PLAYERS = 2
 MAX_PLAYERS = 8

@@ -25,7 +25,7 @@ MAX_PLAYERS = 6
 MAX_DICE = 10
 MAX_FACES = 12
 FACE_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
-_BID_PATTERN = re.compile(r"^(?:bid\s+)?(\d+)\s*(?:x|\*|-|,|\s)\s*(\w+)$")
+_BID_PATTERN = re.compile(r"^(?:bid\s+)?(\d+)(?:\s*[x*,-]\s*|\s+)(\w+)$")
 
 
 def _face(word: str) -> int:

@@ -64,7 +64,7 @@ bare numbers such as "3 2" are also accepted and are read heap first, then how m
 
 _TAKE = re.compile(r"(?:take\s+)?(\d+)\s+(?:objects?\s+)?from\s+(?:heap\s+)?(\d+)")
 """``take <n> from <heap>`` and its looser spellings: count first."""
-_PAIR = re.compile(r"(?:heap\s+)?(\d+)\s*[\s,:;/-]\s*(?:take\s+)?(\d+)")
+_PAIR = re.compile(r"(?:heap\s+)?(\d+)(?:\s*[,:;/-]\s*|\s+)(?:take\s+)?(\d+)")
 """``<heap> <n>`` (also ``heap 3: 2``, ``3,2``): heap first."""
 
 

@@ -12,6 +12,7 @@ import contextlib
 import json
 import random
 import re
+import time
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from typing import ClassVar
@@ -161,6 +162,33 @@ def test_a_finished_game_tells_no_seat_it_is_to_move(game: type[Game]) -> None:
                     assert data["to_move"] is None
                 elif len(movers) == 1:
                     assert data["to_move"] == movers[0]
+
+
+LONG = 30_000
+"""Under the wire's 64 KiB soft cap, so any connected bot can send an action this long."""
+PATHOLOGICAL = (
+    "1" + " " * LONG + "x",
+    "1" + " " * LONG + "!",
+    "1" * LONG + "x",
+    "guess" + " " * LONG + "x",
+    "propose" + " " * LONG + "x",
+    "offer 1" + " " * LONG + "x",
+    " " * LONG + "=x",
+)
+"""Long runs that a regular expression with two ways to match a run backtracks over quadratically."""
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_validating_a_long_answer_takes_linear_time(game: type[Game]) -> None:
+    """validate runs in the server's event loop: a quadratic parse of a 30 000-character
+    answer took 10 to 25 seconds, freezing every match on the server meanwhile."""
+    state = game.new(seed=0)
+    seat = state.to_move()[0]
+    for action in PATHOLOGICAL:
+        started = time.perf_counter()
+        with contextlib.suppress(IllegalAction):
+            state.validate(seat, action)
+        assert time.perf_counter() - started < 0.5, action[:12]
 
 
 class RecordingRng(ChanceRng):
