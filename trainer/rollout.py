@@ -33,6 +33,8 @@ ROLLOUT_CLOCK = Clock(move_ms=600_000, grace_ms=60_000)
 class Sample:
     """One accepted turn of a learner seat: everything the update and the estimators need.
 
+    ``step`` is the turn's time for the estimators (``turn_times``), not the match step.
+
     ``logprobs`` are the reply's token log-probs as the store keeps them; ``options`` are the
     legal replies the turn was sampled among when it scored a legal set (empty when it
     generated, or when it came from the store, which keeps no such set), and
@@ -160,6 +162,16 @@ def rewards_summing_to(rewards: Sequence[float], total: float) -> list[float]:
     return out
 
 
+def turn_times(game: str, steps: Sequence[int]) -> list[int]:
+    """The time the estimators see (``TurnBatch.step``) of a seat's accepted turns, taken
+    at the match ``steps`` in order: the round in a simultaneous game, the seat's own turn
+    index k in a turn-based one. Seats of a turn-based game never share a match step, so
+    Advantage Alignment would find no co-player turn in "the same round", and discounting
+    by steps would count the co-players' turns as the seat's own.
+    """
+    return list(steps) if games.get(game).spec.simultaneous else list(range(len(steps)))
+
+
 def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> list[Sample]:
     """The learner's accepted turns with their rewards.
 
@@ -176,7 +188,8 @@ def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> l
         if not records:
             continue
         rewards = rewards_summing_to([record.reward for record in records], result.returns[seat])
-        for record, reward in zip(records, rewards, strict=True):
+        whens = turn_times(plan.game, [record.step for record in records])
+        for record, reward, when in zip(records, rewards, whens, strict=True):
             request, decision = policy_seat.answers[(record.step, record.attempt)]
             samples.append(
                 Sample(
@@ -184,7 +197,7 @@ def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> l
                     seed=plan.seed,
                     game=plan.game,
                     seat=seat,
-                    step=record.step,
+                    step=when,
                     prompt_ids=request.prompt_ids,
                     action_ids=decision.action_ids,
                     logprobs=decision.logprobs,

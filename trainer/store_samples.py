@@ -20,7 +20,7 @@ from bots.prompts import Prompt
 from trainer.config import StoreSetting, TrainConfigError
 from trainer.export import trajectory_rows
 from trainer.policy import Policy
-from trainer.rollout import Sample, rewards_summing_to
+from trainer.rollout import Sample, rewards_summing_to, turn_times
 
 STORE_MATCH_BASE = 1_000_000_000
 """Stored matches are numbered from here, apart from any update's rollouts."""
@@ -70,7 +70,8 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
     unrecorded = mismatched = 0
     for (match, seat), turns in trajectories.items():
         usable = []
-        for row in turns:
+        whens = turn_times(turns[0]["game"], [row["step"] for row in turns])
+        for row, when in zip(turns, whens, strict=True):
             prompt = prompt_of(row["prompt"])
             reply = row["raw"] if row["raw"] is not None else f"[{row['action']}]"
             if prompt is None or row["logprobs"] is None:
@@ -80,18 +81,18 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
             if len(action_ids) != len(row["logprobs"]):
                 mismatched += 1
                 continue
-            usable.append((row, policy.prompt_ids(prompt), action_ids))
+            usable.append((row, when, policy.prompt_ids(prompt), action_ids))
         if not usable:
             continue
-        rewards = rewards_summing_to([row["reward"] for row, _, _ in usable], usable[-1][0]["return"])
-        for (row, prompt_ids, action_ids), reward in zip(usable, rewards, strict=True):
+        rewards = rewards_summing_to([row["reward"] for row, _, _, _ in usable], usable[-1][0]["return"])
+        for (row, when, prompt_ids, action_ids), reward in zip(usable, rewards, strict=True):
             samples.append(
                 Sample(
                     match=match,
                     seed=row["seed"],
                     game=row["game"],
                     seat=seat,
-                    step=row["step"],
+                    step=when,
                     prompt_ids=prompt_ids,
                     action_ids=action_ids,
                     logprobs=tuple(row["logprobs"]),

@@ -359,3 +359,44 @@ def test_a_store_bot_without_usable_turns_is_refused_before_out_dir_is_made(tmp_
     with pytest.raises(TrainConfigError, match=r"store.bot: none of the 3 turns 'tit-for-tat' took .* 3 kept no prompt"):
         train(config)
     assert not Path(config.out_dir).exists()
+
+
+def test_a_turn_based_games_turns_are_numbered_per_seat_so_alignment_pairs_the_seats(tiny_model_dir: Path) -> None:
+    """In tic-tac-toe the match steps of seat 0 are 0, 2, 4 and of seat 1 are 1, 3, 5: never one
+    step for both, so Advantage Alignment found no co-player advantage and did nothing. The
+    estimators see each seat's own turn index k (TRAINING_MATH.md's notation); a simultaneous
+    game keeps its rounds."""
+    from trainer.advantages import Alignment, estimate_advantages
+    from trainer.run import turn_batch
+
+    policy = Policy.load(tiny_model_dir)
+    self_play = (SeatPlan("learner", "self"), SeatPlan("learner", "self"))
+    plans = [MatchPlan(i, "tic-tac-toe", 11, self_play) for i in range(4)]
+    plans += [MatchPlan(4 + i, "iterated-prisoners-dilemma", 12, self_play, {"rounds": 3}) for i in range(2)]
+    samples = [s for r in trio.run(lambda: play_rollouts(plans, policy, seed=2)) for s in r.samples]
+    for match in range(6):
+        for seat in (0, 1):
+            steps = [s.step for s in samples if s.match == match and s.seat == seat]
+            assert steps == list(range(len(steps))) and steps, (match, seat)
+    tic_tac_toe = turn_batch([s for s in samples if s.game == "tic-tac-toe"])
+    plain, _ = estimate_advantages("dr_mas", tic_tac_toe)
+    aligned, _ = estimate_advantages("dr_mas", tic_tac_toe, alignment=Alignment(beta=2.0))
+    assert not (plain == aligned).all()
+
+
+def test_stored_turns_of_a_turn_based_game_are_numbered_per_seat(tmp_path: Path, tiny_model_dir: Path) -> None:
+    from trainer.llm_bot import LLMBot
+
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    game = games.get("tic-tac-toe")
+    for seed in range(2):
+        model = make_bot(f"llm:model={tiny_model_dir}", game.spec.name, seed=seed)
+        assert isinstance(model, LLMBot)
+        seats = [LocalSeat(make_bot("random", game.spec.name, seed=seed), "random"), LocalSeat(model, "the-model")]
+        store.finish_match(trio.run(lambda: play_match(game, seats, seed=seed)))  # noqa: B023
+    store.close()
+    samples = store_samples(StoreSetting(db=str(db), bot="the-model"), Policy.load(tiny_model_dir))
+    for match in {s.match for s in samples}:
+        steps = [s.step for s in samples if s.match == match]
+        assert steps == list(range(len(steps)))
