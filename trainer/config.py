@@ -142,7 +142,7 @@ class EvalSetting:
 @dataclass(frozen=True)
 class StoreSetting:
     """Turns a model played as a live bot, read from the arena's store and mixed into every
-    update (``per_update`` turns each, cycling); the stored log-probs are the acting policy's.
+    update (whole trajectories, at least ``per_update`` turns each, cycling); the stored log-probs are the acting policy's.
     ``limit`` keeps the most recent matches, ``since_hours`` those of the last hours (the
     day's play), ``exclude_opponents`` leaves out turns against those bots (held out)."""
 

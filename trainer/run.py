@@ -111,6 +111,26 @@ def turn_batch(samples: Sequence[Sample]) -> TurnBatch:
     )
 
 
+def stored_slice(stored: Sequence[Sample], start: int, turns: int) -> tuple[list[Sample], int]:
+    """Whole trajectories of ``stored`` from index ``start`` on, cycling, until they hold at
+    least ``turns`` turns or every trajectory is taken once; and where the next slice begins.
+
+    A trajectory cut in two would reach the estimators with part of its rewards: the return
+    of a game won on its last turn would read as 0 for the turns before the cut.
+    """
+    keys = [(sample.match, sample.seat) for sample in stored]
+    bounds = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]] + [len(keys)]
+    taken: list[Sample] = []
+    first = bounds.index(start)
+    count = len(bounds) - 1
+    for k in range(count):
+        j = (first + k) % count
+        taken.extend(stored[bounds[j] : bounds[j + 1]])
+        if len(taken) >= turns:
+            return taken, bounds[(j + 1) % count]
+    return taken, start
+
+
 def learner_outcome(rollout: Rollout) -> tuple[float, float, str]:
     """The learner's return, the opponents' mean return and the learner's outcome word."""
     seats = rollout.learner_seats()
@@ -156,6 +176,8 @@ class Trainer:
         self.models: dict[str, Policy] = {}
         self.baselines: dict[tuple[str, int], float] = {}
         self.stored = store_samples(config.store, self.policy) if config.store is not None else []
+        self.stored_next = 0
+        """Where in ``stored`` the next update's stored turns begin."""
         self.metrics: list[dict[str, Any]] = []
         self.trained = 0
         """The last update whose PPO step finished: what a checkpoint saved on Ctrl-C holds."""
@@ -192,12 +214,11 @@ class Trainer:
         self._metrics_file.write(json.dumps(row) + "\n")
         self._metrics_file.flush()
 
-    def _stored_slice(self, update: int) -> list[Sample]:
+    def _stored_slice(self) -> list[Sample]:
         if not self.stored or self.config.store is None:
             return []
-        n = min(self.config.store.per_update, len(self.stored))
-        start = ((update - 1) * n) % len(self.stored)
-        return [self.stored[(start + k) % len(self.stored)] for k in range(n)]
+        samples, self.stored_next = stored_slice(self.stored, self.stored_next, self.config.store.per_update)
+        return samples
 
     def step(self, update: int) -> dict[str, Any]:
         started = time.monotonic()
@@ -215,7 +236,7 @@ class Trainer:
             if opponent.kind != "self":
                 self.pool.record(opponent.name, mine, theirs, outcome)
             per_opponent.setdefault(opponent.name, []).append((mine, learner_score(mine, theirs, outcome)))
-        samples = [s for r in rollouts for s in r.samples] + self._stored_slice(update)
+        samples = [s for r in rollouts for s in r.samples] + self._stored_slice()
         advantages, self.baselines = estimate_advantages(
             config.estimator.name,
             turn_batch(samples),

@@ -400,3 +400,25 @@ def test_stored_turns_of_a_turn_based_game_are_numbered_per_seat(tmp_path: Path,
     for match in {s.match for s in samples}:
         steps = [s.step for s in samples if s.match == match]
         assert steps == list(range(len(steps)))
+
+
+def test_stored_turns_join_an_update_as_whole_trajectories() -> None:
+    """Three stored games of three turns, the win paid on the last: a slice of 4 turns used to
+    cut the second game after its first turn, whose return the estimators then saw as 0."""
+    from trainer.rollout import Sample
+    from trainer.run import stored_slice
+
+    stored = [
+        Sample(1_000_000_000 + m, 7, "tic-tac-toe", 0, k, (1,), (2,), (-0.5,), None, float(k == 2), 1.0, "x")
+        for m in range(3)
+        for k in range(3)
+    ]
+    first, after = stored_slice(stored, 0, 4)
+    second, _ = stored_slice(stored, after, 4)
+    for part in (first, second):
+        games_in = {s.match for s in part}
+        assert len(part) == 3 * len(games_in) == 6
+        assert all(sum(s.reward for s in part if s.match == m) == 1.0 for m in games_in)
+    assert {s.match for s in second} == {1_000_000_002, 1_000_000_000}
+    everything, _ = stored_slice(stored, 0, 100)
+    assert everything == stored  # each trajectory once, however many turns are asked for
