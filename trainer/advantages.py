@@ -129,6 +129,15 @@ def _to_go(values: np.ndarray, steps: np.ndarray, gamma: float) -> np.ndarray:
     return out
 
 
+def _standardise(values: np.ndarray, centre: float, eps: float) -> np.ndarray:
+    """(values - centre) / (std + eps), and exactly 0 for a group of equal values: their
+    mean can miss them in the last bit, and whitened again downstream (MARS normalises
+    twice) that rounding error would become credit of order one."""
+    if np.all(values == values[0]):
+        return np.zeros_like(values, dtype=float)
+    return (values - centre) / (values.std() + eps)
+
+
 def _check_gamma(gamma: float) -> None:
     if not 0.0 < gamma <= 1.0:
         raise ValueError(f"gamma must be in (0, 1], got {gamma}")
@@ -198,7 +207,7 @@ def mars_advantages(
     agents = _agents(batch)
     shaped = np.array(batch.rewards, dtype=float)
     for rows in agents.values():
-        shaped[rows] = (shaped[rows] - shaped[rows].mean()) / (shaped[rows].std() + eps)
+        shaped[rows] = _standardise(shaped[rows], shaped[rows].mean(), eps)
     to_go = np.zeros(len(batch))
     for rows in _trajectories(batch).values():
         to_go[rows] = _to_go(shaped[rows], batch.step[rows], gamma)
@@ -206,7 +215,7 @@ def mars_advantages(
     for rows in agents.values():
         values = to_go[rows]
         centre = np.unique(values).mean() if normalization == "distinct" else values.mean()
-        advantages[rows] = (values - centre) / (values.std() + eps)
+        advantages[rows] = _standardise(values, centre, eps)
     return advantages
 
 
@@ -229,9 +238,9 @@ def dr_mas_advantages(batch: TurnBatch, *, eps: float = 1e-6) -> np.ndarray:
     advantages = np.zeros(len(batch))
     for members in by_agent.values():
         returns = np.array([ret for _, ret in members])
-        mean, std = returns.mean(), returns.std()
-        for rows, ret in members:
-            advantages[rows] = (ret - mean) / (std + eps)
+        normalised = _standardise(returns, returns.mean(), eps)
+        for (rows, _), value in zip(members, normalised, strict=True):
+            advantages[rows] = value
     return advantages
 
 

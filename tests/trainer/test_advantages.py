@@ -121,6 +121,18 @@ def test_dr_mas_normalises_each_agent_with_its_own_mean_and_std() -> None:
     assert advantages == pytest.approx([-1 / r2, -1 / r2, -1 / r2, 2 / r2, -1.0, 1.0], abs=1e-5)
 
 
+def test_a_group_of_equal_rewards_gets_no_credit_whatever_their_rounding() -> None:
+    # Seven turns that all paid 0.1 carry no information: every advantage is exactly 0 (the
+    # turns are then skipped). The mean of seven 0.1s is not 0.1 in floating point; MARS
+    # whitened that last-bit difference in its first step, summed it and whitened it again,
+    # which handed out advantages of +-0.2. Dr. MAS left +-1e-11, enough to keep the turns.
+    batch = turns([(m, 0, k, 0.1) for m, length in ((0, 3), (1, 4)) for k in range(length)])
+    for normalization in ("distinct", "whiten"):
+        assert mars_advantages(batch, normalization=normalization).tolist() == [0.0] * 7
+    returns = turns([(m, 0, 0, 0.1) for m in range(3)])
+    assert dr_mas_advantages(returns).tolist() == [0.0] * 3
+
+
 # --- §4 leave-one-out ----------------------------------------------------------------
 
 
