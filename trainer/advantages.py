@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import math
 import typing
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Mapping
@@ -144,7 +145,7 @@ def _check_gamma(gamma: float) -> None:
 
 
 def _check_eps(eps: float) -> None:
-    if eps <= 0.0:
+    if not (math.isfinite(eps) and eps > 0.0):
         raise ValueError(f"eps must be positive (it keeps a constant group from dividing by zero), got {eps}")
 
 
@@ -259,6 +260,8 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
     rewards by 1/100 (``reward_scale``).
     """
     _check_gamma(gamma)
+    if not (math.isfinite(reward_scale) and reward_scale > 0.0):
+        raise ValueError(f"reward_scale must be positive (a negative one trains the learner to lose), got {reward_scale}")
     to_go: dict[tuple[int, int], dict[int, float]] = {}
     advantages = np.zeros(len(batch))
     for (m, p), rows in _trajectories(batch).items():
@@ -292,6 +295,8 @@ class Alignment:
 
     def __post_init__(self) -> None:
         _check_gamma(self.gamma)
+        if not (math.isfinite(self.beta) and self.beta >= 0.0):
+            raise ValueError(f"beta must be a finite number >= 0 (a negative one rewards hurting the co-player), got {self.beta}")
 
 
 def advantage_alignment(

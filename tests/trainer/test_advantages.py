@@ -14,6 +14,7 @@ from trainer.advantages import (
     Alignment,
     TurnBatch,
     advantage_alignment,
+    check_estimator,
     dr_mas_advantages,
     estimate_advantages,
     leave_one_out_advantages,
@@ -172,6 +173,26 @@ def test_leave_one_out_needs_two_rollouts_per_seed() -> None:
     batch = turns([(0, 0, 0, 1.0), (1, 0, 0, 2.0)], seeds={1: 7})
     with pytest.raises(ValueError, match="seed 0 has a single rollout"):
         leave_one_out_advantages(batch)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        ("leave_one_out", {"reward_scale": -0.01}, "reward_scale must be positive"),  # would train the learner to lose
+        ("leave_one_out", {"reward_scale": 0.0}, "reward_scale must be positive"),  # would train nothing
+        ("mars", {"eps": float("nan")}, "eps must be positive"),
+        ("dr_mas", {"eps": float("inf")}, "eps must be positive"),
+    ],
+)
+def test_parameters_that_would_invert_or_erase_every_advantage_are_refused(name: str, params: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        check_estimator(name, params)
+
+
+@pytest.mark.parametrize("beta", [-2.0, float("nan"), float("inf")])
+def test_an_alignment_weight_that_is_negative_or_not_finite_is_refused(beta: float) -> None:
+    with pytest.raises(ValueError, match="beta must be"):
+        Alignment(beta=beta)
 
 
 # --- §5 Advantage Alignment ----------------------------------------------------------
