@@ -39,6 +39,7 @@ current directory, like every path given to the ``arena`` command.
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -294,6 +295,8 @@ def _value(hint: Any, value: Any, where: str, key: str) -> Any:
         return float(value)
     if not isinstance(value, hint) or (hint is int and isinstance(value, bool)):
         raise TrainConfigError(f"{where}: {key}: must be {hint.__name__}, got {type(value).__name__} {value!r}")
+    if hint is float and not math.isfinite(value):  # nan passes every range check below; inf breaks the arithmetic
+        raise TrainConfigError(f"{where}: {key}: must be a finite number, got {value!r}")
     return value
 
 

@@ -96,6 +96,8 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"opponents": {"bots": ["tit-for-tatt"]}}, r"opponents.bots\[0\]"),
         ({"opponents": {"sampling": "best"}}, "sampling 'best' is unknown"),
         ({"ppo": {"lr": "fast"}}, "ppo.lr: must be float"),
+        ({"ppo": {"lr": float("nan")}}, "ppo.lr: must be a finite number, got nan"),
+        ({"acting": {"temperature": float("inf")}}, "acting.temperature: must be a finite number, got inf"),
         ({"ppo": {"epochs": 0}}, "ppo"),
         ({"model": str(tmp_path / "nothing")}, "model: .* is not a model folder"),
         ({"model": str(run_folder)}, r"model: .* is not a model folder .*\(no weights, no tokenizer files\)"),
