@@ -839,7 +839,10 @@ class ArenaServer:
         return None
 
     async def _record_end(self, live: LiveMatch, result: MatchResult) -> None:
-        rated = await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
+        # Shielded: the writer commits a job even when its caller is cancelled, so an abort or a
+        # shutdown landing now would tell the seats "void" about a match stored as finished and rated.
+        with trio.CancelScope(shield=True):
+            rated = await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
         for (bot, variant), rating in rated.items():
             self.skill[(bot, variant)] = rating.mu
         if result.status == "finished":

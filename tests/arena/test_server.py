@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import threading
 from typing import Any
 
 import pytest
@@ -250,6 +251,35 @@ async def test_an_aborted_match_is_void_and_unrated(arena: Arena) -> None:
         assert end["status"] == "void" and end["detail"] == "testing" and end["returns"] is None
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and record["status"] == "void" and record["detail"] == "testing"
+
+
+@pytest.mark.trio
+async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_match_finished(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committing, release = threading.Event(), threading.Event()
+    finish_match = Store.finish_match
+
+    def held(store: Store, *args: Any) -> Any:
+        committing.set()
+        release.wait(10)
+        return finish_match(store, *args)
+
+    monkeypatch.setattr(Store, "finish_match", held)
+    async with arena.bot("late1") as a, arena.bot("late2") as b, arena.admin() as admin:
+        await admin.send("create_match", bots=["late1", "late2"], game="tic-tac-toe")
+        match = (await admin.expect("match_created"))["match"]
+        await a.expect("turn", match=match)
+        await a.send("resign", match=match)
+        await trio.to_thread.run_sync(committing.wait, 10)  # the result is being written
+        await admin.send("abort_match", match=match)
+        await admin.expect("match_aborted", match=match)
+        release.set()
+        ends = [await a.expect("match_end", match=match), await b.expect("match_end", match=match)]
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "finished" and record["reason"] == "resign"
+    assert [(end["status"], end["reason"]) for end in ends] == [("finished", "resign")] * 2  # what the store says
+    assert arena.server.recent[0]["status"] == "finished" and arena.server.metrics.matches_voided == 0
 
 
 @pytest.mark.trio
