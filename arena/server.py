@@ -188,6 +188,8 @@ class ArenaServer:
         self._nursery: trio.Nursery | None = None
         self._ws_server: Server | None = None
         self._all_ended = trio.Event()
+        self._open: set[Connection] = set()  # connections whose pump still runs
+        self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
 
@@ -232,6 +234,14 @@ class ArenaServer:
             live.scope.cancel()
         if self.live:
             await self._all_ended.wait()
+        # Closed by us first, so that what is queued (the voided matches' match_end and result)
+        # is written before the close; the websocket server's own close would drop it.
+        self._drained = trio.Event()
+        for connection in list(self._open):
+            connection.close(p.CLOSE_GOING_AWAY, reason)
+        with trio.move_on_after(1):  # as long as a client that does not read is given (_close_anyway)
+            if self._open:
+                await self._drained.wait()
         if self._ws_server is not None:
             await self._ws_server.aclose()
         if self.writer is not None:
@@ -341,6 +351,7 @@ class ArenaServer:
                 self._spawn(self._close_anyway, ws, code, reason)
 
         connection = Connection(send, binary, close)
+        self._open.add(connection)
         return connection, receive
 
     async def _close_anyway(self, ws: ServerConnection, code: int, reason: str) -> None:
@@ -361,6 +372,10 @@ class ArenaServer:
                 await ws.aclose(*connection.closing)
         except ConnectionClosed:
             pass
+        finally:
+            self._open.discard(connection)
+            if not self._open:
+                self._drained.set()
 
     async def _frames(self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]) -> Any:
         """Yield decoded messages; answer bad ones with an error; close abusers with 1008."""

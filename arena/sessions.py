@@ -20,7 +20,7 @@ from arena.protocol import message
 from arena.seats import Move
 
 
-@dataclass
+@dataclass(eq=False)  # one per socket: the server keeps the open ones in a set
 class Connection:
     """One websocket of a session: where its messages go, and in which encoding.
 

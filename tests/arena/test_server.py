@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+from websockets.exceptions import ConnectionClosed
 
 import games
 from arena import protocol as p
@@ -18,7 +19,7 @@ from arena.server import ArenaServer, Limits, open_listeners
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
-from tests.conftest import Arena, ArenaFactory, http_get
+from tests.conftest import Arena, ArenaFactory, Client, http_get
 
 
 def random_policy(seed: int):  # type: ignore[no-untyped-def]
@@ -280,6 +281,36 @@ async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_matc
     assert record is not None and record["status"] == "finished" and record["reason"] == "resign"
     assert [(end["status"], end["reason"]) for end in ends] == [("finished", "resign")] * 2  # what the store says
     assert arena.server.recent[0]["status"] == "finished" and arena.server.metrics.matches_voided == 0
+
+
+async def until_closed(client: Client) -> int | None:
+    """Read everything the server still sends (into ``client.seen``); the close code it ends with."""
+    try:
+        while True:
+            await client.receive(timeout=5)
+    except ConnectionClosed as closed:
+        return closed.rcvd.code if closed.rcvd else None
+
+
+@pytest.mark.trio
+async def test_a_shutdown_tells_every_seat_and_spectator_of_each_voided_match_before_closing(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory()
+    async with arena.bot("down1") as a, arena.bot("down2") as b, arena.socket("/watch") as ws, arena.admin() as admin:
+        watcher = Client(ws, binary=False)
+        matches = []
+        for game in ("tic-tac-toe", "kuhn-poker", "nim"):
+            await admin.send("create_match", bots=["down1", "down2"], game=game)
+            matches.append((await admin.expect("match_created"))["match"])
+            await watcher.send("watch", match=matches[-1])
+            await watcher.expect("snapshot", match=matches[-1])
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(arena.server.shutdown, "maintenance")
+            codes = [await until_closed(client) for client in (a, b, watcher)]
+    assert codes == [p.CLOSE_GOING_AWAY] * 3
+    for client, kind in ((a, "match_end"), (b, "match_end"), (watcher, "result")):
+        told = {msg["match"]: msg["detail"] for msg in client.seen if msg["t"] == kind}
+        assert told == dict.fromkeys(matches, "maintenance"), kind
+    assert {Store(arena.db, read_only=True).match(match)["status"] for match in matches} == {"void"}  # type: ignore[index]
 
 
 @pytest.mark.trio
