@@ -367,9 +367,16 @@ class ArenaServer:
         try:
             async for out in outgoing:
                 self.metrics.frames_out += 1  # counted before the send may yield, so a reader of /metrics sees it first
-                await ws.send(encode(out, connection.binary))
+                with trio.move_on_after(self.limits.heartbeat_s) as sending:
+                    await ws.send(encode(out, connection.binary))
+                if sending.cancel_called:
+                    await _cut_off(ws)
+                    return
             if connection.closing is not None:
-                await ws.aclose(*connection.closing)
+                with trio.move_on_after(2 * self.limits.heartbeat_s) as closing:  # the handshake itself has heartbeat_s
+                    await ws.aclose(*connection.closing)
+                if closing.cancel_called:
+                    await _cut_off(ws)
         except ConnectionClosed:
             pass
         finally:
@@ -933,6 +940,9 @@ class ArenaServer:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, ws, connection, outgoing)
                 async for msg in self._frames(ws, connection, watcher.send):
+                    if connection.closing is not None:  # no answer could reach it: do no more work for it
+                        await _discard_until_closed(ws)
+                        break
                     try:
                         await self._watch_message(watcher, msg)
                     except p.ProtocolError as error:
@@ -998,6 +1008,16 @@ async def _discard_until_closed(ws: ServerConnection) -> None:
     with contextlib.suppress(ConnectionClosed):
         async for _ in ws:
             pass
+
+
+async def _cut_off(ws: ServerConnection) -> None:
+    """End a connection whose peer stopped reading while its socket is full. websockets cannot:
+    its pings and its close frame wait forever behind the blocked send, so neither the heartbeat
+    nor a close ends it, nor then the server's shutdown; and its reader, when paused until we read
+    what the peer sent, never sees the socket close. Close the socket, then let the reader see it."""
+    await ws.close_stream()
+    if ws.recv_flow_control is not None:
+        ws.resume_reading()
 
 
 def _floats(values: Any) -> list[float] | None:

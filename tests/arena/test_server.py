@@ -10,11 +10,15 @@ from typing import Any
 
 import pytest
 import trio
+from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+from websockets.uri import parse_uri
 
 import games
 from arena import protocol as p
-from arena.seats import Turn
+from arena.match import play_match
+from arena.seats import LocalSeat, Turn
 from arena.server import ArenaServer, Limits, open_listeners
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
@@ -227,6 +231,46 @@ async def test_the_heartbeat_finds_a_frozen_bot_and_its_opponent_is_told(arena_f
             assert 0 < gone["ms"] <= 60_000  # the reconnection window, not the move clock, is what it has left
             _, metrics = await http_get(arena.url, "/metrics")
             assert metrics["bots_connected"] == 1
+
+
+async def frozen_spectator(arena: Arena, *requests: dict[str, Any]) -> trio.SocketStream:
+    """A spectator that sends ``requests`` and then never reads again: its socket fills up."""
+    protocol = ClientProtocol(parse_uri(arena.url + "/watch"))
+    host, port = arena.url.removeprefix("ws://").split(":")
+    sock = trio.socket.socket()
+    sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_RCVBUF, 4096)  # fills up sooner
+    await sock.connect((host, int(port)))
+    stream = trio.SocketStream(sock)
+    protocol.send_request(protocol.connect())
+    await stream.send_all(b"".join(protocol.data_to_send()))
+    while protocol.state is not State.OPEN:
+        protocol.receive_data(await stream.receive_some())
+    for request in requests:
+        protocol.send_text(p.encode(request, False).encode())
+    await stream.send_all(b"".join(protocol.data_to_send()))
+    return stream
+
+
+@pytest.mark.trio
+async def test_a_spectator_whose_socket_is_full_is_cut_off_and_the_server_still_stops(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(queue=4, heartbeat_s=0.5))
+    first = LocalSeat(lambda turn: turn.legal_actions[0], threaded=False)  # type: ignore[index]
+    result = await play_match(games.get("iterated-prisoners-dilemma"), [first, first], config={"rounds": 200})
+    await arena.server.writer.call(lambda store: store.finish_match(result))  # type: ignore[union-attr]
+    replays = [p.message("replay", match=result.match_id)] * 16  # megabytes: more than the socket buffers hold
+    async with await frozen_spectator(arena, *replays):
+        (frozen,) = arena.server.watchers
+        with trio.fail_after(5):
+            while frozen.connection.closing is None:  # its queue filled up behind a socket it does not read
+                await trio.sleep(0.01)
+            while frozen in arena.server.watchers:  # neither a ping nor a close frame can reach it: cut off
+                await trio.sleep(0.01)
+        async with arena.socket("/watch") as ws:  # the others are served as ever
+            other = Client(ws, binary=False)
+            await other.send("replay", match=result.match_id)
+            assert len((await other.expect("replay"))["views"]) == 201
+        with trio.fail_after(5):
+            await arena.server.shutdown()
 
 
 @pytest.mark.trio
