@@ -894,19 +894,21 @@ class ArenaServer:
         self._remember(summary | {"detail": reason})
 
     def _release(self, live: LiveMatch) -> None:
+        """Free the match's seats; also for a reserved match that never started, which a
+        shutdown waiting for the live matches to end must hear of as well."""
         self.live.pop(live.id, None)
         for bot in set(live.bots):
             session = self.sessions.get(bot)
             if session is not None:
                 session.matches.pop(live.id, None)
                 session.resigned.pop(live.id, None)
+        if not self.live:
+            self._all_ended.set()
 
     def _finish(self, live: LiveMatch) -> None:
         self._release(live)
         for watcher in self.watchers:
             watcher.watching.discard(live.id)
-        if not self.live:
-            self._all_ended.set()
         self._broadcast_lobby()
         self._pair_soon()  # seats freed by this match may complete waiting tables
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from websockets.client import ClientProtocol
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
@@ -355,6 +356,31 @@ async def test_a_shutdown_tells_every_seat_and_spectator_of_each_voided_match_be
         told = {msg["match"]: msg["detail"] for msg in client.seen if msg["t"] == kind}
         assert told == dict.fromkeys(matches, "maintenance"), kind
     assert {Store(arena.db, read_only=True).match(match)["status"] for match in matches} == {"void"}  # type: ignore[index]
+
+
+@pytest.mark.trio
+async def test_a_match_that_cannot_start_while_the_server_stops_does_not_hang_the_shutdown(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arena = await arena_factory()
+    opening, release = threading.Event(), threading.Event()
+
+    def failing(store: Store, row: Any) -> Any:
+        opening.set()
+        release.wait(10)
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(Store, "open_match", failing)
+    async with arena.bot("never1"), arena.bot("never2"), arena.admin() as admin:
+        await admin.send("create_match", bots=["never1", "never2"], game="nim")
+        await trio.to_thread.run_sync(opening.wait, 10)  # its seats are reserved, its record being written
+        with trio.fail_after(5):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(arena.server.shutdown)
+                await trio.testing.wait_all_tasks_blocked()  # the shutdown waits for the live matches to end
+                release.set()
+        assert (await admin.expect("error"))["ref"] == "create_match"
+    assert arena.server.live == {}
 
 
 @pytest.mark.trio
