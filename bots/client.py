@@ -63,6 +63,29 @@ class _State:
     session: str | None = None
     last_seq: int = 0
     seeking: bool = False
+    pacer: Pacer | None = None  # made from the server's limits in its welcome
+
+
+class Pacer:
+    """A token bucket under the server's own (rate, burst), from its ``welcome``: a message
+    over it is dropped and counts as a strike against the connection (a dropped move then
+    loses on time), so this side waits instead."""
+
+    def __init__(self, limits: Mapping[str, Any]) -> None:
+        self.rate = 0.8 * float(limits.get("rate", 50.0))
+        self.burst = max(1.0, int(limits.get("burst", 100)) / 2)
+        self.tokens = self.burst
+        self.stamp = trio.current_time()
+
+    async def wait(self) -> None:
+        while True:
+            now = trio.current_time()
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+            self.stamp = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await trio.sleep((1 - self.tokens) / self.rate)
 
 
 async def run_bot(
@@ -88,7 +111,8 @@ async def run_bot(
     admin's ``create_match`` or another bot's challenge).
 
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
-    move, so a person can follow. ``binary`` speaks msgpack (else JSON).
+    move, so a person can follow. ``binary`` speaks msgpack (else JSON). Messages are paced
+    under the rate limit the server's ``welcome`` gives, so a fast game is slowed, never cut.
     """
     run = BotRun()
     state = _State()
@@ -160,6 +184,8 @@ async def _session(
     on_message: Callable[[dict[str, Any]], None] | None,
 ) -> None:
     async def send(kind: str, **fields: Any) -> None:
+        if state.pacer is not None:
+            await state.pacer.wait()
         await ws.send(p.encode(p.message(kind, **fields), binary))
 
     hello: dict[str, Any] = {"bot": name, "token": token, "acks": False}  # a move's fate shows in what comes next
@@ -264,6 +290,7 @@ async def _receive(
         kind = msg.get("t")
         if kind == "welcome":
             state.session = msg["session"]
+            state.pacer = Pacer(msg.get("limits") or {})
             state.seeking = False  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
                 for move in list(state.unsent.values()):

@@ -40,7 +40,7 @@ from websockets.trio.client import ClientConnection, connect
 from arena import protocol as p
 from arena.seats import Turn
 from bots.base import Bot
-from bots.client import BotStopped, run_bot
+from bots.client import BotStopped, Pacer, run_bot
 from bots.registry import make_bot, seat_seed
 from tournaments.config import TournamentConfig, TournamentConfigError, remote_name
 from tournaments.formats import ScheduledMatch
@@ -88,27 +88,6 @@ def http_base(url: str) -> str:
     if not sep or scheme not in ("ws", "wss"):
         raise RemoteUsageError(f"bad server URL {url!r}: give the base URL, ws://host:port")
     return f"{'https' if scheme == 'wss' else 'http'}://{rest}"
-
-
-class _Pacer:
-    """A token bucket under the server's own (rate, burst): a message over it would count
-    as a strike against the connection, so this side waits instead."""
-
-    def __init__(self, limits: Mapping[str, Any]) -> None:
-        self.rate = 0.8 * float(limits.get("rate", 50.0))
-        self.burst = max(1.0, int(limits.get("burst", 100)) / 2)
-        self.tokens = self.burst
-        self.stamp = trio.current_time()
-
-    async def wait(self) -> None:
-        while True:
-            now = trio.current_time()
-            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-            self.stamp = now
-            if self.tokens >= 1:
-                self.tokens -= 1
-                return
-            await trio.sleep((1 - self.tokens) / self.rate)
 
 
 def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
@@ -170,7 +149,7 @@ class Admin:
                     if welcome.get("t") != "welcome":
                         raise RemoteTournamentError(f"{self.url} answered the admin's hello with {welcome}")
                     self.limits = welcome.get("limits") or {}
-                    pacer = _Pacer(self.limits)
+                    pacer = Pacer(self.limits)
                     if not connected:
                         connected = True
                         task_status.started()
@@ -242,7 +221,7 @@ class Results:
                         self._ask_again()
                     drops = 0
                     async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._watch, ws, _Pacer(limits))
+                        nursery.start_soon(self._watch, ws, Pacer(limits))
                         closed = await self._read(ws)
                         nursery.cancel_scope.cancel()
                     raise closed
@@ -256,7 +235,7 @@ class Results:
             if not waiter.ended.is_set():
                 self._send.send_nowait(match_id)
 
-    async def _watch(self, ws: ClientConnection, pacer: _Pacer) -> None:
+    async def _watch(self, ws: ClientConnection, pacer: Pacer) -> None:
         async for match_id in self._todo:
             waiter = self.waiting.get(match_id)
             if waiter is not None and not waiter.ended.is_set():

@@ -773,3 +773,32 @@ async def test_odd_shapes_get_an_error_and_the_connection_lives(arena: Arena) ->
     async with arena.admin() as admin:
         await admin.send("create_match", bots=["odd", "odd"], game="nim", clock={"move_ms": True})
         assert (await admin.expect("error"))["code"] == p.BAD_CONFIG
+
+
+@pytest.mark.trio
+async def test_sdk_bots_keep_under_the_servers_rate_limit_in_a_fast_game(arena_factory: ArenaFactory) -> None:
+    """Forty rounds answered at once would pass rate 20 and burst 4: a dropped move loses on
+    time. The SDK paces itself by the limits its welcome gives, so the match is played out."""
+    arena = await arena_factory(limits=Limits(rate=20, burst=4))
+    names = ["quick-a", "quick-b"]
+    tokens = [await arena.register(name) for name in names]
+    runs: dict[str, BotRun] = {}
+
+    async def play(seat: int) -> None:
+        runs[names[seat]] = await run_bot(
+            lambda turn: "cooperate",
+            arena.url,
+            names[seat],
+            tokens[seat],
+            games=["iterated-prisoners-dilemma"],
+            config={"rounds": 40},
+            matches=1,
+        )
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for seat in range(2):
+                nursery.start_soon(play, seat)
+    ends = [runs[name].results[0] for name in names]
+    assert [(end["status"], end["reason"]) for end in ends] == [("finished", "complete")] * 2
+    assert [runs[name].errors for name in names] == [[], []] and arena.server.metrics.errors == 0
