@@ -121,8 +121,9 @@ class Client:
         return max((m.get("seq", 0) for m in self.seen), default=0)
 
 
-async def http_get(url: str, path: str) -> tuple[int, Any]:
-    """GET a JSON endpoint of the server at ``url`` (its ws:// base) over a plain socket: status and body."""
+async def http_raw(url: str, path: str) -> bytes:
+    """GET ``path`` of the server at ``url`` (its ws:// base) over a plain socket: the whole
+    response, head and body, as the server wrote it."""
     host, port = url.removeprefix("ws://").split(":")
     stream = await trio.open_tcp_stream(host, int(port))
     async with stream:
@@ -130,7 +131,12 @@ async def http_get(url: str, path: str) -> tuple[int, Any]:
         data = b""
         while chunk := await stream.receive_some():
             data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
+    return data
+
+
+async def http_get(url: str, path: str) -> tuple[int, Any]:
+    """GET a JSON endpoint of the server at ``url``: status and body."""
+    head, _, body = (await http_raw(url, path)).partition(b"\r\n\r\n")
     assert b"application/json" in head
     return int(head.split()[1]), json.loads(body)
 

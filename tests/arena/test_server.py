@@ -24,7 +24,7 @@ from arena.server import ArenaServer, Limits, open_listeners
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
-from tests.conftest import Arena, ArenaFactory, Client, http_get
+from tests.conftest import Arena, ArenaFactory, Client, http_get, http_raw
 
 
 def random_policy(seed: int):  # type: ignore[no-untyped-def]
@@ -685,15 +685,8 @@ async def test_api_matches_pages_by_the_last_id_and_filters_by_status(arena: Are
 @pytest.mark.trio
 async def test_http_answers_carry_one_json_content_type(arena: Arena) -> None:
     """A second, text/plain Content-Type made urllib and browsers read the JSON as plain text."""
-    host, port = arena.url.removeprefix("ws://").split(":")
     for path in ("/health", "/api/games/nim", "/nope", "/bot"):
-        stream = await trio.open_tcp_stream(host, int(port))
-        async with stream:
-            await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-            data = b""
-            while chunk := await stream.receive_some():
-                data += chunk
-        head = data.partition(b"\r\n\r\n")[0].decode().lower().split("\r\n")[1:]
+        head = (await http_raw(arena.url, path)).partition(b"\r\n\r\n")[0].decode().lower().split("\r\n")[1:]
         assert [line for line in head if line.startswith("content-type:")] == ["content-type: application/json"], path
 
 
