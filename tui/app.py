@@ -451,7 +451,7 @@ class LobbyScreen(Refreshable):
             if spectators:
                 cells.append("-" if e.spectators is None else str(e.spectators))
             rows.append((e.match, cells))
-        table.fill(rows, squeeze=2)
+        table.fill(rows, squeeze=(2,))
         recent = self.query_one("#recent", MatchTable)
         recent.fill(
             [
@@ -467,7 +467,7 @@ class LobbyScreen(Refreshable):
                 )
                 for r in results
             ],
-            squeeze=4,
+            squeeze=(4, 2),
         )
         if self.focused is table and table.row_count == 0 and recent.row_count:
             recent.focus()  # nothing live to open: the results are what can be opened or replayed

@@ -45,17 +45,22 @@ class MatchTable(DataTable[Any]):
         except Exception:
             return None
 
-    def fill(self, rows: Sequence[tuple[str, Sequence[Any]]], *, squeeze: int | None = None) -> None:
+    def fill(self, rows: Sequence[tuple[str, Sequence[Any]]], *, squeeze: Sequence[int] = ()) -> None:
         """Replace the rows (key, cells), keeping the cursor on the same key where it still is.
-        Column ``squeeze`` is cut short (…) where the table would be wider than the screen."""
+        The columns in ``squeeze`` are cut short (…), in that order and to 12 cells at the
+        least, where the table would be wider than the screen: one column alone cannot make
+        room beside the names of a match of four or more."""
         texts = [[Text(c) if isinstance(c, str) else c for c in cells] for _, cells in rows]  # text, never markup
-        if squeeze is not None and self.size.width and texts:
+        if squeeze and self.size.width and texts:
             labels = [cell_len(str(column.label)) for column in self.ordered_columns]
             widths = [max([labels[i]] + [t[i].cell_len for t in texts]) for i in range(len(labels))]
-            room = self.size.width - 2 * len(widths) - 2 - (sum(widths) - widths[squeeze])
-            for cells in texts:
-                cells[squeeze] = cells[squeeze].copy()
-                cells[squeeze].truncate(max(room, 12), overflow="ellipsis")
+            excess = sum(widths) + 2 * len(widths) + 2 - self.size.width
+            for column in squeeze:
+                cut = min(max(excess, 0), max(widths[column] - 12, 0))
+                excess -= cut
+                for cells in texts:
+                    cells[column] = cells[column].copy()
+                    cells[column].truncate(widths[column] - cut, overflow="ellipsis")
         keep, row = self.selected_key(), self.cursor_row
         self.clear()
         for (key, _), cells in zip(rows, texts, strict=True):

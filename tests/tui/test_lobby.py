@@ -102,3 +102,31 @@ def test_the_help_fits_a_narrow_screen_and_scrolls() -> None:
             assert "╮" in screen_text(app).splitlines()[1]  # its right edge is on the screen
 
     asyncio.run(scenario())
+
+
+def test_the_result_column_stays_on_screen_beside_a_match_of_many_long_names() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = lobby_message()
+            lobby["recent"].insert(
+                0,
+                {
+                    "match": "00000007aaaabbbbccccddddeeeeffff",
+                    "game": "public-goods",
+                    "players": [f"a-rather-long-bot-name-{i}" for i in range(4)],
+                    "status": "finished",
+                    "reason": "complete",
+                    "returns": [56.75, 63.75, 71.75, 53.75],
+                    "outcomes": ["ranked"] * 4,
+                    "ranks": [3, 2, 1, 4],
+                },
+            )
+            app.receive(lobby)
+            await settle(pilot)
+            lines = screen_text(app).splitlines()
+            assert any(line.endswith("result") for line in lines)  # the last column's header
+            row = [line for line in lines if line.startswith(" 00000001")][-1]  # in Recent results
+            assert row.count("perfect-bot") == 2  # its players, and its result (perfect-bot won) cut short
+
+    asyncio.run(scenario())
