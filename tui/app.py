@@ -889,11 +889,21 @@ HELP = [
     ),
     (
         "Replay",
-        [("← →, , .", "step back / forward (space: forward)"), ("Home / End", "first / last step"), ("Esc, Backspace", "back")],
+        [
+            ("← →, , .", "step back / forward (space: forward)"),
+            ("Home / End", "first / last step"),
+            ("t", "the view as plain text"),
+            ("Esc, Backspace", "back"),
+        ],
     ),
     (
         "Leaderboard",
-        [("g", "next game (overall first)"), ("← → Enter, s", "sort by a column; again to reverse"), ("r", "reload")],
+        [
+            ("g", "next game (overall first)"),
+            ("← → Enter, s", "sort by a column; again to reverse"),
+            ("r", "reload"),
+            ("Esc, Backspace", "back"),
+        ],
     ),
 ]
 HELP_NOTES = (

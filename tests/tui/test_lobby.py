@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from tests.tui.screens import SIZE, fixed_app, load, lobby_message, screen_text, settle
-from tui.app import LobbyScreen, ReplayScreen
+from tui.app import HELP, LobbyScreen, ReplayScreen
 from tui.feed import Status
 from tui.widgets import MatchTable
 
@@ -130,3 +130,9 @@ def test_the_result_column_stays_on_screen_beside_a_match_of_many_long_names() -
             assert row.count("perfect-bot") == 2  # its players, and its result (perfect-bot won) cut short
 
     asyncio.run(scenario())
+
+
+def test_the_help_lists_the_text_view_of_a_replay_and_the_way_back_from_the_leaderboard() -> None:
+    sections = dict(HELP)
+    assert any(key == "t" for key, _ in sections["Replay"])  # ReplayScreen binds t as MatchScreen does
+    assert any(key.startswith("Esc") for key, _ in sections["Leaderboard"])
