@@ -548,6 +548,7 @@ VARIANT_COLUMNS = (
     Column("wins", "W", numeric=True),
     Column("draws", "D", numeric=True),
     Column("losses", "L", numeric=True),
+    Column("mean_return", "mean", _num(2), True),  # all a cooperative or ranked game has: no one wins or loses
     Column("nash", "Nash", _num(2), True),
     Column("nash_low", "Nash 95% low", _num(2), True),
     Column("nash_high", "high", _num(2), True),

@@ -15,6 +15,7 @@ from arena.seats import LocalSeat
 from bots.registry import make_bot
 from tests.conftest import Arena, Client
 from tests.tui.screens import SIZE, fixed_app, screen_text, settle
+from tui.app import LeaderboardScreen
 
 CONFIG = {"target": 20}
 VARIANT = 'pig{"target":20}'
@@ -50,3 +51,21 @@ async def test_the_lobby_shows_the_mu_of_a_game_played_with_a_config(arena: Aren
         mu = {row["bot"]: row["mu"] for row in board["variants"][VARIANT]}
     screen = await trio.to_thread.run_sync(lobby_screen, [lobby, board])
     assert f"hog {mu['hog']:.1f} vs sow {mu['sow']:.1f}" in screen
+
+
+def test_a_cooperative_games_board_shows_the_mean_score_it_is_ranked_by() -> None:
+    """Hanabi has no winner: W/D/L are all 0 and only the mean return tells the bots apart."""
+    row = {"rank": 1, "mu": 25.0, "sigma": 8.33, "conservative": 0.0, "games": 3, "wins": 0, "draws": 0, "losses": 0}
+    rows = [{**row, "bot": "cautious", "mean_return": 17.25}, {**row, "bot": "reckless", "mean_return": 3.5}]
+
+    async def draw() -> str:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            app.push_screen(LeaderboardScreen("hanabi"))
+            await settle(pilot)
+            app.receive({"t": "leaderboard", "game": "hanabi", "variants": {"hanabi": rows}})
+            await settle(pilot)
+            return screen_text(app)
+
+    screen = asyncio.run(draw())
+    assert "mean" in screen and "17.25" in screen and "3.50" in screen
