@@ -1,0 +1,63 @@
+"""Benchmarks that print JSON; the flag types below make a bad value a usage error (status 2)
+before any work starts, rather than a traceback minutes in, a hang or a report of zeros."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_ints(text: str) -> list[int]:
+    """A comma-separated list of positive whole numbers (``200,1000``)."""
+    return [positive_int(part.strip()) for part in text.split(",")]
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def game_name(text: str) -> str:
+    """A registered game's name; a typo is refused with the registry's suggestion."""
+    import games  # here, not at the top: bench.server's worker processes start without the catalog
+    from games.registry import UnknownGame
+
+    try:
+        games.get(text)
+    except UnknownGame as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def game_names(text: str) -> list[str]:
+    """Comma-separated game names; empty means every registered game."""
+    return [game_name(part.strip()) for part in text.split(",") if part.strip()]

@@ -28,6 +28,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
+from bench import game_names, positive_float
 from bots.reference.random_bot import RandomBot
 
 OPEN_SPIEL_NAMES = {"tic-tac-toe": "tic_tac_toe", "kuhn-poker": "kuhn_poker", "connect-four": "connect_four"}
@@ -107,10 +108,10 @@ def open_spiel_raw(name: str) -> Callable[[int], object] | None:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement (default 2)")
-    parser.add_argument("--games", default="", help="comma-separated game names (default: all)")
+    parser.add_argument("--seconds", type=positive_float, default=2.0, help="time per measurement (default 2)")
+    parser.add_argument("--games", type=game_names, default=[], help="comma-separated game names (default: all)")
     args = parser.parse_args(argv)
-    names = [n for n in args.games.split(",") if n] or games.names()
+    names = args.games or games.names()
     results: list[dict[str, Any]] = []
     for name in names:
         print(f"{name} ...", file=sys.stderr)

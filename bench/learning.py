@@ -32,6 +32,7 @@ from typing import Any
 import torch
 import trio
 
+from bench import positive_float, positive_int
 from trainer.advantages import Alignment
 from trainer.config import ActingSetting, EstimatorSetting, EvalSetting, GameSetting, OpponentSetting, TrainConfig
 from trainer.plot import read_metrics
@@ -43,6 +44,7 @@ from trainer.update import PPOSettings
 
 IPD = "iterated-prisoners-dilemma"
 ROUNDS = 10
+MEASUREMENTS = ("a", "b", "c", "d")
 
 
 def log(message: str) -> None:
@@ -98,13 +100,15 @@ def throughput(model: Path, *, batching: bool, matches: int = 16) -> dict[str, f
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.learning", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="multiply every run's updates (default 1)")
+    parser.add_argument("--scale", type=positive_float, default=1.0, help="multiply every run's updates (default 1)")
     parser.add_argument("--out", default="runs/bench-learning", help="where models and runs go (default runs/bench-learning)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default="a,b,c,d", help="the measurements to run (default a,b,c,d)")
-    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    parser.add_argument("--threads", type=positive_int, default=1, help="torch intra-op threads (default 1)")
     args = parser.parse_args(argv)
-    only = set(args.only.split(","))
+    only = {part.strip() for part in args.only.split(",") if part.strip()}
+    if not only or not only <= set(MEASUREMENTS):
+        parser.error(f"argument --only: pick among {','.join(MEASUREMENTS)}, got {args.only!r}")
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     started = time.monotonic()

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.lobby import Lobby
+from bench import positive_int, positive_ints
 
 
 def apart(size: int) -> Lobby:
@@ -59,14 +60,14 @@ def best_pass(make: Callable[[int], Lobby], size: int, repeat: int) -> tuple[flo
     return min(times), tables
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="200,1000,2000", help="waiting seeks per lobby, comma-separated")
-    parser.add_argument("--repeat", type=int, default=3, help="passes per measurement; the fastest counts")
-    args = parser.parse_args()
+    parser.add_argument("--sizes", type=positive_ints, default=[200, 1000, 2000], help="waiting seeks per lobby, comma-separated")
+    parser.add_argument("--repeat", type=positive_int, default=3, help="passes per measurement; the fastest counts")
+    args = parser.parse_args(argv)
     results: list[dict[str, Any]] = []
     for shape, make in (("apart", apart), ("together", together), ("rated", rated)):
-        for size in (int(text) for text in args.sizes.split(",")):
+        for size in args.sizes:
             ms, tables = best_pass(make, size, args.repeat)
             results.append({"name": f"pass_{shape}", "seeks": size, "value": round(ms, 2), "unit": "ms", "tables": tables})
     print(json.dumps({"bench": "lobby", "python": platform.python_version(), "results": results}))

@@ -27,6 +27,7 @@ import numpy as np
 
 from arena.ratings.nash import bootstrap, logodds_matrix, maxent_nash, nash_ratings, win_matrix
 from arena.ratings.trueskill import Rating, rate_match
+from bench import positive_float
 
 SIZES = (50, 200, 500)
 
@@ -94,7 +95,7 @@ def round_robin(agents: int, per_pair: int, seed: int) -> list[tuple[int, int, f
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time for the TrueSkill rate (default 2)")
+    parser.add_argument("--seconds", type=positive_float, default=2.0, help="time for the TrueSkill rate (default 2)")
     parser.add_argument("--no-peer", action="store_true", help="skip the cvxpy peer (it takes the longest)")
     args = parser.parse_args(argv)
     results: list[dict[str, Any]] = []

@@ -67,6 +67,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench import game_name, non_negative_float, positive_float, positive_int
+
 HOST = "127.0.0.1"
 URL_LINE = re.compile(r"serving on ws://127\.0\.0\.1:(\d+)")
 START_TIMEOUT_S = 60.0
@@ -803,15 +805,20 @@ ROLES = {"arena-worker": arena_worker, "echo-worker": echo_worker, "echo-server"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bots", type=int, default=200, help="bots (and echo connections) at once (default 200)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="measured window of each phase (default 20)")
-    parser.add_argument("--warmup", type=float, default=None, help="seconds before measuring (default: a fifth, 1 to 3)")
+    parser.add_argument("--bots", type=positive_int, default=200, help="bots (and echo connections) at once (default 200)")
+    parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured window of each phase (default 20)")
     parser.add_argument(
-        "--rounds", type=int, default=1, help="arena and echo phases, alternated; the median round is reported (default 1)"
+        "--warmup", type=non_negative_float, default=None, help="seconds before measuring (default: a fifth, 1 to 3)"
     )
-    parser.add_argument("--game", default="tic-tac-toe", help="the game the bots play (default tic-tac-toe)")
-    parser.add_argument("--workers", type=int, default=None, help="client processes per phase (default 2 to 4, by CPUs)")
-    parser.add_argument("--matches-per-bot", type=int, default=2, help="matches each bot keeps going (default 2)")
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=1,
+        help="arena and echo phases, alternated; the median round is reported (default 1)",
+    )
+    parser.add_argument("--game", type=game_name, default="tic-tac-toe", help="the game the bots play (default tic-tac-toe)")
+    parser.add_argument("--workers", type=positive_int, default=None, help="client processes per phase (default 2 to 4, by CPUs)")
+    parser.add_argument("--matches-per-bot", type=positive_int, default=2, help="matches each bot keeps going (default 2)")
     parser.add_argument("--cli", action="store_true", help="run the server as `python -m arena.cli serve` (default limits)")
     parser.add_argument("--profile-server", metavar="FILE", help="cProfile the arena server's event loop into FILE")
     hidden = argparse.SUPPRESS
@@ -824,12 +831,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any] | None:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.role:
         ROLES[args.role](args)
         return None
-    if args.bots < 2 or args.seconds <= 0 or args.rounds < 1:
-        raise SystemExit("bench.server: need --bots >= 2, --seconds > 0 and --rounds >= 1")
+    if args.bots < 2:
+        parser.error(f"argument --bots: must be at least 2 (a match needs two), got {args.bots}")
     if args.warmup is None:
         args.warmup = min(3.0, max(1.0, args.seconds / 5))
     if args.workers is None:

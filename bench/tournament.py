@@ -42,6 +42,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
+from bench import positive_int
 from bench.server import HOST, Procs, module_argv, wait_for_port
 from bots.registry import make_bot, seat_seed
 from tournaments.config import TournamentConfig, parse
@@ -122,8 +123,8 @@ def through_server(config: TournamentConfig, tmp: Path) -> float:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games-per-pairing", type=int, default=2, help="games per pairing (default 2: 240 matches)")
-    parser.add_argument("--concurrency", type=int, default=16, help="matches at once (default 16)")
+    parser.add_argument("--games-per-pairing", type=positive_int, default=2, help="games per pairing (default 2: 240 matches)")
+    parser.add_argument("--concurrency", type=positive_int, default=16, help="matches at once (default 16)")
     args = parser.parse_args(argv)
     config = round_robin(args.games_per_pairing, args.concurrency)
     total = len(fixed_schedule(config, config.games[0]))
