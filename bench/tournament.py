@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -169,6 +170,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+def _term_as_interrupt(signum: int, frame: Any) -> None:
+    """SIGTERM takes Ctrl-C's path, which trio delivers safely inside a run, so that the
+    temporary stores are removed and the server process stopped either way."""
+    signal.raise_signal(signal.SIGINT)
+
+
 if __name__ == "__main__":
-    json.dump(main(), sys.stdout)
+    signal.signal(signal.SIGTERM, _term_as_interrupt)
+    try:
+        result = main()
+    except* KeyboardInterrupt:  # trio raises it inside a nursery's exception group
+        print("bench.tournament: interrupted; every process it started is stopped", file=sys.stderr)
+        sys.exit(130)
+    json.dump(result, sys.stdout)
     sys.stdout.write("\n")
