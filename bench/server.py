@@ -52,6 +52,7 @@ import ctypes
 import functools
 import http.client
 import json
+import math
 import os
 import platform
 import random
@@ -431,8 +432,9 @@ def median_round(rounds: Sequence[Round]) -> Round:
 def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
     """Every figure comes from the median round, except the errors: those of all rounds count."""
 
-    def r(value: float, digits: int = 1) -> float:
-        return round(value, digits)
+    def r(value: float, digits: int = 1) -> float | None:
+        """Rounded; null where nothing was measured (NaN is not JSON that strict parsers read)."""
+        return round(value, digits) if math.isfinite(value) else None
 
     ours, echo = median_round(rounds)
     moves, trips = ours["moves_per_s"], echo["round_trips_per_s"]
@@ -487,14 +489,14 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "note": "server /metrics frames_in + frames_out delta: a move is a turn out and a move in, and each match adds "
             "its match_start and match_end to every seat and the seat's next seek",
         },
-        {"name": "server_rss_start", "value": ours["rss_start"], "unit": "MiB"},
+        {"name": "server_rss_start", "value": r(ours["rss_start"]), "unit": "MiB"},
         {
             "name": "server_rss_warm",
-            "value": ours["rss_warm"],
+            "value": r(ours["rss_warm"]),
             "unit": "MiB",
             "note": "at the start of the measured window: every bot connected, matches running; flat memory means end ~ this",
         },
-        {"name": "server_rss_end", "value": ours["rss_end"], "unit": "MiB"},
+        {"name": "server_rss_end", "value": r(ours["rss_end"]), "unit": "MiB"},
         {
             "name": "moves_per_server_cpu_s",
             "value": r(ours_eff),

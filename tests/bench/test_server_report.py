@@ -1,0 +1,42 @@
+"""bench.server's report is strict JSON even when a window timed nothing: a figure with no
+samples is null, never NaN (which ``json.loads`` elsewhere, ``jq`` and browsers refuse)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from bench.server import report
+
+
+def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> None:
+    nan = math.nan
+    ours = {
+        "moves_per_s": 1000.0,
+        "rtt_p50": nan,
+        "rtt_p99": nan,
+        "rtt_count": 0,
+        "server_errors": 0,
+        "client_errors": 0,
+        "error_codes": {},
+        "voided": 0,
+        "frames_per_s": 2000.0,
+        "rss_start": 90.0,
+        "rss_warm": 91.0,
+        "rss_end": nan,
+        "server_cpu": 0.0,
+        "clients_cpu": 0.0,
+        "matches_per_s": 0.0,
+        "turn_frame_bytes": 300.0,
+    }
+    echo = {"round_trips_per_s": 4000.0, "rtt_p50": 0.4, "rtt_p99": 1.3, "errors": 0, "server_cpu": 0.0, "clients_cpu": 0.0}
+    args = argparse.Namespace(bots=2, seconds=0.01, rounds=1, game="hanabi", workers=2, matches_per_bot=1, cli=False)
+    result = report(args, [(ours, echo)])
+    text = json.dumps(result, allow_nan=False)
+    figures = {row["name"]: row for row in json.loads(text)["results"]}
+    assert figures["turn_rtt_p50"]["value"] is None
+    assert figures["turn_rtt_p99"]["samples"] == 0
+    assert figures["turn_rtt_p50"]["peer_value"] == 0.4
+    assert figures["server_rss_end"]["value"] is None
+    assert figures["moves_per_server_cpu_s"]["value"] is None
