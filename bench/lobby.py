@@ -1,7 +1,7 @@
 """Pairing speed: how long one lobby pass takes, by the number of waiting seeks.
 
 Each pass runs on the server's event loop, so its time is time every connected bot waits.
-Two shapes of lobby, at each size:
+Three shapes of lobby, at each size:
 
 - ``apart``: every seek names its own config of the same game, so no two can play together
   (a lobby of custom variants, or of seeks waiting for opponents who have not come yet);
