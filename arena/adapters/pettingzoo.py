@@ -177,6 +177,8 @@ class raw_env(AECEnv):
         if action is None:
             raise ValueError(f"{agent} is to act; only a terminated agent steps with None")
         index = int(action)
+        if not 0 <= index < len(self.actions):  # numpy would read -1 as the last action
+            raise ValueError(f"{agent} chose action {index}, not in Discrete({len(self.actions)})")
         if not self.action_mask(agent)[index]:
             raise ValueError(f"{agent} chose action {index} ({self.actions[index]!r}), not legal now; use the action mask")
         seat = self._seats[agent]

@@ -140,6 +140,15 @@ def test_an_unmasked_action_is_refused_and_changes_nothing() -> None:
     assert environment.agent_selection == "player_1" and environment.unwrapped.game.step_count == 1
 
 
+@pytest.mark.parametrize("action", [-1, 9])
+def test_the_raw_environment_refuses_an_action_outside_the_space_instead_of_wrapping_it(action: int) -> None:
+    environment = raw_env("tic-tac-toe")
+    environment.reset()
+    with pytest.raises(ValueError, match="not in Discrete"):
+        environment.step(action)
+    assert environment.agent_selection == "player_0" and environment.game.step_count == 0
+
+
 @pytest.mark.parametrize(
     ("name", "config"),
     [("item-negotiation", None), ("iterated-prisoners-dilemma", {"cheap_talk": True})],
