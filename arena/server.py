@@ -239,7 +239,9 @@ class ArenaServer:
         self._drained = trio.Event()
         for connection in list(self._open):
             connection.close(p.CLOSE_GOING_AWAY, reason)
-        with trio.move_on_after(1):  # as long as a client that does not read is given (_close_anyway)
+        # as long as a client that does not read is given (_close_anyway); one whose socket is
+        # full may hold the websocket server's close below up to a heartbeat more
+        with trio.move_on_after(1):
             if self._open:
                 await self._drained.wait()
         if self._ws_server is not None:
@@ -351,11 +353,11 @@ class ArenaServer:
                 self._spawn(self._close_anyway, ws, code, reason)
 
         connection = Connection(send, binary, close)
-        self._open.add(connection)
         return connection, receive
 
     async def _close_anyway(self, ws: ServerConnection, code: int, reason: str) -> None:
-        """A client that does not read its queued messages is closed after a second regardless."""
+        """A client that does not read its queued messages is closed after a second regardless
+        (one whose socket is full waits on its blocked send: the pump cuts it off after a heartbeat)."""
         await trio.sleep(1)
         await ws.aclose(code, reason)
 
@@ -364,18 +366,19 @@ class ArenaServer:
     ) -> None:
         """Write queued messages to the socket, in the encoding the client last spoke."""
         encode = p.Encoder()
+        self._open.add(connection)  # here, where the finally below is sure to remove it
         try:
             async for out in outgoing:
                 self.metrics.frames_out += 1  # counted before the send may yield, so a reader of /metrics sees it first
                 with trio.move_on_after(self.limits.heartbeat_s) as sending:
                     await ws.send(encode(out, connection.binary))
-                if sending.cancel_called:
+                if sending.cancelled_caught:
                     await _cut_off(ws)
                     return
             if connection.closing is not None:
                 with trio.move_on_after(2 * self.limits.heartbeat_s) as closing:  # the handshake itself has heartbeat_s
                     await ws.aclose(*connection.closing)
-                if closing.cancel_called:
+                if closing.cancelled_caught:
                     await _cut_off(ws)
         except ConnectionClosed:
             pass
@@ -472,6 +475,9 @@ class ArenaServer:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump, ws, connection, outgoing)
             async for msg in self._frames(ws, connection, session.send):
+                if connection.closing is not None:  # superseded or dropped: it no longer acts for the bot
+                    await _discard_until_closed(ws)
+                    break
                 await self._bot_message(session, msg)
             if connection.closing is None:  # the client left; else the pump closes with the code
                 nursery.cancel_scope.cancel()

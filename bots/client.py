@@ -208,6 +208,13 @@ async def _session(
             for _ in range(2 if self_play else 1):
                 await send("seek", games=list(games), config=dict(config or {}), self_play=self_play)
 
+    async def withdraw() -> None:
+        """An exhausted policy takes no new match: the seek still waiting is cancelled."""
+        if state.seeking and _exhausted(policy):
+            state.seeking = False
+            with contextlib.suppress(ConnectionClosed):
+                await send("cancel")
+
     async def answer(msg: Mapping[str, Any]) -> None:
         start = state.matches.get(msg["match"], {})
         turn = Turn(
@@ -236,9 +243,11 @@ async def _session(
                 log.exception("policy failed on %s step %s", msg["match"], msg["step"])
                 error = SeatForfeit(CRASH, f"{type(error).__name__}: {error}")
             log.info("resigning %s: %s", msg["match"], error)
+            await withdraw()
             with contextlib.suppress(ConnectionClosed):
                 await send("resign", match=msg["match"], detail=str(error))
             return
+        await withdraw()
         fields = {"match": turn.match_id, "seat": turn.seat, "step": turn.step, "attempt": turn.attempt}
         extras = move.extras()
         cost = extras.get("cost")

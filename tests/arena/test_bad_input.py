@@ -568,3 +568,22 @@ def test_a_server_configured_out_of_range_refuses_to_start_and_writes_nothing(
         limits = Limits(**options.get("limits", {}))
         ArenaServer(db, limits=limits, max_retries=options.get("max_retries", 2))
     assert not db.exists()
+
+
+@pytest.mark.trio
+async def test_a_connection_closed_for_a_rotated_token_no_longer_acts_for_the_bot(arena: Arena) -> None:
+    """Between the rotation and its close completing, what the old connection still sends
+    (here from a client that reads nothing, so it never sees the close) is dropped."""
+    stream, protocol = await arena.raw_bot("rotated")
+    async with arena.admin() as admin:
+        await admin.send("rotate", name="rotated")
+        await admin.expect("rotated")
+    read = arena.server.metrics.frames_in
+    protocol.send_binary(p.encode(p.message("seek", games=["nim"]), True))
+    await stream.send_all(b"".join(protocol.data_to_send()))
+    with trio.fail_after(5):
+        while arena.server.metrics.frames_in == read:
+            await trio.sleep(0.01)
+    assert arena.server.lobby.waiting() == []
+    await stream.aclose()
+    await still_serving(arena, "after-rotated")

@@ -655,14 +655,20 @@ async def test_an_exhausted_policy_ends_its_run_once_its_match_is_over(arena: Ar
     tokens = [await arena.register(name) for name in ("spender", "other")]
     runs: dict[str, BotRun] = {}
 
+    heard: list[dict[str, Any]] = []
+
     async def play(name: str, token: str, policy: Any, matches: int | None) -> None:
-        runs[name] = await run_bot(policy, arena.url, name, token, games=["nim"], matches=matches)
+        runs[name] = await run_bot(
+            policy, arena.url, name, token, games=["nim"], matches=matches, on_message=heard.append if matches is None else None
+        )
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(play, "spender", tokens[0], SpendsOnce(), None)
             nursery.start_soon(play, "other", tokens[1], random_policy(4), 1)
     assert [end["match"] for end in runs["spender"].results] == [end["match"] for end in runs["other"].results]
+    # the seek made when its match started was withdrawn at once, not left for a pairing it must resign
+    assert [msg["count"] for msg in heard if msg["t"] == "cancelled"] == [1]
 
 
 @pytest.mark.trio
