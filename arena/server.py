@@ -388,7 +388,8 @@ class ArenaServer:
                 self._drained.set()
 
     async def _frames(self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]) -> Any:
-        """Yield decoded messages; answer bad ones with an error; close abusers with 1008."""
+        """Yield decoded messages; answer bad ones with an error; close abusers with 1008; once
+        the connection is being closed, read and drop what still comes until it is."""
         bucket = TokenBucket(self.limits.rate, self.limits.burst)
         strikes = 0
         while True:
@@ -397,6 +398,9 @@ class ArenaServer:
             except ConnectionClosed:
                 return
             self.metrics.frames_in += 1
+            if connection.closing is not None:  # superseded, dropped or shut down: it no longer acts, no answer reaches it
+                await _discard_until_closed(ws)
+                return
             connection.binary = isinstance(frame, bytes)
             failure: tuple[str, str, dict[str, Any]] | None = None
             decoded: dict[str, Any] = {}
@@ -475,9 +479,6 @@ class ArenaServer:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump, ws, connection, outgoing)
             async for msg in self._frames(ws, connection, session.send):
-                if connection.closing is not None:  # superseded or dropped: it no longer acts for the bot
-                    await _discard_until_closed(ws)
-                    break
                 await self._bot_message(session, msg)
             if connection.closing is None:  # the client left; else the pump closes with the code
                 nursery.cancel_scope.cancel()
@@ -948,9 +949,6 @@ class ArenaServer:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, ws, connection, outgoing)
                 async for msg in self._frames(ws, connection, watcher.send):
-                    if connection.closing is not None:  # no answer could reach it: do no more work for it
-                        await _discard_until_closed(ws)
-                        break
                     try:
                         await self._watch_message(watcher, msg)
                     except p.ProtocolError as error:

@@ -229,17 +229,16 @@ class Store:
         """Bring the file to this arena's schema, or (read-only) insist that it has it;
         never touch an SQLite file that some other program made."""
         try:
-            if self.schema_version() == 0 and self.db.table_names():
+            version = self.schema_version()
+            if version == 0 and self.db.table_names():
                 raise StoreError(f"{self.path} is an SQLite database but not an arena store; name another file", "schema")
             if not self.read_only:
                 self.migrate()
-            elif self.schema_version() == 0:
+            elif version == 0:
                 raise StoreError(f"{self.path} is not an arena store: it holds no tables", "schema")
-            elif self.schema_version() > len(MIGRATIONS):
-                version = self.schema_version()
+            elif version > len(MIGRATIONS):
                 raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
-            elif self.schema_version() < READABLE_FROM:
-                version = self.schema_version()
+            elif version < READABLE_FROM:
                 raise StoreError(
                     f"{self.path} has schema version {version}, older than this arena reads ({READABLE_FROM}):"
                     " open it once with a command that writes to it (arena serve without --read-only) to upgrade it",

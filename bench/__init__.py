@@ -6,15 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+from arena.cli import POSITIVE as positive_int
 
 
 def positive_ints(text: str) -> list[int]:

@@ -62,15 +62,15 @@ MAX_NUMBER_DIGITS = 18
 """Longer numbers are no amount, slot or card in any game; int() refuses past 4300 digits."""
 
 
-def read_number(text: str) -> int | None:
-    """The whole number ``text`` writes in decimal digits, or None.
+def read_number(text: str, most_digits: int = MAX_NUMBER_DIGITS) -> int | None:
+    """The whole number ``text`` writes in at most ``most_digits`` decimal digits, or None.
 
     Replies come from language models and remote bots: '²' is a digit to str.isdigit but
     not to int(), and int() refuses a number of thousands of digits. Either would escape
     ``validate`` as a ValueError, which the match loop takes for the engine's fault (a
     void match), so a seat could void a match it is losing.
     """
-    if not text.isdecimal() or len(text) > MAX_NUMBER_DIGITS:
+    if not text.isdecimal() or len(text) > most_digits:
         return None
     return int(text)
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from games import render
 from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View
+from games.bargaining import fitting_message
 
 TALK = "talk"
 MAX_AMOUNT = 1_000
@@ -401,8 +402,7 @@ class IteratedGame(Game):
     @classmethod
     def random_free_action(cls, observation: Observation, rng: Any) -> str:
         if observation.data["phase"] == TALK:
-            message = rng.choice(cls.SAMPLE_MESSAGES)
-            return message if len(message) <= observation.data["message_chars"] else ""
+            return fitting_message(rng.choice(cls.SAMPLE_MESSAGES), observation.data["message_chars"])
         return super().random_free_action(observation, rng)
 
 
