@@ -151,15 +151,18 @@ def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout
     first. Blocking: call it in a thread. It lets the lobby list results older than this
     connection, and the results of a read-only server, which hears of no live match. The
     server answers at most API_PAGE matches at a time: the rest are read page by page,
-    each page after the last id of the one before."""
+    each page after the last id of the one before. A server older than paging ignores
+    ``before`` and answers the first page again: no new id ends the listing there."""
     records: list[dict[str, Any]] = []
+    seen: set[str] = set()
     while len(records) < limit:
         want = min(limit - len(records), API_PAGE)
         after = {"before": records[-1]["id"]} if records else {}
         data = _get(url, f"/api/matches?{urlencode({'limit': want} | ({'game': game} if game else {}) | after)}", timeout)
         if not isinstance(data, list):
             raise ValueError("/api/matches did not answer a list")
-        page = [record for record in data if isinstance(record, dict) and isinstance(record.get("id"), str)]
+        page = [r for r in data if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"] not in seen]
+        seen.update(record["id"] for record in page)
         records += page
         if len(data) < want or not page:
             break

@@ -61,3 +61,17 @@ def test_fetching_more_than_a_page_reads_page_after_page(tmp_path: Path, monkeyp
         assert [record["id"] for record in fetch_matches(url, limit=3)] == newest[:3]
     finally:
         server.stop()
+
+
+def test_a_server_that_ignores_before_is_listed_once_not_page_after_page_of_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    first_page = [{"id": f"{i:032x}", "game": "nim"} for i in (9, 8, 7)]
+    asked: list[str] = []
+
+    def older_server(url: str, path: str, timeout: float) -> list[dict[str, str]]:
+        asked.append(path)
+        return first_page  # what a server from before paging answers, whatever ``before`` says
+
+    monkeypatch.setattr(feed, "_get", older_server)
+    monkeypatch.setattr(feed, "API_PAGE", 3)
+    assert [record["id"] for record in fetch_matches("http://old", limit=10)] == [r["id"] for r in first_page]
+    assert len(asked) == 2 and "before=" in asked[1]
