@@ -4,7 +4,10 @@ before any work starts, rather than a traceback minutes in, a hang or a report o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import sys
+from collections.abc import Iterator
 
 from arena.cli import POSITIVE as positive_int
 
@@ -53,3 +56,14 @@ def game_name(text: str) -> str:
 def game_names(text: str) -> list[str]:
     """Comma-separated game names; empty means every registered game."""
     return [game_name(part.strip()) for part in text.split(",") if part.strip()]
+
+
+@contextlib.contextmanager
+def quiet_interrupt(name: str, *also: type[Exception], cleaned: bool = False) -> Iterator[None]:
+    """Ctrl-C (and ``also``, what a bench turns SIGTERM into) ends the run with one line and
+    status 130, not a traceback; ``except*`` because trio raises it inside an exception group."""
+    try:
+        yield
+    except* (KeyboardInterrupt, *also):
+        print(f"{name}: interrupted{'; every process it started is stopped' if cleaned else ''}", file=sys.stderr)
+        sys.exit(130)

@@ -28,7 +28,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
-from bench import game_names, positive_float
+from bench import game_names, positive_float, quiet_interrupt
 from bots.reference.random_bot import RandomBot
 
 OPEN_SPIEL_NAMES = {"tic-tac-toe": "tic_tac_toe", "kuhn-poker": "kuhn_poker", "connect-four": "connect_four"}
@@ -127,5 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    json.dump(main(), sys.stdout)
+    with quiet_interrupt("bench.engine"):
+        result = main()
+    json.dump(result, sys.stdout)
     sys.stdout.write("\n")

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 import trio
 
-from bench import positive_float, positive_int
+from bench import positive_float, positive_int, quiet_interrupt
 from trainer.advantages import Alignment
 from trainer.config import ActingSetting, EstimatorSetting, EvalSetting, GameSetting, OpponentSetting, TrainConfig
 from trainer.plot import read_metrics
@@ -185,4 +185,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with quiet_interrupt("bench.learning"):
+        raise SystemExit(main())

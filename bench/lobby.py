@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.lobby import Lobby
-from bench import positive_int, positive_ints
+from bench import positive_int, positive_ints, quiet_interrupt
 
 
 def apart(size: int) -> Lobby:
@@ -74,4 +74,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with quiet_interrupt("bench.lobby"):
+        main()

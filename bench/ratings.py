@@ -27,7 +27,7 @@ import numpy as np
 
 from arena.ratings.nash import bootstrap, logodds_matrix, maxent_nash, nash_ratings, win_matrix
 from arena.ratings.trueskill import Rating, rate_match
-from bench import positive_float
+from bench import positive_float, quiet_interrupt
 
 SIZES = (50, 200, 500)
 
@@ -130,5 +130,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    json.dump(main(), sys.stdout)
+    with quiet_interrupt("bench.ratings"):
+        result = main()
+    json.dump(result, sys.stdout)
     sys.stdout.write("\n")

@@ -64,11 +64,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import game_name, non_negative_float, positive_float, positive_int
+from bench import game_name, non_negative_float, positive_float, positive_int, quiet_interrupt
 
 HOST = "127.0.0.1"
 URL_LINE = re.compile(r"serving on ws://127\.0\.0\.1:(\d+)")
@@ -850,17 +850,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     return run(args)
 
 
-@contextlib.contextmanager
-def _quiet_interrupt() -> Iterator[None]:
-    try:
-        yield
-    except (KeyboardInterrupt, Interrupted):
-        print("bench.server: interrupted; every process it started is stopped", file=sys.stderr)
-        sys.exit(130)
-
-
 if __name__ == "__main__":
-    with _quiet_interrupt():
+    with quiet_interrupt("bench.server", Interrupted, cleaned=True):
         result = main()
     if result is not None:
         json.dump(result, sys.stdout)

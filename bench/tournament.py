@@ -43,7 +43,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
-from bench import positive_int
+from bench import positive_int, quiet_interrupt
 from bench.server import HOST, Procs, module_argv, wait_for_port
 from bots.registry import make_bot, seat_seed
 from tournaments.config import TournamentConfig, parse
@@ -178,10 +178,7 @@ def _term_as_interrupt(signum: int, frame: Any) -> None:
 
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, _term_as_interrupt)
-    try:
+    with quiet_interrupt("bench.tournament", cleaned=True):
         result = main()
-    except* KeyboardInterrupt:  # trio raises it inside a nursery's exception group
-        print("bench.tournament: interrupted; every process it started is stopped", file=sys.stderr)
-        sys.exit(130)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")

@@ -1,5 +1,5 @@
-"""A stopped tournament bench says so in one line and leaves nothing behind: no server
-process, no temporary folder of SQLite stores."""
+"""A stopped bench says so in one line, status 130, no traceback; the tournament bench also
+leaves nothing behind: no server process, no temporary folder of SQLite stores."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def test_a_stopped_tournament_bench_exits_130_and_removes_its_files(signum: int,
     assert "Traceback" not in err
     assert "interrupted" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_engine_bench_says_so_in_one_line_without_a_traceback() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "bench.engine", "--seconds", "30", "--games", "tic-tac-toe"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    assert proc.stderr.readline() == "tic-tac-toe ...\n"  # measuring: past the imports
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (130, "", "bench.engine: interrupted\n")
