@@ -335,13 +335,12 @@ class ArenaServer:
     # ---- connections ---------------------------------------------------------------------
 
     async def _route(self, ws: ServerConnection) -> None:
+        """Only /bot and /watch get here: ``_http`` answers every other path before the upgrade."""
         path = urllib.parse.urlsplit(ws.request.path).path if ws.request else ""
         if path == "/bot":
             await self._bot_connection(ws)
-        elif path == "/watch":
-            await self._watch_connection(ws)
         else:
-            await ws.aclose(p.CLOSE_POLICY, f"no websocket endpoint at {path}")
+            await self._watch_connection(ws)
 
     def _connection(self, ws: ServerConnection, binary: bool) -> tuple[Connection, trio.MemoryReceiveChannel[dict[str, Any]]]:
         send, receive = trio.open_memory_channel[dict[str, Any]](self.limits.queue)

@@ -12,8 +12,9 @@ import pytest
 import trio
 import trio.testing
 from websockets.client import ClientProtocol
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.protocol import State
+from websockets.trio.client import connect
 from websockets.uri import parse_uri
 
 import games
@@ -630,6 +631,10 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
     assert (await get("/api/matches/nope"))[0] == 404
     assert (await get("/elsewhere"))[0] == 404
+    with pytest.raises(InvalidStatus) as refused:  # a websocket upgrade is answered as plain HTTP too
+        async with connect(arena.url + "/elsewhere", proxy=None):
+            pass
+    assert refused.value.response.status_code == 404
 
 
 class SpendsOnce:
