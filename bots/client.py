@@ -64,6 +64,8 @@ class _State:
     last_seq: int = 0
     seeking: bool = False
     pacer: Pacer | None = None  # made from the server's limits in its welcome
+    send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
+    thinking: dict[tuple[str, int, int, int], trio.CancelScope] = field(default_factory=dict)  # policies at work
 
 
 class Pacer:
@@ -123,33 +125,63 @@ async def run_bot(
         return _finished(policy, run, state, matches)
 
     reached = False  # a server that was never reached is a wrong URL or a server not started: say so
-    while not done():
+
+    async def play(policies: trio.Nursery) -> None:
+        nonlocal reached
+        while not done():
+            try:
+                async with connect(url.rstrip("/") + "/bot", max_size=None, proxy=None) as ws:
+                    reached = True
+                    await _session(
+                        ws,
+                        state,
+                        run,
+                        policy,
+                        is_async,
+                        name,
+                        token,
+                        games,
+                        config,
+                        matches,
+                        self_play,
+                        delay_ms,
+                        binary,
+                        on_message,
+                        policies,
+                    )
+                    if done():
+                        return
+            except ConnectionClosed as closed:
+                code = closed.rcvd.code if closed.rcvd else None
+                if code in FATAL_CLOSES:
+                    reason = closed.rcvd.reason if closed.rcvd else ""
+                    raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason})") from None
+                if code == p.CLOSE_SUPERSEDED:
+                    raise BotStopped("another connection logged in with this token") from None
+            except (OSError, InvalidHandshake, InvalidURI) as error:
+                if isinstance(error, InvalidURI):
+                    raise BotStopped(f"bad server URL {url!r}: {error}") from None
+                if not reached:
+                    raise BotStopped(f"cannot reach {url}: {error}") from None
+                log.warning("connection to %s failed: %s", url, error)
+            if done():
+                return
+            run.reconnects += 1
+            delay = next(delays)
+            log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
+            await trio.sleep(delay)
+
+    stopped: BotStopped | None = None
+    # Policies run here, not in a connection's nursery: one still thinking when the connection
+    # drops answers after the resume, which does not replay a turn the bot had already read.
+    async with trio.open_nursery() as policies:
         try:
-            async with connect(url.rstrip("/") + "/bot", max_size=None, proxy=None) as ws:
-                reached = True
-                await _session(
-                    ws, state, run, policy, is_async, name, token, games, config, matches, self_play, delay_ms, binary, on_message
-                )
-                if done():
-                    return run
-        except ConnectionClosed as closed:
-            code = closed.rcvd.code if closed.rcvd else None
-            if code in FATAL_CLOSES:
-                raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({closed.rcvd.reason if closed.rcvd else ''})") from None
-            if code == p.CLOSE_SUPERSEDED:
-                raise BotStopped("another connection logged in with this token") from None
-        except (OSError, InvalidHandshake, InvalidURI) as error:
-            if isinstance(error, InvalidURI):
-                raise BotStopped(f"bad server URL {url!r}: {error}") from None
-            if not reached:
-                raise BotStopped(f"cannot reach {url}: {error}") from None
-            log.warning("connection to %s failed: %s", url, error)
-        if done():
-            break
-        run.reconnects += 1
-        delay = next(delays)
-        log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
-        await trio.sleep(delay)
+            await play(policies)
+        except BotStopped as error:  # raised after the nursery, not wrapped in its exception group
+            stopped = error
+        policies.cancel_scope.cancel()
+    if stopped is not None:
+        raise stopped
     return run
 
 
@@ -182,11 +214,18 @@ async def _session(
     delay_ms: int,
     binary: bool,
     on_message: Callable[[dict[str, Any]], None] | None,
+    policies: trio.Nursery,
 ) -> None:
     async def send(kind: str, **fields: Any) -> None:
         if state.pacer is not None:
             await state.pacer.wait()
         await ws.send(p.encode(p.message(kind, **fields), binary))
+
+    async def send_now(kind: str, **fields: Any) -> None:
+        """Send on whichever connection is open now: a policy may answer on a later one."""
+        if state.send is None:
+            raise ConnectionClosed(None, None)
+        await state.send(kind, **fields)
 
     hello: dict[str, Any] = {"bot": name, "token": token, "acks": False}  # a move's fate shows in what comes next
     if state.session is not None:
@@ -213,9 +252,19 @@ async def _session(
         if state.seeking and _exhausted(policy):
             state.seeking = False
             with contextlib.suppress(ConnectionClosed):
-                await send("cancel")
+                await send_now("cancel")
 
     async def answer(msg: Mapping[str, Any]) -> None:
+        key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
+        with trio.CancelScope() as scope:
+            state.thinking[key] = scope
+            try:
+                await think(msg)
+            finally:
+                if state.thinking.get(key) is scope:
+                    del state.thinking[key]
+
+    async def think(msg: Mapping[str, Any]) -> None:
         start = state.matches.get(msg["match"], {})
         turn = Turn(
             match_id=msg["match"],
@@ -245,7 +294,7 @@ async def _session(
             log.info("resigning %s: %s", msg["match"], error)
             await withdraw()
             with contextlib.suppress(ConnectionClosed):
-                await send("resign", match=msg["match"], detail=str(error))
+                await send_now("resign", match=msg["match"], detail=str(error))
             return
         await withdraw()
         fields = {"match": turn.match_id, "seat": turn.seat, "step": turn.step, "attempt": turn.attempt}
@@ -260,18 +309,21 @@ async def _session(
         key = (move["match"], move["seat"], move["step"], move["attempt"])
         state.unsent[key] = move
         try:
-            await send("move", **move)
+            await send_now("move", **move)
         except ConnectionClosed:
             return
         state.unsent.pop(key, None)
 
     ended: ConnectionClosed | BotStopped | None = None
     async with trio.open_nursery() as nursery:
+        state.send = send
         try:
             finished = functools.partial(_finished, policy, run, state, matches)
-            await _receive(ws, state, run, nursery, seek, answer, deliver, finished, on_message)
+            await _receive(ws, state, run, nursery, policies, seek, answer, deliver, finished, on_message)
         except (ConnectionClosed, BotStopped) as error:  # raised after the nursery, not wrapped in its exception group
             ended = error
+        finally:
+            state.send = None
         nursery.cancel_scope.cancel()
     if ended is not None:
         raise ended
@@ -282,6 +334,7 @@ async def _receive(
     state: _State,
     run: BotRun,
     nursery: trio.Nursery,
+    policies: trio.Nursery,
     seek: Callable[[], Awaitable[None]],
     answer: Callable[[Mapping[str, Any]], Awaitable[None]],
     deliver: Callable[[dict[str, Any]], Awaitable[None]],
@@ -305,6 +358,8 @@ async def _receive(
                 for move in list(state.unsent.values()):
                     nursery.start_soon(deliver, move)
             else:  # the server lost our session: it sends every live match and open turn again
+                for scope in state.thinking.values():
+                    scope.cancel()
                 state.matches.clear()
                 state.answered.clear()
                 state.unsent.clear()
@@ -317,7 +372,7 @@ async def _receive(
             key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
             if key not in state.answered:
                 state.answered.add(key)
-                nursery.start_soon(answer, msg)
+                policies.start_soon(answer, msg)
         elif kind == "match_end":
             if state.matches.pop(msg["match"], None) is not None:
                 run.results.append(msg)

@@ -1,0 +1,58 @@
+"""The bot SDK (``run_bot``) against the real server on loopback: dropped connections, counts."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from arena import protocol as p
+from arena.seats import Turn
+from arena.server import Limits
+from arena.store import Store
+from bots.client import run_bot
+from tests.conftest import ArenaFactory
+
+
+async def wait_until(condition, timeout: float = 10) -> None:  # type: ignore[no-untyped-def]
+    with trio.fail_after(timeout):
+        while not condition():
+            await trio.sleep(0.01)
+
+
+@pytest.mark.trio
+async def test_a_move_thought_out_while_the_connection_dropped_is_sent_after_the_resume(arena_factory: ArenaFactory) -> None:
+    """The turn was read before the drop, so the resume does not replay it: the answer the
+    policy was working on must still reach the server, else the seat loses on time."""
+    arena = await arena_factory(limits=Limits(grace_ms=10_000))
+    names = ["thinker", "quick"]
+    tokens = [await arena.register(name) for name in names]
+    thinking, release = trio.Event(), trio.Event()
+
+    async def thinker(turn: Turn) -> str:
+        if not thinking.is_set():
+            thinking.set()
+            await release.wait()
+        assert turn.legal_actions is not None
+        return turn.legal_actions[0]
+
+    async def quick(turn: Turn) -> str:
+        assert turn.legal_actions is not None
+        return turn.legal_actions[0]
+
+    session = arena.server.sessions
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for name, token, policy in zip(names, tokens, [thinker, quick], strict=True):
+                nursery.start_soon(lambda n=name, t=token, f=policy: run_bot(f, arena.url, n, t, games=[], matches=1))
+            await wait_until(lambda: all(n in session and session[n].connected for n in names))
+            async with arena.admin() as admin:
+                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
+                match = (await admin.expect("match_created"))["match"]
+            await thinking.wait()
+            dropped = session["thinker"].connection
+            assert dropped is not None
+            dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+            await wait_until(lambda: session["thinker"].connection not in (None, dropped))
+            release.set()
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and (record["status"], record["reason"]) == ("finished", "complete"), record
