@@ -241,7 +241,12 @@ async def _session(
             return 1
         return max(0, matches - len(run.results) - len(state.matches))
 
-    async def seek() -> None:
+    async def seek(new_match: bool = False) -> None:
+        if new_match and state.seeking:
+            # the match may not have come from the seek (a challenge, an admin's match): one
+            # left waiting would seat the bot in more matches than it asked for
+            state.seeking = False
+            await send("cancel")
         if games and not state.seeking and wanted() > 0:
             state.seeking = True
             for _ in range(2 if self_play else 1):
@@ -335,7 +340,7 @@ async def _receive(
     run: BotRun,
     nursery: trio.Nursery,
     policies: trio.Nursery,
-    seek: Callable[[], Awaitable[None]],
+    seek: Callable[..., Awaitable[None]],
     answer: Callable[[Mapping[str, Any]], Awaitable[None]],
     deliver: Callable[[dict[str, Any]], Awaitable[None]],
     finished: Callable[[], bool],
@@ -365,9 +370,9 @@ async def _receive(
                 state.unsent.clear()
             await seek()
         elif kind == "match_start":
+            new_match = msg["match"] not in state.matches  # playing itself, a bot is told once per seat
             state.matches[msg["match"]] = msg
-            state.seeking = False
-            await seek()
+            await seek(new_match)
         elif kind == "turn":
             key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
             if key not in state.answered:

@@ -9,8 +9,8 @@ from arena import protocol as p
 from arena.seats import Turn
 from arena.server import Limits
 from arena.store import Store
-from bots.client import run_bot
-from tests.conftest import ArenaFactory
+from bots.client import BotRun, run_bot
+from tests.conftest import Arena, ArenaFactory
 
 
 async def wait_until(condition, timeout: float = 10) -> None:  # type: ignore[no-untyped-def]
@@ -56,3 +56,28 @@ async def test_a_move_thought_out_while_the_connection_dropped_is_sent_after_the
             release.set()
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and (record["status"], record["reason"]) == ("finished", "complete"), record
+
+
+@pytest.mark.trio
+async def test_a_challenge_taken_while_seeking_withdraws_the_seek_so_matches_stays_exact(arena: Arena) -> None:
+    """A match the bot did not seek (a challenge) leaves its seek waiting in the lobby: kept
+    there, it pairs with the next seeker, and a run of matches=1 plays two."""
+    token = await arena.register("counted")
+    runs: list[BotRun] = []
+
+    async def play() -> None:
+        runs.append(await run_bot(lambda turn: turn.legal_actions[0], arena.url, "counted", token, games=["nim"], matches=1))
+
+    lobby = arena.server.lobby
+    with trio.fail_after(20):
+        async with arena.bot("challenger") as challenger, trio.open_nursery() as nursery:
+            nursery.start_soon(play)
+            await wait_until(lambda: any(s.bot == "counted" for s in lobby.seeks))
+            await challenger.send("challenge", bot="counted", game="nim")
+            start = await challenger.expect("match_start")
+            await wait_until(lambda: not any(s.bot == "counted" for s in lobby.seeks), timeout=3)
+            while (msg := await challenger.receive())["t"] != "match_end":
+                if msg["t"] == "turn":
+                    fields = {key: msg[key] for key in ("match", "seat", "step", "attempt")}
+                    await challenger.send("move", action=msg["legal"][0], **fields)
+    assert [end["match"] for end in runs[0].results] == [start["match"]]
