@@ -291,7 +291,7 @@ async def _session(
             await trio.sleep(delay_ms / 1000)
         try:
             answer = await policy(turn) if is_async else await trio.to_thread.run_sync(policy, turn, abandon_on_cancel=True)
-            move = as_move(answer)
+            move = on_the_wire(turn, as_move(answer))
         except Exception as error:  # the policy gives up (a spending cap, say) or fails: resign, saying why
             if not isinstance(error, SeatForfeit):  # its bug is its loss, as in play_match, not a format error
                 log.exception("policy failed on %s step %s", msg["match"], msg["step"])
@@ -302,12 +302,21 @@ async def _session(
                 await send_now("resign", match=msg["match"], detail=str(error))
             return
         await withdraw()
+        await deliver(move)
+
+    def on_the_wire(turn: Turn, move: Move) -> dict[str, Any]:
+        """The ``move`` message's fields, checked as the server will check them: a move it would
+        refuse (a wrong type) or that cannot be encoded is the policy's failure, not a wait
+        for the clock to run out or a traceback that ends the run."""
         fields = {"match": turn.match_id, "seat": turn.seat, "step": turn.step, "attempt": turn.attempt}
         extras = move.extras()
         cost = extras.get("cost")
         if isinstance(cost, float) and not math.isfinite(cost):
             extras.pop("cost")
-        await deliver({"action": move.action, **fields, **extras})
+        wire = {"action": move.action, **fields, **extras}
+        p.check(p.message("move", **wire), p.BOT_MESSAGES)
+        p.encode(p.message("move", **wire), binary)
+        return wire
 
     async def deliver(move: dict[str, Any]) -> None:
         """Send a move; one lost with the connection is sent again after the resume."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import pytest
 import trio
 
 from arena import protocol as p
-from arena.seats import Turn
+from arena.seats import Move, Turn
 from arena.server import Limits
 from arena.store import Store
 from bots.client import BotRun, run_bot
@@ -81,3 +84,44 @@ async def test_a_challenge_taken_while_seeking_withdraws_the_seek_so_matches_sta
                     fields = {key: msg[key] for key in ("match", "seat", "step", "attempt")}
                     await challenger.send("move", action=msg["legal"][0], **fields)
     assert [end["match"] for end in runs[0].results] == [start["match"]]
+
+
+async def play_admin_match(arena: Arena, policies: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """One match made by the admin between SDK bots (seats in the order given); its record."""
+    names = list(policies)
+    tokens = [await arena.register(name) for name in names]
+    session = arena.server.sessions
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for name, token in zip(names, tokens, strict=True):
+                nursery.start_soon(lambda n=name, t=token: run_bot(policies[n], arena.url, n, t, games=[], matches=1))
+            await wait_until(lambda: all(n in session and session[n].connected for n in names))
+            async with arena.admin() as admin:
+                await admin.send("create_match", bots=names, **fields)
+                match = (await admin.expect("match_created"))["match"]
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None
+    return record
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("junk", "cause"),
+    [
+        (Move(action="a0", logprobs=[np.float32(-0.5)]), "TypeError: can not serialize 'numpy.float32' object"),
+        (Move(action="a0", tokens_in=np.int64(12)), "ProtocolError: 'move.tokens_in' must be an integer, got int64"),
+        (Move(action=7), "ProtocolError: 'move.action' must be"),  # type: ignore[arg-type]
+    ],
+)
+async def test_a_move_that_cannot_go_on_the_wire_resigns_naming_why(arena: Arena, junk: Move, cause: str) -> None:
+    """Such a move used to end the whole run with a traceback (unencodable) or be refused by
+    the server while the bot waited for the clock to run out (a wrong type)."""
+
+    def first(turn: Turn) -> str:
+        assert turn.legal_actions is not None
+        return turn.legal_actions[0]
+
+    policies = {"junk": lambda turn: junk, "fine": first}
+    record = await play_admin_match(arena, policies, game="tic-tac-toe", clock={"move_ms": 3_000})
+    assert (record["reason"], record["forfeit_seat"]) == ("resign", 0)
+    assert record["detail"].startswith(f"junk resigned: crash: {cause}")
