@@ -64,6 +64,7 @@ class _State:
     last_seq: int = 0
     seeking: bool = False
     pacer: Pacer | None = None  # made from the server's limits in its welcome
+    soft_cap: int = 64 * 1024  # bytes: the server drops a longer message; its welcome says
     send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
     thinking: dict[tuple[str, int, int, int], trio.CancelScope] = field(default_factory=dict)  # policies at work
 
@@ -115,6 +116,8 @@ async def run_bot(
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
     move, so a person can follow. ``binary`` speaks msgpack (else JSON). Messages are paced
     under the rate limit the server's ``welcome`` gives, so a fast game is slowed, never cut.
+    A move longer than the welcome's ``soft_cap`` (a reasoning model's long reply) keeps its
+    action: the head of its raw reply is cut (it then starts with ``CUT``), then its prompt.
     """
     run = BotRun()
     state = _State()
@@ -315,8 +318,7 @@ async def _session(
             extras.pop("cost")
         wire = {"action": move.action, **fields, **extras}
         p.check(p.message("move", **wire), p.BOT_MESSAGES)
-        p.encode(p.message("move", **wire), binary)
-        return wire
+        return _within_cap(wire, binary, state.soft_cap)
 
     async def deliver(move: dict[str, Any]) -> None:
         """Send a move; one lost with the connection is sent again after the resume."""
@@ -343,6 +345,32 @@ async def _session(
         raise ended
 
 
+CUT = "(cut) "
+"""What starts a raw reply whose head was cut to fit the server's ``soft_cap``."""
+
+
+def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
+    """The move's fields, its frame within ``cap`` bytes: the server drops a longer one and the
+    seat loses on time, so the audit trail gives way, never the action: first the head of the
+    raw reply (a model ends it with its action), then the prompt. ValueError if still over."""
+
+    def over() -> int:
+        frame = p.encode(p.message("move", **move), binary)
+        return len(frame if isinstance(frame, bytes) else frame.encode()) - cap
+
+    excess = over()
+    if excess > 0 and move.get("raw"):
+        keep = len(move["raw"]) - excess - len(CUT)  # a character cut is at least a byte less
+        move = {**move, "raw": CUT + move["raw"][-keep:]} if keep > 0 else {k: v for k, v in move.items() if k != "raw"}
+        excess = over()
+    if excess > 0 and "prompt" in move:
+        move = {k: v for k, v in move.items() if k != "prompt"}
+        excess = over()
+    if excess > 0:
+        raise ValueError(f"the move is {excess} bytes over the server's soft cap of {cap} bytes, even without raw and prompt")
+    return move
+
+
 async def _receive(
     ws: Any,
     state: _State,
@@ -367,6 +395,7 @@ async def _receive(
         if kind == "welcome":
             state.session = msg["session"]
             state.pacer = Pacer(msg.get("limits") or {})
+            state.soft_cap = int((msg.get("limits") or {}).get("soft_cap", state.soft_cap))
             state.seeking = False  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
                 for move in list(state.unsent.values()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from arena import protocol as p
 from arena.seats import Move, Turn
 from arena.server import Limits
 from arena.store import Store
-from bots.client import BotRun, run_bot
+from bots.client import CUT, BotRun, run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -125,3 +126,27 @@ async def test_a_move_that_cannot_go_on_the_wire_resigns_naming_why(arena: Arena
     record = await play_admin_match(arena, policies, game="tic-tac-toe", clock={"move_ms": 3_000})
     assert (record["reason"], record["forfeit_seat"]) == ("resign", 0)
     assert record["detail"].startswith(f"junk resigned: crash: {cause}")
+
+
+@pytest.mark.trio
+async def test_a_move_with_a_reply_past_the_frame_cap_still_plays_its_action(arena: Arena) -> None:
+    """A reasoning model's long reply made the move frame too large: the server dropped it and
+    the seat lost on time. The head of the reply goes instead; the action is at its end."""
+    thinking = "Let me think about every cell in turn. " * 3_000  # about 120 KB, past the 64 KiB soft cap
+    prompt = json.dumps([{"role": "user", "content": "Play."}])
+
+    def verbose(turn: Turn) -> Move:
+        assert turn.legal_actions is not None
+        return Move(action=turn.legal_actions[0], raw=f"{thinking}[{turn.legal_actions[0]}]", prompt=prompt, tokens_out=30_000)
+
+    def first(turn: Turn) -> str:
+        assert turn.legal_actions is not None
+        return turn.legal_actions[0]
+
+    record = await play_admin_match(arena, {"verbose": verbose, "terse": first}, game="tic-tac-toe", clock={"move_ms": 3_000})
+    assert (record["status"], record["reason"]) == ("finished", "complete")
+    mine = [turn for turn in record["turns"] if turn["seat"] == 0]
+    assert mine and all(turn["accepted"] and turn["tokens_out"] == 30_000 for turn in mine)
+    for turn in mine:
+        assert turn["prompt"] == prompt and len(turn["raw"].encode()) < 64 * 1024
+        assert turn["raw"].endswith(f"[{turn['action']}]") and turn["raw"].startswith(CUT)
