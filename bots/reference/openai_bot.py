@@ -27,7 +27,8 @@ Design:
   the model wrote is one turn record, with its own prompt, tokens and cost.
 - **Money.** Each move carries the tokens of the endpoint's ``usage`` and their cost
   (``price_in``/``price_out`` in USD per million tokens); ``spent`` accumulates over the
-  bot's life. Once ``spent`` reaches ``max_cost`` (0: no cap) the bot raises
+  bot's life. Once ``spent`` reaches ``max_cost`` (0: no cap; a cap needs a price, or
+  it could never be reached) the bot raises
   ``SeatForfeit("spending_cap")`` on its next turn, and ``exhausted`` tells a runner to
   stop seeking matches.
 """
@@ -120,6 +121,11 @@ class OpenAIBot(Bot):
         for key, value in (("max_cost", max_cost), ("price_in", price_in), ("price_out", price_out), ("timeout_ms", timeout_ms)):
             if value < 0:
                 raise BotSpecError(f"bot 'openai': {key} must be >= 0, got {value}")
+        if max_cost > 0 and price_in == 0 and price_out == 0:
+            raise BotSpecError(
+                "bot 'openai': max_cost needs price_in or price_out (USD per million tokens): "
+                "with no prices every move costs 0 and the cap is never reached"
+            )
         if max_tokens <= 0:
             raise BotSpecError(f"bot 'openai': max_tokens must be > 0, got {max_tokens}")
         self.url = base_url.rstrip("/") + "/chat/completions"

@@ -249,6 +249,13 @@ def test_spending_cap_forfeits_once_reached_and_is_exposed(endpoint: FakeEndpoin
     assert sum(t.cost or 0 for t in result.turns if t.seat == 0) == pytest.approx(bot.spent)
 
 
+def test_a_spending_cap_without_prices_is_refused_as_it_could_never_be_reached() -> None:
+    """With no prices every move costs 0: the README's own max_cost=5 capped nothing."""
+    with pytest.raises(BotSpecError, match="max_cost needs price_in or price_out"):
+        make_bot("openai:base_url=http://localhost:8000/v1,model=qwen,max_cost=5", "kuhn-poker")
+    assert make_bot("openai:base_url=http://localhost:8000/v1,model=qwen,max_cost=5,price_out=2", "kuhn-poker").exhausted is False
+
+
 def test_no_cap_by_default() -> None:
     bot = OpenAIBot(IPD, 0, base_url="http://127.0.0.1:1/v1", model="m")
     bot.spent = 1e9
@@ -256,7 +263,7 @@ def test_no_cap_by_default() -> None:
 
 
 def test_spec_builds_the_bot_and_rejects_a_missing_endpoint() -> None:
-    bot = make_bot("openai:base_url=http://localhost:8000/v1/,model=qwen,max_cost=0.5,timeout_ms=3000", "nim")
+    bot = make_bot("openai:base_url=http://localhost:8000/v1/,model=qwen,max_cost=0.5,price_in=1,timeout_ms=3000", "nim")
     assert isinstance(bot, OpenAIBot)
     assert (bot.url, bot.model, bot.max_cost, bot.timeout_ms) == ("http://localhost:8000/v1/chat/completions", "qwen", 0.5, 3000)
     with pytest.raises(BotSpecError, match="base_url and model"):
