@@ -178,6 +178,7 @@ def _print_result(result: Any) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     import functools
+    import sqlite3
 
     import trio
 
@@ -202,11 +203,15 @@ def cmd_play(args: argparse.Namespace) -> int:
     on_event = None if args.json else _printer([seat.name for seat in seats])
     if not args.json:
         print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
+    unrecorded = None
     try:
         rules = {"config": config, "seed": args.seed, "clock": clock, "max_retries": args.retries, "on_event": on_event}
         result = trio.run(functools.partial(play_match, game, seats, **rules))
         if store is not None:
-            store.finish_match(result)
+            try:
+                store.finish_match(result)
+            except sqlite3.Error as error:  # locked or full since it was opened: the match is still shown
+                unrecorded = f"the match was not recorded in {args.db}: {error}"
     finally:
         if store is not None:
             store.close()
@@ -214,6 +219,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         _print_json(result.to_dict())
     else:
         _print_result(result)
+    if unrecorded is not None:
+        print(f"arena: error: {unrecorded}", file=sys.stderr)
+        return FAILURE
     return 0
 
 

@@ -263,6 +263,29 @@ def test_play_with_db_records_the_finished_match_and_its_turns(tmp_path: Path, c
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def test_play_with_db_locked_at_the_end_still_shows_the_match_and_fails_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "arena.db"
+    Store(db).close()
+    record = Store.finish_match
+
+    def locked_meanwhile(store: Store, *args: Any, **kwargs: Any) -> Any:
+        # another program took the write lock while the match was played, and keeps it
+        store.conn.execute("PRAGMA busy_timeout=0")
+        other.execute("BEGIN IMMEDIATE")
+        return record(store, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "finish_match", locked_meanwhile)
+    other = sqlite3.connect(db, isolation_level=None)
+    try:
+        code, out, err = run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db), "--json")
+    finally:
+        other.close()
+    assert code == 1 and json.loads(out)["status"] == "finished"  # the played match is not lost from sight
+    assert err == f"arena: error: the match was not recorded in {db}: database is locked\n"
+
+
 @pytest.mark.trio
 async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
     tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
