@@ -38,12 +38,11 @@ from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
-from arena.store import FINISHED, LIVE, VOID, Store, StoreError, StoreWriter, read, serving_lock, variant_of
+from arena.store import ADMIN, FINISHED, LIVE, VOID, Store, StoreError, StoreWriter, read, serving_lock, variant_of
 from games.api import Game, GameError, make_config
 from games.catalog import game_entry
 from games.registry import UnknownGame
 
-ADMIN = "admin"
 log = logging.getLogger("arena.server")
 
 
@@ -637,8 +636,6 @@ class ArenaServer:
 
     async def _on_register(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         name = msg["name"]
-        if name == ADMIN:
-            raise p.ProtocolError(p.BOT_EXISTS, "'admin' is reserved")
         token = await self._store(lambda s: s.register_bot(name, msg.get("owner")))
         session.send("registered", name=name, token=token)
 

@@ -42,6 +42,8 @@ T = TypeVar("T")
 
 LIVE, FINISHED, VOID = "live", "finished", "void"
 ADMIN_KEY = "admin_token_hash"
+ADMIN = "admin"
+"""The name the admin session says hello with: a bot under it could never log in."""
 BOT_NAME_PATTERN = "lowercase letters, digits, '-', '_' and '.', 1 to 64 characters, starting with a letter or digit"
 
 
@@ -314,6 +316,8 @@ class Store:
         the program registering it, so that it can later tell its own bots from others'."""
         if not valid_bot_name(name):
             raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
+        if name == ADMIN:
+            raise StoreError(f"'{ADMIN}' is reserved for the server's admin session; name the bot otherwise", "exists")
         token = new_token()
         with self.atomic():
             if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():

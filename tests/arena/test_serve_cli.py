@@ -88,6 +88,7 @@ async def test_rotating_on_a_served_store_says_a_connected_bot_stays_until_it_re
         (["bot", "register", "gamma"], "exists already"),
         (["bot", "rotate", "nobody"], "no bot named 'nobody'"),
         (["bot", "register", "Bad Name!"], "bad bot name"),
+        (["bot", "register", "admin"], "'admin' is reserved"),  # its token could never log in
     ],
 )
 def test_token_commands_fail_in_one_line_with_status_2(
