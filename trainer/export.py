@@ -163,6 +163,8 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, i
     path = Path(out)
     if path.is_dir():
         raise ExportError(f"cannot write {out}: it is a folder; name a file in it, such as {path / 'trajectories.jsonl'}")
+    if path.exists() and not path.is_file():  # a pipe or a device: the rename would put a plain file in its place
+        raise ExportError(f"cannot write {out}: it is not a regular file; the export replaces a file whole, name one")
     if not path.parent.is_dir():
         raise ExportError(f"cannot write {out}: no folder {path.absolute().parent}")
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")

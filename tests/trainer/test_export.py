@@ -249,6 +249,17 @@ def test_an_output_that_is_a_folder_is_one_line_with_status_2_naming_it(
     assert list(tmp_path.iterdir()) == [] and list(tmp_path.parent.glob(f".{tmp_path.name}.*")) == []
 
 
+def test_an_output_that_is_no_regular_file_is_refused_not_replaced(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the rename that replaces a file whole turned a named pipe (or, for root, /dev/null) into a plain file
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(pipe))
+    assert code == 2 and err.count("\n") == 1 and f"cannot write {pipe}: it is not a regular file" in err
+    assert stat.S_ISFIFO(pipe.stat().st_mode) and list(tmp_path.iterdir()) == [pipe]
+
+
 def test_the_exported_file_gets_the_permissions_the_umask_gives_any_new_file(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
