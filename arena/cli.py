@@ -4,7 +4,8 @@ Each command is one function that imports what it needs inside its body, so that
 ``arena serve`` never pays for torch, transformers or textual. Expected failures (an
 unknown game, a bad config, a wrong seat count) end in one line on stderr and exit
 status 2; a failure while running ends with status 1; Ctrl-C with status 130 (the shell's
-128 + SIGINT) and one line saying how to pick up again; never a traceback.
+128 + SIGINT) and one line saying how to pick up again; output piped into a reader that
+stops early (``| head``) with status 141, silently, as any filter; never a traceback.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 USAGE_ERROR = 2
 FAILURE = 1
 INTERRUPTED = 130
+BROKEN_PIPE = 141  # the shell's 128 + SIGPIPE, as for any filter whose reader went away
 RERUN = "run the same command again"
 
 
@@ -1161,6 +1163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         after_echo = "\n" if sys.stderr.isatty() else ""  # the terminal's ^C (or a progress bar) ends no line
         print(f"{after_echo}arena: interrupted" + (f"; {resume}" if resume else ""), file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # `arena ratings | head`: nothing is wrong, the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit fails no more
+        return BROKEN_PIPE
     except (OSError, RuntimeError, ValueError) as error:
         print(f"arena: error: {error}", file=sys.stderr)
         return FAILURE

@@ -235,3 +235,13 @@ def test_a_human_whose_input_closes_resigns() -> None:
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     assert record["reason"] == "resign" and record["outcomes"] == ["forfeit", "win"]
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly_as_a_filter_does() -> None:
+    # `arena ratings | head -3`: the pipe's reader is gone before the command is done writing
+    command = [sys.executable, "-m", "arena.cli", "play", "connect-four", "--seat", "random", "--seat", "random"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141 and err == ""  # 128 + SIGPIPE, what the shell reports for a filter cut off
