@@ -525,8 +525,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         from arena.ratings.report import write_report
     except ImportError as error:
         raise UsageError(f"the report needs matplotlib: pip install 'selfplay-arena[report]' ({error})") from None
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {args.out} is a file; the report is a folder (README.md and plots): name a folder")
     store = _open_store(args.db)
-    page = write_report(store, Path(args.out), resamples=args.resamples)
+    page = write_report(store, out, resamples=args.resamples)
     print(f"report written to {page}")
     return 0
 

@@ -245,3 +245,12 @@ def test_a_reader_that_stops_early_ends_the_command_quietly_as_a_filter_does() -
     process.stdout.close()
     err = process.stderr.read().decode()
     assert process.wait(timeout=60) == 141 and err == ""  # 128 + SIGPIPE, what the shell reports for a filter cut off
+
+
+def test_a_report_out_that_is_a_file_is_a_usage_error_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db, out = tmp_path / "arena.db", tmp_path / "notes.txt"
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
+    out.write_text("mine\n")
+    code, printed, err = run(capsys, "report", "--db", str(db), "--out", str(out))
+    assert (code, printed) == (2, "") and err.count("\n") == 1  # it said "[Errno 17] File exists", status 1
+    assert err.startswith(f"arena: error: --out {out} is a file") and out.read_text() == "mine\n"
