@@ -334,6 +334,7 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
     from websockets.trio.client import connect
 
     from arena import protocol as p
+    from bots.client import connect_failure
 
     async def ask() -> dict[str, Any]:
         async with connect(url.rstrip("/") + "/bot", proxy=None) as ws:
@@ -353,8 +354,8 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 
     try:
         return trio.run(ask)
-    except (OSError, InvalidHandshake) as error:
-        raise UsageError(f"cannot reach {url}: {error}") from None
+    except (OSError, InvalidHandshake, trio.BrokenResourceError) as error:
+        raise UsageError(f"cannot reach {url}: {connect_failure(error)}") from None
     except InvalidURI as error:
         raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
 

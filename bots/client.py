@@ -161,12 +161,12 @@ async def run_bot(
                     raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason})") from None
                 if code == p.CLOSE_SUPERSEDED:
                     raise BotStopped("another connection logged in with this token") from None
-            except (OSError, InvalidHandshake, InvalidURI) as error:
+            except (OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
                 if isinstance(error, InvalidURI):
                     raise BotStopped(f"bad server URL {url!r}: {error}") from None
                 if not reached:
-                    raise BotStopped(f"cannot reach {url}: {error}") from None
-                log.warning("connection to %s failed: %s", url, error)
+                    raise BotStopped(f"cannot reach {url}: {connect_failure(error)}") from None
+                log.warning("connection to %s failed: %s", url, connect_failure(error))
             if done():
                 return
             run.reconnects += 1
@@ -186,6 +186,14 @@ async def run_bot(
     if stopped is not None:
         raise stopped
     return run
+
+
+def connect_failure(error: Exception) -> str:
+    """Why a connection could not be opened. A wss:// URL whose TLS handshake fails (a server
+    without TLS, say) raises trio's BrokenResourceError, which says nothing by itself."""
+    if isinstance(error, trio.BrokenResourceError):
+        return f"the TLS handshake failed ({error.__cause__ or 'the connection broke'})"
+    return str(error)
 
 
 def _exhausted(policy: Callable[..., Any]) -> bool:

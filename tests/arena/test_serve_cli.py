@@ -312,6 +312,24 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
     assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["cli-bot", "sdk-bot"]
 
 
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["bot", "register", "tls", "--admin-token", "t"], 2),
+        (["bot", "run", "random", "--name", "tls", "--token", "t", "--game", "nim"], 1),
+    ],
+)
+async def test_wss_to_a_server_without_tls_is_one_line_not_a_traceback(
+    arena: Arena, capsys: pytest.CaptureFixture[str], argv: list[str], status: int
+) -> None:
+    url = arena.url.replace("ws://", "wss://")  # the TLS handshake meets a plain websocket server
+    with trio.fail_after(20):
+        code, out, err = await run_in_thread(capsys, *argv, "--url", url)
+    assert (code, out) == (status, "") and err.count("\n") == 1
+    assert err.startswith(f"arena: error: cannot reach {url}: ") and "TLS" in err
+
+
 def test_tokens_never_look_like_command_line_options() -> None:
     from arena.store import new_token
 
