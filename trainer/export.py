@@ -109,6 +109,7 @@ def _rows(
     if limit is None:
         matches = store.conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
     else:
+        limit = min(limit, 2**63 - 1)  # SQLite's largest integer; a limit past it keeps every match all the same
         newest = store.conn.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
         matches = newest[::-1]
     for match in matches:

@@ -232,6 +232,15 @@ def test_a_bad_filter_is_one_line_with_status_2_and_writes_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_limit_past_sqlites_integers_keeps_every_match(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "all.jsonl"
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(out), "--limit", str(2**64))
+    assert (code, err) == (0, "")  # it was an OverflowError traceback
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows_of(filled.db)
+
+
 def test_a_missing_store_or_output_folder_is_one_line_with_status_2(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
