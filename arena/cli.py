@@ -845,6 +845,8 @@ def cmd_train_plot(args: argparse.Namespace) -> int:
 def cmd_export_trajectories(args: argparse.Namespace) -> int:
     from trainer.export import ExportError, trajectory_rows, write_jsonl
 
+    if os.path.exists(args.out) and os.path.exists(args.db) and os.path.samefile(args.out, args.db):
+        raise UsageError(f"--out {args.out} is the store itself; name another file for the export")  # it replaced the store
     store = _open_store(args.db)
     try:
         rows, matches = write_jsonl(trajectory_rows(store, game=args.game, bot=args.bot, limit=args.limit), args.out)

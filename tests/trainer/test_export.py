@@ -241,6 +241,15 @@ def test_a_limit_past_sqlites_integers_keeps_every_match(
     assert [json.loads(line) for line in out.read_text().splitlines()] == rows_of(filled.db)
 
 
+def test_an_output_that_is_the_store_itself_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "arena.db"
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
+    before = db.read_bytes()
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(db), "--out", str(tmp_path / "." / "arena.db"))
+    assert code == 2 and err.count("\n") == 1 and "is the store" in err  # the store was replaced by the export
+    assert db.read_bytes() == before
+
+
 def test_a_missing_store_or_output_folder_is_one_line_with_status_2(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
