@@ -188,7 +188,7 @@ async def run_bot(
     return run
 
 
-def connect_failure(error: Exception) -> str:
+def connect_failure(error: BaseException) -> str:
     """Why a connection could not be opened. A wss:// URL whose TLS handshake fails (a server
     without TLS, say) raises trio's BrokenResourceError, which says nothing by itself."""
     if isinstance(error, trio.BrokenResourceError):

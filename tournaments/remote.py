@@ -40,7 +40,7 @@ from websockets.trio.client import ClientConnection, connect
 from arena import protocol as p
 from arena.seats import Turn
 from bots.base import Bot
-from bots.client import BotStopped, Pacer, run_bot
+from bots.client import BotStopped, Pacer, connect_failure, run_bot
 from bots.registry import make_bot, seat_seed
 from tournaments.config import TournamentConfig, TournamentConfigError, remote_name
 from tournaments.formats import ScheduledMatch
@@ -97,9 +97,9 @@ def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
     if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code == p.CLOSE_AUTH_FAILED:
         raise RemoteUsageError(f"{url} refused the admin token") from None
     if not connected:
-        raise RemoteTournamentError(f"cannot reach {url}: {error}") from None
+        raise RemoteTournamentError(f"cannot reach {url}: {connect_failure(error)}") from None
     if drops > RECONNECTS:
-        raise RemoteTournamentError(f"lost the connection to {url}: {error}") from None
+        raise RemoteTournamentError(f"lost the connection to {url}: {connect_failure(error)}") from None
 
 
 def _open(url: str, path: str) -> Any:
@@ -171,7 +171,7 @@ class Admin:
                         with contextlib.suppress(trio.BrokenResourceError):  # the requester was cancelled
                             reply.send_nowait(got)
                         pending, drops = None, 0
-            except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI) as error:
+            except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
                 drops += 1
                 _lost(self.url, error, connected, drops)
             await trio.sleep(min(5.0, 0.25 * 2**drops))
@@ -225,7 +225,7 @@ class Results:
                         closed = await self._read(ws)
                         nursery.cancel_scope.cancel()
                     raise closed
-            except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI) as error:
+            except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
                 drops += 1
                 _lost(self.url, error, connected, drops)
             await trio.sleep(min(5.0, 0.25 * 2**drops))

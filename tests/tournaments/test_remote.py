@@ -250,6 +250,18 @@ def test_the_cli_cannot_reach_a_server(capsys: pytest.CaptureFixture[str], tmp_p
     assert code == 1 and capsys.readouterr().err.startswith("arena: error: cannot reach ws://127.0.0.1:9")
 
 
+@pytest.mark.trio
+async def test_wss_to_a_server_without_tls_is_one_line_not_a_traceback(
+    arena: Arena, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = cup_file(tmp_path, ["random", "grim"])
+    url = arena.url.replace("ws://", "wss://")
+    with trio.fail_after(20):
+        code = await trio.to_thread.run_sync(main, ["tournament", "run", str(path), "--url", url, "--admin-token", "T"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith(f"arena: error: cannot reach {url}: the TLS handshake failed") and "Traceback" not in err
+
+
 def test_a_bad_server_url_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = cup_file(tmp_path, ["random", "grim"])
     code = main(["tournament", "run", str(path), "--url", "http://127.0.0.1:9", "--admin-token", "T"])
