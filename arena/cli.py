@@ -300,9 +300,13 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
     if bool(args.db) == bool(args.url):
         raise UsageError("give either --db (on the server's machine) or --url with --admin-token")
     if args.db:
-        from arena.store import Store, StoreError, is_served
+        from arena.store import Store, StoreError, check_new_bot_name, is_served
 
         new_store = not os.path.exists(args.db)
+        if args.action == "rotate" and new_store:  # no bot to rotate in a store this would make: a typo in --db
+            raise UsageError(f"no store at {args.db}")
+        if args.action == "register":
+            check_new_bot_name(args.name)  # a refused name leaves no new store behind
         store = Store(args.db)
         try:
             token = store.register_bot(args.name) if args.action == "register" else store.rotate_token(args.name)

@@ -77,6 +77,14 @@ def valid_bot_name(name: str) -> bool:
     )
 
 
+def check_new_bot_name(name: str) -> None:
+    """Refuse a name no bot may be registered under, before a store is opened (or made) for it."""
+    if not valid_bot_name(name):
+        raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
+    if name == ADMIN:
+        raise StoreError(f"'{ADMIN}' is reserved for the server's admin session; name the bot otherwise", "exists")
+
+
 def variant_of(game: str, overrides: Mapping[str, Any]) -> str:
     """A game plus its non-default config: the unit ratings are kept per."""
     if not overrides:
@@ -314,10 +322,7 @@ class Store:
     def register_bot(self, name: str, owner: str | None = None) -> str:
         """Create a bot and return its token; only the token's hash is kept. ``owner`` names
         the program registering it, so that it can later tell its own bots from others'."""
-        if not valid_bot_name(name):
-            raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
-        if name == ADMIN:
-            raise StoreError(f"'{ADMIN}' is reserved for the server's admin session; name the bot otherwise", "exists")
+        check_new_bot_name(name)
         token = new_token()
         with self.atomic():
             if self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone():

@@ -101,6 +101,23 @@ def test_token_commands_fail_in_one_line_with_status_2(
     assert err.startswith("arena: error: ") and err.count("\n") == 1 and message in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bot", "rotate", "nobody"], "no store at"),  # it said "no bot named 'nobody'" of a store it had just made
+        (["bot", "register", "Bad Name!"], "bad bot name"),
+        (["bot", "register", "admin"], "'admin' is reserved"),
+    ],
+)
+def test_a_token_command_that_fails_leaves_no_new_store_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    db = tmp_path / "typo.db"
+    code, out, err = run(capsys, *argv, "--db", str(db))
+    assert (code, out) == (2, "") and err.count("\n") == 1 and message in err
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.trio
 async def test_register_and_rotate_through_a_running_server_with_the_admin_token(
     arena: Arena, capsys: pytest.CaptureFixture[str]
