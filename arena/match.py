@@ -156,9 +156,14 @@ def forfeit_returns(state: Game, seat: int) -> list[float]:
     return returns
 
 
+MAX_RETRIES = 100
+"""Illegal answers a seat may give per turn: more only stalls a match (and past SQLite's
+integers, 2**63, could not be recorded)."""
+
+
 def check_max_retries(max_retries: int) -> None:
-    if max_retries < 0:
-        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    if not 0 <= max_retries <= MAX_RETRIES:
+        raise ValueError(f"max_retries must be from 0 to {MAX_RETRIES}, got {max_retries}")
 
 
 class _Forfeit(Exception):

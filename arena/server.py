@@ -665,8 +665,10 @@ class ArenaServer:
         if msg.get("seed", 0) < 0:
             raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.seed' must be a non-negative integer")
         retries = msg.get("max_retries", self.max_retries)
-        if retries < 0:
-            raise p.ProtocolError(p.BAD_CONFIG, "max_retries must be >= 0")
+        try:
+            check_max_retries(retries)
+        except ValueError as error:
+            raise p.ProtocolError(p.BAD_CONFIG, str(error)) from None
         key = msg.get("key")
         if key is not None:
             existing = await self._store(lambda s: s.find_by_key(key))

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import games
-from arena.match import Clock
+from arena.match import MAX_RETRIES, Clock
 from arena.store import BOT_NAME_PATTERN, valid_bot_name, variant_of
 from arena.toml_file import read_toml
 from bots.registry import BotSpecError, make_bot, parse_spec
@@ -210,8 +210,8 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
         if key != "max_retries":
             raise fail(f"failure.{key}", "unknown key; the key is max_retries")
     max_retries = typed(failure, "max_retries", int, "failure.max_retries", 2)
-    if max_retries < 0:
-        raise fail("failure.max_retries", f"must be 0 or more, got {max_retries}")
+    if not 0 <= max_retries <= MAX_RETRIES:
+        raise fail("failure.max_retries", f"must be from 0 to {MAX_RETRIES}, got {max_retries}")
 
     tables = typed(data, "games", list, "games", _REQUIRED)
     if not tables:

@@ -557,7 +557,7 @@ def test_random_frames_never_break_the_server(tmp_path: Path) -> None:
         ({"limits": {"rate": 0.0, "queue": -1}}, "rate=0.0, queue=-1"),
         ({"limits": {"soft_cap": 4_096, "hard_cap": 1_024}}, "hard_cap=1024"),
         ({"limits": {"heartbeat_s": 0.0}}, "heartbeat_s=0.0"),
-        ({"max_retries": -1}, "max_retries must be >= 0, got -1"),
+        ({"max_retries": -1}, "max_retries must be from 0 to 100, got -1"),
     ],
 )
 def test_a_server_configured_out_of_range_refuses_to_start_and_writes_nothing(

@@ -92,13 +92,14 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("bots --game chess", "unknown game 'chess'"),
         ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
         ("serve --max-matches 0", "limits out of range: max_matches=0"),
-        ("serve --retries -1", "max_retries must be >= 0, got -1"),
+        ("serve --retries -1", "max_retries must be from 0 to 100, got -1"),
         ("serve --move-ms 0", "clock needs move_ms > 0"),
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
         ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
         ("demo --delay 100", "--delay paces the bots of --watch; add --watch"),  # it was ignored
         ("play nim --seat random --seat random --move-ms -5", "clock needs move_ms > 0"),
-        ("play nim --seat random --seat random --retries -1", "max_retries must be >= 0, got -1"),
+        ("play nim --seat random --seat random --retries -1", "max_retries must be from 0 to 100, got -1"),
+        ("play nim --seat random --seat random --retries 99999999999999999999", "from 0 to 100, got 99999999999999999999"),
         ("play nim --seat random --seat random --seed 9223372036854775808", "an integer from 0 to 9223372036854775807"),
     ],
 )

@@ -778,6 +778,9 @@ async def test_odd_shapes_get_an_error_and_the_connection_lives(arena: Arena) ->
     async with arena.admin() as admin:
         await admin.send("create_match", bots=["odd", "odd"], game="nim", clock={"move_ms": True})
         assert (await admin.expect("error"))["code"] == p.BAD_CONFIG
+        await admin.send("create_match", bots=["odd", "odd"], game="nim", max_retries=101)
+        refused = await admin.expect("error")
+        assert refused["code"] == p.BAD_CONFIG and "max_retries must be from 0 to 100" in refused["message"]
 
 
 @pytest.mark.trio

@@ -56,6 +56,7 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["randum"]', "held_out_opponents[0]", "'randum' is not a"),
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["perfect", "random"]', "held_out_opponents", "every participant"),
         ('name = "cup"', 'name = "cup"\nclock = { move_ms = 1.5 }', "clock.move_ms", "must be an integer, got float 1.5"),
+        ('name = "cup"', 'name = "cup"\nfailure = { max_retries = 101 }', "failure.max_retries", "from 0 to 100, got 101"),
     ],
 )
 def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: str, new: str, key: str, what: str) -> None:
