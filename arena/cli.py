@@ -341,7 +341,7 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
     from bots.client import connect_failure
 
     async def ask() -> dict[str, Any]:
-        async with connect(url.rstrip("/") + "/bot", proxy=None) as ws:
+        async with connect(p.endpoint(url, p.BOT_PATH), proxy=None) as ws:
             try:
                 await ws.send(p.encode(p.message("hello", bot="admin", token=admin_token), False))
                 await ws.send(p.encode(p.message(kind, **fields), False))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgpack
 
@@ -29,6 +30,32 @@ CLOSE_AUTH_FAILED = 4001  # unknown bot or wrong token
 CLOSE_SUPERSEDED = 4002  # another connection logged in with the same token
 CLOSE_BAD_VERSION = 4003  # a protocol version this server does not speak
 CLOSE_NO_HELLO = 4004  # the first message was not a hello, or it came too late
+
+# ---- addresses ---------------------------------------------------------------------------
+
+BOT_PATH, WATCH_PATH = "/bot", "/watch"
+
+
+def endpoint(url: str, path: str) -> str:
+    """The websocket address of ``path`` on a server given by its base URL (``ws://host:port``,
+    with the prefix of a reverse proxy if any) or by one endpoint's address, the form
+    PROTOCOL.md gives bots (``ws://host:port/bot``): clients take either."""
+    base = url.rstrip("/")
+    for known in (BOT_PATH, WATCH_PATH):
+        if base.endswith(known):
+            return base.removesuffix(known) + path
+    return base + path
+
+
+def http_base(url: str) -> str:
+    """The plain-HTTP address (``/health``, ``/api/...``) of the server at a websocket URL:
+    ws becomes http, wss https. ValueError for any other URL."""
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
+    if scheme is None or not parts.netloc:
+        raise ValueError(f"bad server URL {url!r}: give its base URL, ws://host:port")
+    return scheme + endpoint(url, "").removeprefix(parts.scheme)
+
 
 # ---- error codes (the `code` of an `error` message) ------------------------------------
 

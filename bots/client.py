@@ -133,7 +133,7 @@ async def run_bot(
         nonlocal reached
         while not done():
             try:
-                async with connect(url.rstrip("/") + "/bot", max_size=None, proxy=None) as ws:
+                async with connect(p.endpoint(url, p.BOT_PATH), max_size=None, proxy=None) as ws:
                     reached = True
                     await _session(
                         ws,

@@ -83,11 +83,10 @@ def server_name(participant: str) -> str:
 
 
 def http_base(url: str) -> str:
-    """The HTTP address of a server given by its websocket base URL."""
-    scheme, sep, rest = url.rstrip("/").partition("://")
-    if not sep or scheme not in ("ws", "wss"):
-        raise RemoteUsageError(f"bad server URL {url!r}: give the base URL, ws://host:port")
-    return f"{'https' if scheme == 'wss' else 'http'}://{rest}"
+    try:
+        return p.http_base(url)
+    except ValueError as error:
+        raise RemoteUsageError(str(error)) from None
 
 
 def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
@@ -103,7 +102,7 @@ def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
 
 
 def _open(url: str, path: str) -> Any:
-    return connect(url.rstrip("/") + path, proxy=None, max_size=None, compression=None)
+    return connect(p.endpoint(url, path), proxy=None, max_size=None, compression=None)
 
 
 Request = tuple[dict[str, Any], str, trio.MemorySendChannel[dict[str, Any] | AdminError]]
@@ -143,7 +142,7 @@ class Admin:
         connected, drops = False, 0
         while True:
             try:
-                async with _open(self.url, "/bot") as ws:
+                async with _open(self.url, p.BOT_PATH) as ws:
                     await ws.send(p.encode(p.message("hello", bot="admin", token=self.token), True))
                     welcome = p.decode(await ws.recv())
                     if welcome.get("t") != "welcome":
@@ -213,7 +212,7 @@ class Results:
         connected, drops = False, 0
         while True:
             try:
-                async with _open(self.url, "/watch") as ws:
+                async with _open(self.url, p.WATCH_PATH) as ws:
                     if not connected:
                         connected = True
                         task_status.started()

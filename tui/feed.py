@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
@@ -73,10 +73,11 @@ class Feed:
     async def run(self) -> None:
         delays = self.delays()
         attempt = 0
+        address = p.endpoint(self.url, p.WATCH_PATH)
         while True:
             self.on_status(Status("connecting", self.url, attempt=attempt))
             try:
-                async with connect(self.url + "/watch", proxy=None, max_size=None, open_timeout=self.open_timeout) as ws:
+                async with connect(address, proxy=None, max_size=None, open_timeout=self.open_timeout) as ws:
                     delays, attempt = self.delays(), 0
                     await self._session(ws)
                 reason = "the server closed the connection"
@@ -133,15 +134,8 @@ class Feed:
                 return
 
 
-def http_base(url: str) -> str:
-    """ws://host:port -> http://host:port (wss -> https)."""
-    parts = urlsplit(url)
-    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
-    return urlunsplit((scheme, parts.netloc, "", "", "")).rstrip("/")
-
-
 def _get(url: str, path: str, timeout: float) -> Any:
-    request = urllib.request.Request(f"{http_base(url)}{path}", headers={"Accept": "application/json"})
+    request = urllib.request.Request(f"{p.http_base(url)}{path}", headers={"Accept": "application/json"})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read().decode("utf-8"))
 

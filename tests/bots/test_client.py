@@ -150,3 +150,20 @@ async def test_a_move_with_a_reply_past_the_frame_cap_still_plays_its_action(are
     for turn in mine:
         assert turn["prompt"] == prompt and len(turn["raw"].encode()) < 64 * 1024
         assert turn["raw"].endswith(f"[{turn['action']}]") and turn["raw"].startswith(CUT)
+
+
+@pytest.mark.trio
+async def test_the_bot_endpoints_address_serves_as_the_servers_url(arena: Arena) -> None:
+    """PROTOCOL.md gives bots ws://host:port/bot; the SDK takes it as well as the base URL."""
+    names = ["by-base", "by-endpoint"]
+    tokens = [await arena.register(name) for name in names]
+    runs: dict[str, BotRun] = {}
+
+    async def play(name: str, token: str, url: str) -> None:
+        runs[name] = await run_bot(lambda turn: turn.legal_actions[0], url, name, token, games=["nim"], matches=1)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, names[0], tokens[0], arena.url + "/")
+            nursery.start_soon(play, names[1], tokens[1], arena.url + "/bot")
+    assert [end["status"] for name in names for end in runs[name].results] == ["finished", "finished"]
