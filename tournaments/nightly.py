@@ -19,7 +19,8 @@
 Every step updates the night record (``<date>/night.json``) as it ends, so a night cut
 short and started again on the same date resumes: trained checkpoints are kept, the
 tournament plays only its missing matches (its name carries the date, so its keys do too),
-and a decision taken is never taken twice. A finished night is not run again.
+and a decision taken is never taken twice. A finished night is not run again; a night with
+a void match is not finished, so that its rerun plays that match again.
 
 ``next_run`` and ``serve_nightly`` are the ``--at HH:MM`` loop; the CLI runs each night in a
 child process, so a failed night, and the models a night loads, end with it.
@@ -653,7 +654,8 @@ def run_night(
 
     record["page"] = str(night_dir / PAGE)
     (night_dir / PAGE).write_text(night_page(record), encoding="utf-8")
-    record["finished_at"] = time.time()
+    if not record["tournament"]["voided"]:  # else a rerun the same day plays the void matches again
+        record["finished_at"] = time.time()
     done("page")
     return json.loads(record_path.read_text(encoding="utf-8"))  # as written: JSON's lists, not the gate's tuples
 

@@ -355,3 +355,45 @@ def test_the_loop_runs_every_night_at_the_time_asked() -> None:
     serve_nightly(night, parse_at("02:30"), now=lambda: clock[0], sleep=sleep, nights=3)
     assert ran == [dt.datetime(2025, 3, d, 2, 30) for d in (2, 3, 4)]
     assert max(waits) <= 60
+
+
+def test_a_match_that_ended_void_is_played_again_by_a_rerun_of_the_night(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nightly.toml"
+    night = nightly_text(tiny_model_dir).split("[tournament]")[0]
+    path.write_text(
+        night + '[tournament]\nformat = "round-robin"\ngames_per_pairing = 2\n'
+        f'[[tournament.games]]\nname = "{IPD}"\nconfig = {{ rounds = 3 }}\nparticipants = ["{{new:ipd}}", "{{current:ipd}}"]\n'
+    )
+    state = type(games.get(IPD).new({"rounds": 3}, 0))
+    step = state.step
+    faults: list[Any] = []
+
+    def faulty_step(self: Any, actions: Any) -> Any:
+        if not faults:
+            faults.append(actions)
+            raise RuntimeError("engine bug")
+        return step(self, actions)
+
+    from tournaments import runner
+
+    real_run = runner.run_tournament
+
+    def run_with_a_fault(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(state, "step", faulty_step)  # after training: the tournament's first move faults
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "run_tournament", run_with_a_fault)
+    db = tmp_path / "arena.db"
+    assert main(["nightly", str(path), "--db", str(db), "--json"]) == 1
+    first = json.loads(capsys.readouterr().out)
+    assert (first["tournament"]["played"], first["tournament"]["voided"]) == (1, 1)
+
+    assert main(["nightly", str(path), "--db", str(db), "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert (second["tournament"]["played"], second["tournament"]["skipped"], second["tournament"]["voided"]) == (1, 1, 0)
+    assert second["policies"]["ipd"]["training"] == first["policies"]["ipd"]["training"]  # not trained again
+    assert second["finished_at"] is not None
+    assert main(["nightly", str(path), "--db", str(db)]) == 2
+    assert "ran already" in capsys.readouterr().err
