@@ -809,8 +809,15 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, **overrides)
     except (TrainConfigError, ValueError) as error:
         raise UsageError(str(error)) from None
+    import signal
+
     from trainer.run import Interrupted, train
 
+    # A scheduler, `timeout` or `kill` stops a run with SIGTERM: it keeps the weights as Ctrl-C does
+    # (SIGINT's own handler, trio's inside a match loop, raises the interrupt where it is safe).
+    # Where SIGINT is ignored (a script's background job) SIGTERM keeps its default: it must still stop the run.
+    forward = signal.SIG_IGN not in (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT)) if forward else None
     try:
         result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
     except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on
@@ -822,6 +829,9 @@ def cmd_train_run(args: argparse.Namespace) -> int:
             else "no update had finished; nothing was kept"
         )
         raise
+    finally:
+        if forward:
+            signal.signal(signal.SIGTERM, previous)
     last = [row for row in result.metrics if row["kind"] == "update"][-1]
     if args.json:
         _print_json({"run_dir": str(result.run_dir), "final": str(result.final), "last_update": last})

@@ -424,3 +424,25 @@ def test_stored_turns_join_an_update_as_whole_trajectories() -> None:
     assert {s.match for s in second} == {1_000_000_002, 1_000_000_000}
     everything, _ = stored_slice(stored, 0, 100)
     assert everything == stored  # each trajectory once, however many turns are asked for
+
+
+def test_sigterm_stops_a_run_like_ctrl_c_keeping_where_it_stopped(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A scheduler, `timeout` or `kill` stops a run with SIGTERM: without this, the weights
+    trained since the last checkpoint (with checkpoint_every = 0, the whole run) were lost."""
+    import signal
+
+    def unhandled(signum: int, frame: object) -> None:
+        raise RuntimeError("SIGTERM reached the default action")
+
+    monkeypatch.setattr("arena.cli._train_progress", lambda progress: signal.raise_signal(signal.SIGTERM))
+    previous = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        assert main(["train", "run", str(write_config(tmp_path, tiny_model_dir, checkpoint_every="0"))]) == 130
+        assert signal.getsignal(signal.SIGTERM) is unhandled
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    kept = tmp_path / "run" / "checkpoints" / "interrupted-1"
+    assert f"kept {kept} after 1 of 2 updates" in capsys.readouterr().err
+    assert sorted(p.name for p in kept.parent.iterdir()) == ["interrupted-1"]
