@@ -188,7 +188,7 @@ class TrainConfig:
         if self.dtype not in ("float32", "bfloat16", "float16"):
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
         _at_least(self, 1, "updates", "matches_per_update", "group_size", "concurrency")
-        _at_least(self, 0, "checkpoint_every")
+        _at_least(self, 0, "checkpoint_every", "seed")
         if self.matches_per_update % self.group_size:
             raise ValueError(
                 f"matches_per_update ({self.matches_per_update}) must be a multiple of group_size ({self.group_size})"

@@ -37,6 +37,8 @@ class PPOSettings:
     def __post_init__(self) -> None:
         if self.lr <= 0 or self.epochs < 1 or self.minibatch < 1 or self.grad_accum < 1 or self.max_grad_norm <= 0:
             raise ValueError(f"PPO settings need lr, max_grad_norm > 0 and epochs, minibatch, grad_accum >= 1: {self}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
         check_clip(self.clip_eps, self.dual_clip)
         check_kl_coef(self.kl_coef)
 

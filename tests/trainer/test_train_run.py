@@ -122,6 +122,8 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"opponents": {"models": [str(tiny_model_dir)] * 2}}, "opponents: models: .* is listed twice"),
         ({"device": "gpu"}, "device: 'gpu' is not a torch device"),
         ({"checkpoint_every": -1}, "checkpoint_every must be at least 0"),
+        ({"seed": -1}, "seed must be at least 0"),  # else refused by the opponent pool once the models had loaded
+        ({"ppo": {"weight_decay": -0.1}}, "ppo: weight_decay must be >= 0"),  # else refused by AdamW, naming no key
         ({"eval": {"every": -1}}, "eval: every must be at least 0"),
         ({"eval": {"matches": 0}}, "eval: matches must be at least 1"),
         ({"store": {"db": str(db), "bot": "nobody"}}, "store.bot: no bot named 'nobody'"),
