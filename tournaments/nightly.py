@@ -164,7 +164,6 @@ def parse(data: Mapping[str, Any], where: str = "<nightly>") -> NightlyConfig:
 
 def _policy(where: str, table: Any, at: str) -> Policy:
     from trainer.config import TrainConfigError
-    from trainer.config import load as load_training
     from trainer.config import parse as parse_training
 
     if not isinstance(table, dict):
@@ -183,7 +182,11 @@ def _policy(where: str, table: Any, at: str) -> Policy:
     raw = _typed(where, table, "train", (str, dict), f"{at}.train", _REQUIRED)
     try:
         if isinstance(raw, str):
-            train = dataclasses.replace(load_training(raw), model=str(start))
+            # the keys the pipeline sets are replaced before the check: the file's model folder and
+            # store (an earlier run's, perhaps gone since) are never read
+            table_in = {**read_toml(raw, TrainConfigError), "model": str(start), "out_dir": "."}
+            table_in.pop("store", None)
+            train = parse_training(table_in, raw)
         else:
             for key in PIPELINE_KEYS:
                 if key in raw:

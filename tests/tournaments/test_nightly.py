@@ -261,6 +261,21 @@ def test_a_held_out_game_may_not_be_trained_on(tiny_model_dir: Path) -> None:
     assert parse(changed(data, "tournament", "held_out_games", value=["kuhn-poker"]), "nights.toml").gate.method == "sprt"
 
 
+def test_a_training_file_given_by_path_may_name_a_model_and_store_the_pipeline_replaces(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """The file of an earlier run, whose model folder and store are gone: the night never reads them."""
+    train = tmp_path / "train.toml"
+    train.write_text(
+        f'name = "old"\nmodel = "{tmp_path / "gone"}"\nout_dir = "runs/old"\nupdates = 7\n'
+        f'[[games]]\nname = "{IPD}"\n[opponents]\nbots = ["tit-for-tat"]\n'
+        f'[store]\ndb = "{tmp_path / "gone.db"}"\nbot = "someone"\n'
+    )
+    config = parse(changed(base_config(tiny_model_dir), "policies", 0, "train", value=str(train)), "nights.toml")
+    policy = config.policies[0]
+    assert (policy.train.model, policy.train.store, policy.updates) == (str(tiny_model_dir), None, 1)
+
+
 def test_a_hand_written_pointer_names_the_current_checkpoint(tmp_path: Path, tiny_model_dir: Path) -> None:
     pointer = tmp_path / "ipd-current.json"
     data = changed(base_config(tiny_model_dir), "policies", 0, "current", value=str(pointer))
