@@ -185,8 +185,10 @@ class TrainConfig:
     store: StoreSetting | None = None
 
     def __post_init__(self) -> None:
-        if self.dtype not in ("float32", "bfloat16", "float16"):
-            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
+        if self.dtype == "float16":  # AdamW's step on half-precision weights overflows: one update, every weight NaN
+            raise ValueError("dtype float16 cannot be trained (no loss scaling: the weights turn to NaN); use bfloat16")
+        if self.dtype not in ("float32", "bfloat16"):
+            raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
         _at_least(self, 1, "updates", "matches_per_update", "group_size", "concurrency")
         _at_least(self, 0, "checkpoint_every", "seed")
         if self.matches_per_update % self.group_size:

@@ -68,6 +68,7 @@ def write_config(tmp_path: Path, model: Path, **extra: str) -> Path:
         ({"updates": '"two"'}, "updates: must be int"),
         ({"learning_rate": "1"}, "learning_rate: unknown key"),
         ({"group_size": "3"}, "must be a multiple of group_size"),
+        ({"dtype": '"float16"'}, "dtype float16 cannot be trained"),  # AdamW's step turned every weight to NaN
     ],
 )
 def test_bad_top_level_keys_name_the_file_and_key(tmp_path: Path, tiny_model_dir: Path, change: dict, message: str) -> None:
