@@ -24,6 +24,7 @@ only.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
@@ -176,8 +178,15 @@ class Policy:
         folder = Path(path)
         if not is_model_folder(folder):
             raise FileNotFoundError(not_a_model_folder(folder))
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype])
+        # a save or a download cut short: neither error is an OSError, nor says which file it read
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+        except json.JSONDecodeError as error:
+            raise OSError(f"{folder}: cannot read its tokenizer ({error}); was a save or a download cut short?") from None
+        try:
+            model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype])
+        except SafetensorError as error:
+            raise OSError(f"{folder}: cannot read its weights ({error}); was a save or a download cut short?") from None
         model.eval()
         return cls(model, tokenizer, device=device, **options)
 

@@ -216,3 +216,15 @@ def test_a_folder_without_a_saved_model_is_refused_clearly(tmp_path: Path, tiny_
     shutil.copytree(tiny_model_dir, tmp_path / "checkpoints" / "final")
     with pytest.raises(FileNotFoundError, match=r"\(no weights, no tokenizer files\); it looks like a training run: .*final'$"):
         Policy.load(tmp_path)
+
+
+@pytest.mark.parametrize(("name", "what"), [("model.safetensors", "weights"), ("tokenizer.json", "tokenizer")])
+def test_files_cut_short_are_refused_in_one_line_naming_the_folder(
+    tmp_path: Path, tiny_model_dir: Path, name: str, what: str
+) -> None:
+    """A save or a download cut short: the weights escaped the CLI's error handling as a
+    traceback, the tokenizer as a JSON error that named no file."""
+    folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    (folder / name).write_bytes((folder / name).read_bytes()[:100])
+    with pytest.raises(OSError, match=rf"{folder}: cannot read its {what} .*cut short"):
+        Policy.load(folder)
