@@ -12,6 +12,7 @@ arena's, so the TUI can use it without pulling in trio or the games.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -169,7 +170,27 @@ def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
     """One frame: msgpack bytes for binary frames, JSON text otherwise."""
     if binary:
         return msgpack.packb(message, use_bin_type=True)
-    return json.dumps(message, separators=(",", ":"), default=_json_default)
+    return dumps(message, separators=(",", ":"), default=_json_default)
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """JSON text that any parser reads: a number that is not finite (a logprob of -inf, an
+    infinite cost) becomes null, as in JavaScript, instead of the NaN or Infinity that
+    Python writes and browsers, jq and most JSON libraries refuse."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # only when a number is not finite: the common case costs nothing more
+        return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 class Encoder:

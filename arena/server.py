@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import json
 import logging
 import random
 import re
@@ -262,7 +261,7 @@ class ArenaServer:
         if url.path in ("/bot", "/watch") and upgrade:
             return None
         status, body = await self._api(url.path, urllib.parse.parse_qs(url.query))
-        response = connection.respond(status, json.dumps(body, default=str))
+        response = connection.respond(status, p.dumps(body, default=str))
         del response.headers["Content-Type"]  # respond() sets text/plain; headers append, they do not replace
         response.headers["Content-Type"] = "application/json"
         return response

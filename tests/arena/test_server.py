@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import random
 import threading
 from typing import Any
@@ -700,6 +701,37 @@ async def test_http_answers_carry_one_json_content_type(arena: Arena) -> None:
     for path in ("/health", "/api/games/nim", "/nope", "/bot"):
         head = (await http_raw(arena.url, path)).partition(b"\r\n\r\n")[0].decode().lower().split("\r\n")[1:]
         assert [line for line in head if line.startswith("content-type:")] == ["content-type: application/json"], path
+
+
+def strict_json(text: bytes | str) -> Any:
+    """JSON as a browser or jq reads it: NaN and Infinity are not JSON."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.trio
+async def test_numbers_that_are_not_finite_are_served_as_null_in_valid_json(arena: Arena) -> None:
+    """A logprob of -inf (a token the model gave no mass) and an infinite cost are numbers a
+    bot may send; they were served as -Infinity and Infinity, which JSON parsers refuse."""
+    async with arena.bot("inf-a") as a, arena.bot("inf-b"):
+        match = await start_direct_match(arena, "tic-tac-toe", ["inf-a", "inf-b"], seed=1, max_retries=0)
+        await a.expect("turn", match=match)
+        await a.send("move", match=match, seat=0, step=0, attempt=0, action="z9", logprobs=[-math.inf, 0.0], cost=math.inf)
+        await a.expect("match_end", match=match)
+    body = (await http_raw(arena.url, f"/api/matches/{match}")).partition(b"\r\n\r\n")[2]
+    (turn,) = strict_json(body)["turns"]
+    assert turn["logprobs"] == [None, 0.0] and turn["cost"] is None
+    board = strict_json((await http_raw(arena.url, "/api/leaderboard?game=tic-tac-toe")).partition(b"\r\n\r\n")[2])
+    assert {row["bot"]: row["cost"] for row in board["variants"]["tic-tac-toe"]} == {"inf-a": None, "inf-b": 0.0}
+    async with arena.socket("/watch") as ws:
+        await ws.send(p.encode(p.message("leaderboard", game="tic-tac-toe"), False))
+        with trio.fail_after(10):
+            while (message := strict_json(await ws.recv()))["t"] != "leaderboard":
+                pass
+    assert {row["bot"]: row["cost"] for row in message["variants"]["tic-tac-toe"]} == {"inf-a": None, "inf-b": 0.0}
 
 
 @pytest.mark.trio
