@@ -260,10 +260,14 @@ class ArenaServer:
         upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
         if url.path in ("/bot", "/watch") and upgrade:
             return None
-        status, body = await self._api(url.path, urllib.parse.parse_qs(url.query))
-        response = connection.respond(status, p.dumps(body, default=str))
-        del response.headers["Content-Type"]  # respond() sets text/plain; headers append, they do not replace
-        response.headers["Content-Type"] = "application/json"
+        if request.method not in ("GET", "HEAD"):  # websockets hands us every method; none of ours changes anything
+            message = f"{url.path} answers GET and HEAD only"
+            response = _json_response(connection, 405, {"error": "method_not_allowed", "message": message})
+            response.headers["Allow"] = "GET, HEAD"
+            return response
+        response = _json_response(connection, *await self._api(url.path, urllib.parse.parse_qs(url.query)))
+        if request.method == "HEAD":  # the GET's headers, Content-Length included, and no body
+            response.body = b""
         return response
 
     async def _api(self, path: str, query: Mapping[str, list[str]]) -> tuple[int, Any]:
@@ -1080,6 +1084,13 @@ def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         state.step(steps[step])
         views.append(state.full_view())
     return views
+
+
+def _json_response(connection: ServerConnection, status: int, body: Any) -> Response:
+    response = connection.respond(status, p.dumps(body, default=str))
+    del response.headers["Content-Type"]  # respond() sets text/plain; headers append, they do not replace
+    response.headers["Content-Type"] = "application/json"
+    return response
 
 
 def leaderboard(store: Store, game: str | None, resamples: int = 100) -> dict[str, Any]:

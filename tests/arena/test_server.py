@@ -703,6 +703,22 @@ async def test_http_answers_carry_one_json_content_type(arena: Arena) -> None:
         assert [line for line in head if line.startswith("content-type:")] == ["content-type: application/json"], path
 
 
+@pytest.mark.trio
+async def test_only_get_and_head_are_answered_and_head_without_a_body(arena: Arena) -> None:
+    """Every method was answered as a GET: a DELETE of a match got 200 and its record, as if
+    it had been deleted, and a HEAD got a body, which HTTP forbids."""
+    record = await play_fixed_match(arena, True, ("m-a", "m-b"))
+    for method, path in (("DELETE", f"/api/matches/{record['id']}"), ("POST", "/api/bots"), ("PUT", "/health")):
+        head, _, body = (await http_raw(arena.url, path, method)).partition(b"\r\n\r\n")
+        lines = head.decode().lower().split("\r\n")
+        assert lines[0].split()[1] == "405" and "allow: get, head" in lines and "content-type: application/json" in lines
+        assert json.loads(body) == {"error": "method_not_allowed", "message": f"{path} answers GET and HEAD only"}
+    got = (await http_raw(arena.url, "/api/bots")).partition(b"\r\n\r\n")
+    head, _, body = (await http_raw(arena.url, "/api/bots", "HEAD")).partition(b"\r\n\r\n")
+    assert body == b"" and head.split(b"\r\n")[0] == b"HTTP/1.1 200 OK"
+    assert f"content-length: {len(got[2])}" in head.decode().lower().split("\r\n")
+
+
 def strict_json(text: bytes | str) -> Any:
     """JSON as a browser or jq reads it: NaN and Infinity are not JSON."""
 
