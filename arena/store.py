@@ -579,7 +579,9 @@ class Store:
         clause, args = where(
             {
                 "game = ?": game,
-                "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot,
+                # EXISTS, not id IN (the bot's matches): that read and sorted all of them for
+                # every page; this walks the newest-first index and stops when the page is full
+                "EXISTS (SELECT 1 FROM seats WHERE seats.match_id = matches.id AND seats.bot = ?)": bot,
                 "status = ?": status,
                 "(created_at, id) < (?, ?)": None if after is None else tuple(after),
             }

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import trio
 
 import games
-from arena.match import play_match
+from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
 from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError
 from bots.registry import make_bot
@@ -53,6 +54,43 @@ def test_a_match_stored_during_the_walk_does_not_shift_the_pages(tmp_path: Path)
     store_matches(store, "nim", range(5, 6))  # newer than every listed one: an offset would repeat a row
     rest = [m["id"] for m in store.matches(limit=10, before=first[-1])]
     assert len(first + rest) == len(set(first + rest)) == 5
+
+
+def sqlite_work(store: Store, listing: Callable[[], object]) -> int:
+    """SQLite virtual-machine steps (in hundreds) a listing takes: a measure of work that,
+    unlike time, does not vary from run to run."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    store.conn.set_progress_handler(count, 100)
+    try:
+        listing()
+    finally:
+        store.conn.set_progress_handler(None, 0)
+    return steps
+
+
+def test_a_page_of_one_bots_matches_costs_the_page_not_all_its_matches(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """Filtering by bot read and sorted every match of the bot for each page, so walking a
+    busy bot's history took time quadratic in its matches."""
+    store = Store(tmp_path / "arena.db")
+    with store.atomic():
+        for index in range(2000):
+            players = ["busy", "busy"] if index % 100 == 0 else ["busy", f"other{index % 3}"]
+            store.finish_match(match_record("nim", players, [1.0, -1.0]))
+    assert sqlite_work(store, lambda: store.matches(bot="busy", limit=10)) < 5 * sqlite_work(
+        store, lambda: store.matches(limit=10)
+    )
+    newest_first = walk(store, 1000)
+    assert walk(store, 300, bot="busy") == newest_first  # a self-play match is listed once
+    other1 = [m for m in newest_first if "other1" in store.match(m, turns=False)["players"]]  # type: ignore[index]
+    assert len(other1) == 660 and walk(store, 7, bot="other1") == other1
 
 
 def test_paging_from_an_unknown_match_is_an_error(tmp_path: Path) -> None:
