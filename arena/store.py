@@ -591,7 +591,7 @@ class Store:
 
     def bots(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(
-            """SELECT b.name, b.created_at, COUNT(s.match_id) AS matches FROM bots b
+            """SELECT b.name, b.created_at, COUNT(DISTINCT s.match_id) AS matches FROM bots b
                LEFT JOIN seats s ON s.bot = b.name GROUP BY b.name ORDER BY b.name"""
         )
         return [dict(row) for row in rows]

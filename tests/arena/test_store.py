@@ -93,6 +93,17 @@ def test_a_page_of_one_bots_matches_costs_the_page_not_all_its_matches(
     assert len(other1) == 660 and walk(store, 7, bot="other1") == other1
 
 
+def test_a_bots_match_count_counts_a_self_play_match_once(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
+    """/api/bots counted a seat, not a match: a bot that played itself once had two matches."""
+    store = Store(tmp_path / "arena.db")
+    for name in ("solo", "other", "idle"):
+        store.register_bot(name)
+    store.finish_match(match_record("tic-tac-toe", ["solo", "solo"], [1.0, -1.0]))
+    store.finish_match(match_record("tic-tac-toe", ["solo", "other"], [1.0, -1.0]))
+    assert {bot["name"]: bot["matches"] for bot in store.bots()} == {"idle": 0, "other": 1, "solo": 2}
+    assert len(store.matches(bot="solo")) == 2
+
+
 def test_paging_from_an_unknown_match_is_an_error(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
     with pytest.raises(StoreError, match="no match 'nope' to list the matches before"):
