@@ -16,6 +16,7 @@ import gc
 import logging
 import random
 import re
+import sqlite3
 import time
 import urllib.parse
 import uuid
@@ -265,7 +266,12 @@ class ArenaServer:
             response = _json_response(connection, 405, {"error": "method_not_allowed", "message": message})
             response.headers["Allow"] = "GET, HEAD"
             return response
-        response = _json_response(connection, *await self._api(url.path, urllib.parse.parse_qs(url.query)))
+        try:
+            status, body = await self._api(url.path, urllib.parse.parse_qs(url.query))
+        except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
+            log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
+            status, body = 503, {"error": "store_unavailable", "message": f"the store cannot be read: {error}"}
+        response = _json_response(connection, status, body)
         if request.method == "HEAD":  # the GET's headers, Content-Length included, and no body
             response.body = b""
         return response
@@ -297,14 +303,16 @@ class ArenaServer:
             status = arg("status")
             if status not in (None, LIVE, FINISHED, VOID):
                 return 400, {"error": p.BAD_MESSAGE, "message": f"status must be {LIVE}, {FINISHED} or {VOID}"}
-            try:
-                found = await self._read(
-                    lambda s: s.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
-                )
-            except StoreError as error:
-                if error.kind != "unknown":  # the store itself failed: not the caller's fault
-                    raise
-                return 400, {"error": p.BAD_MESSAGE, "message": str(error)}
+
+            def page(store: Store) -> list[dict[str, Any]] | StoreError:
+                try:
+                    return store.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
+                except StoreError as error:  # no match `before`: the caller's fault, unlike failing to open the store
+                    return error
+
+            found = await self._read(page)
+            if isinstance(found, StoreError):
+                return 400, {"error": p.BAD_MESSAGE, "message": str(found)}
             return 200, [_unseeded(record) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")

@@ -6,7 +6,9 @@ import functools
 import json
 import math
 import random
+import sqlite3
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -717,6 +719,28 @@ async def test_only_get_and_head_are_answered_and_head_without_a_body(arena: Are
     head, _, body = (await http_raw(arena.url, "/api/bots", "HEAD")).partition(b"\r\n\r\n")
     assert body == b"" and head.split(b"\r\n")[0] == b"HTTP/1.1 200 OK"
     assert f"content-length: {len(got[2])}" in head.decode().lower().split("\r\n")
+
+
+@pytest.mark.trio
+async def test_a_store_that_cannot_be_read_is_a_json_503_not_a_websocket_failure(
+    arena_factory: ArenaFactory, tmp_path: Path
+) -> None:
+    """A read-only server whose store a newer arena upgraded, or that was removed, answered
+    500 text/plain "Failed to open a WebSocket connection", and /api/matches blamed the
+    caller (400) for a missing store."""
+    db = tmp_path / "served.db"
+    Store(db).close()
+    reader = await arena_factory(db=db, read_only=True)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE schema_version SET version = 99")
+    status, error = await http_get(reader.url, "/api/bots")
+    assert status == 503 and error["error"] == "store_unavailable" and "newer than this arena" in error["message"]
+    db.unlink()
+    for path in ("/api/bots", "/api/matches", "/api/matches/x", "/api/leaderboard"):
+        status, error = await http_get(reader.url, path)
+        assert (status, error["error"]) == (503, "store_unavailable") and "no store at" in error["message"], path
+    assert (await http_get(reader.url, "/health"))[0] == 200
+    await reader.server.shutdown()
 
 
 def strict_json(text: bytes | str) -> Any:
