@@ -10,6 +10,7 @@ that cannot be told apart share a rank.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.ratings.nash import agent_task_nash, bootstrap, logodds_matrix, nash_ratings, win_matrix
+from arena.ratings.nash import agent_task_nash, bootstrap_counts, count_wins, logodds_matrix, nash_ratings
 from arena.ratings.trueskill import Rating, interval95, rank_by_intervals
 from arena.store import FINISHED, Store, where
 
@@ -62,10 +63,29 @@ def pairwise(match: FinishedMatch) -> list[Pair]:
     return out
 
 
-def nash_of(matches: Sequence[FinishedMatch], agents: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Nash ratings and equilibrium mass of ``agents`` (in that order) from these matches."""
-    counts = win_matrix((pair for m in matches for pair in pairwise(m)), agents=agents)
-    return nash_ratings(logodds_matrix(counts.wins, counts.games))
+@dataclass(frozen=True)
+class MatchPairs:
+    """Every match's pairs, read once into index arrays (``match`` says whose pair each is),
+    so that a bootstrap resample only weights them."""
+
+    agents: int
+    match: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    scores: np.ndarray
+
+    @classmethod
+    def of(cls, matches: Sequence[FinishedMatch], agents: Sequence[str]) -> MatchPairs:
+        index = {agent: i for i, agent in enumerate(agents)}
+        found = [(k, index[a], index[b], score) for k, m in enumerate(matches) for a, b, score in pairwise(m)]
+        match, rows, cols, scores = zip(*found, strict=True) if found else ((), (), (), ())
+        as_index = functools.partial(np.asarray, dtype=np.intp)
+        return cls(len(agents), as_index(match), as_index(rows), as_index(cols), np.asarray(scores, dtype=float))
+
+    def nash(self, drawn: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Nash ratings and equilibrium mass of the agents, each match counted as often as ``drawn`` says (once by default)."""
+        wins, games = count_wins(self.agents, self.rows, self.cols, self.scores, None if drawn is None else drawn[self.match])
+        return nash_ratings(logodds_matrix(wins, games))
 
 
 def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
@@ -97,9 +117,10 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
     if not agents:
         return []
     matches = finished_matches(store, variant=variant)
-    nash, mass = nash_of(matches, agents)
+    pairs = MatchPairs.of(matches, agents)
+    nash, mass = pairs.nash()
     if len(matches) >= 2 and len(agents) >= 2:
-        low, high = bootstrap(matches, lambda sample: nash_of(sample, agents)[0], resamples=resamples, seed=seed)
+        low, high = bootstrap_counts(len(matches), lambda drawn: pairs.nash(drawn)[0], resamples=resamples, seed=seed)
     else:
         low, high = nash.copy(), nash.copy()
     skills = [ratings.get(bot, Rating()) for bot in agents]

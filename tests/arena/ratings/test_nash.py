@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 
 from arena.ratings import nash
-from arena.ratings.nash import agent_task_nash, bootstrap, logodds_matrix, maxent_nash, nash_ratings, win_matrix
+from arena.ratings.nash import (
+    agent_task_nash,
+    bootstrap,
+    bootstrap_counts,
+    count_wins,
+    logodds_matrix,
+    maxent_nash,
+    nash_ratings,
+    win_matrix,
+)
 
 RPS = np.array([[0.0, 1.0, -1.0], [-1.0, 0.0, 1.0], [1.0, -1.0, 0.0]])
 
@@ -280,6 +289,30 @@ def test_bootstrap_gives_percentile_intervals_reproducibly() -> None:
     point = ratings(matches)
     assert np.all(low <= point + 1e-9) and np.all(point <= high + 1e-9)
     assert high[2] < 0  # c never beats anyone: below the equilibrium in every resample
+
+
+def test_resampling_by_counts_gives_the_same_intervals_as_resampling_the_list() -> None:
+    """The leaderboard weights each match's pairs by how often it was drawn instead of
+    re-reading the drawn matches: the same draws must give the same intervals, exactly."""
+    matches = [("a", "b", 1.0)] * 7 + [("a", "b", 0.5)] * 3 + [("b", "c", 0.0)] * 4 + [("a", "c", 1.0)] * 2
+    agents = ["a", "b", "c"]
+    rows = np.array([agents.index(a) for a, _, _ in matches])
+    cols = np.array([agents.index(b) for _, b, _ in matches])
+    scores = np.array([score for _, _, score in matches])
+
+    def from_list(sample: list[tuple[str, str, float]]) -> np.ndarray:
+        counts = win_matrix(sample, agents=agents)
+        return nash_ratings(logodds_matrix(counts.wins, counts.games))[0]
+
+    def from_counts(drawn: np.ndarray) -> np.ndarray:
+        return nash_ratings(logodds_matrix(*count_wins(3, rows, cols, scores, drawn)))[0]
+
+    listed = bootstrap(matches, from_list, resamples=40, seed=3)
+    counted = bootstrap_counts(len(matches), from_counts, resamples=40, seed=3)
+    np.testing.assert_array_equal(listed[0], counted[0])
+    np.testing.assert_array_equal(listed[1], counted[1])
+    wins, games = count_wins(3, np.array([0, 0]), np.array([1, 2]), np.array([1.0, 0.5]), np.array([3, 2]))
+    assert wins.tolist() == [[0, 3, 1], [0, 0, 0], [1, 0, 0]] and games.tolist() == [[0, 3, 2], [3, 0, 0], [2, 0, 0]]
 
 
 def test_bootstrap_of_identical_matches_has_no_spread() -> None:
