@@ -3,8 +3,9 @@
 It never gambles: it plays a card only when every card it could still be is playable,
 counting the copies it can see (fireworks, discards, the other hands). Otherwise it
 hints a player towards a playable card (the soonest to act first), discards what is
-surely useless, or the oldest card no hint has named. It reads only the observation data
-and legal actions, so it plays ``mini-hanabi`` and ``hanabi`` at every player count.
+surely useless, or the oldest card no hint has named; only when no hint or discard is
+legal does it gamble, on its likeliest card. It reads only the observation data and
+legal actions, so it plays ``mini-hanabi`` and ``hanabi`` at every player count.
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ class _Table:
             return True
         return any(self.discarded[(colour, r)] == copies(r, self.top) for r in range(height + 1, rank))
 
+    def play_chance(self, slot: int) -> float:
+        """The share of the unseen copies my card in ``slot`` (from 0) may be that are playable."""
+        faces = self.mine[slot]
+        unseen = sum(self.unseen[f] for f in faces)
+        return sum(self.unseen[f] for f in faces if self.playable(f)) / unseen if unseen else 0.0
+
     def knows_playable(self, known: Mapping[str, Any]) -> bool:
         return all(self.playable(f) for f in _faces(known))
 
@@ -143,7 +150,13 @@ class HanabiHeuristic(Bot):
             return self._best(useful, lambda h: _playable_gain(table, *_hint(table, h), waiting))
         if "discard 1" in legal:
             return f"discard {self._discard_slot(table, turn.observation.data['my_knowledge'])}"
-        return self._best(hints, lambda h: _information(*_hint(table, h)))
+        if hints:
+            return self._best(hints, lambda h: _information(*_hint(table, h)))
+        # With one-card hands the others can end up holding nothing to hint while every
+        # token is back, so discarding is barred too: playing is forced, so gamble on the
+        # likeliest card.
+        plays = [a for a in legal if a.startswith("play ")]
+        return self._best(plays, lambda a: table.play_chance(int(a.split(" ")[1]) - 1))
 
     def _best(self, actions: Sequence[str], value: Callable[[str], Any]) -> str:
         """One of the actions of highest value, ties broken at random."""

@@ -123,6 +123,14 @@ def test_hints_when_discarding_is_not_allowed() -> None:
     assert bot().act(turn).startswith("hint ")
 
 
+def test_plays_when_no_hint_or_discard_is_left() -> None:
+    # One-card hands at the end: the others hold nothing to hint, all hint tokens are
+    # back so discarding is not allowed, and playing is the only legal move.
+    turn = table_turn(partner_hand=[], my_knowledge=[UNKNOWN], hints=3)
+    assert turn.legal_actions == ("play 1",)
+    assert bot().act(turn) == "play 1"
+
+
 def mean_score(make: type[Bot], seeds: range) -> float:
     scores = []
     for seed in seeds:
