@@ -12,7 +12,7 @@ import math
 
 from arena.seats import Turn
 from bots.base import Bot
-from bots.registry import register
+from bots.registry import BotSpecError, register
 from games.ascending_cards import PLAY, WAIT
 
 
@@ -24,8 +24,11 @@ class MindTimer(Bot):
     games = ("ascending-cards",)
 
     def __init__(self, game: str, seed: int = 0, pace: float = 1.0) -> None:
-        """``pace`` scales the wait: below 1 it plays earlier, leaving spare ticks at the end."""
+        """``pace`` scales the wait: below 1 it plays earlier, leaving spare ticks at the end.
+        Above 1 the highest cards would fall due after the last tick and be lost."""
         super().__init__(game, seed)
+        if not 0.0 <= pace <= 1.0:
+            raise BotSpecError(f"bot '{self.name}': option 'pace' must be between 0 and 1, got {pace}")
         self.pace = pace
 
     def act(self, turn: Turn) -> str:

@@ -11,7 +11,7 @@ from arena.seats import Turn
 from bots.base import Bot
 from bots.reference.ascending_cards import MindTimer
 from bots.reference.random_bot import RandomBot
-from bots.registry import make_bot
+from bots.registry import BotSpecError, make_bot
 from games.ascending_cards import AscendingCards
 
 
@@ -43,6 +43,14 @@ def test_pace_plays_earlier_and_is_an_option_of_the_spec() -> None:
     assert isinstance(bot, MindTimer) and bot.pace == 0.5
     assert bot.act(at_tick(4, [37])) == "play"  # due at tick 4 (3.7 rounded up)
     assert bot.act(at_tick(3, [37])) == "wait"
+
+
+@pytest.mark.parametrize("pace", ["nan", "inf", "-1", "1.5"])
+def test_a_pace_outside_0_to_1_is_refused_when_the_bot_is_made(pace: str) -> None:
+    # nan and inf used to be accepted and crash on the first turn; a negative pace is
+    # meaningless, and above 1 the highest cards fall due after the last tick.
+    with pytest.raises(BotSpecError, match="option 'pace' must be between 0 and 1"):
+        make_bot(f"mind-timer:pace={pace}", "ascending-cards")
 
 
 def team_scores(make: type[Bot], players: int, seeds: range) -> list[float]:
