@@ -48,6 +48,8 @@ def parse_spec(text: str) -> BotSpec:
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
             raise BotSpecError(f"bot spec {text!r}: option {part!r} is not key=value")
+        if key.strip() in options:
+            raise BotSpecError(f"bot spec {text!r}: option {key.strip()!r} is given twice")
         options[key.strip()] = value.strip()
     return BotSpec(name, options)
 
