@@ -505,6 +505,9 @@ class ArenaServer:
             old = session.connection
             session.detach(old)
             old.close(p.CLOSE_SUPERSEDED, "another connection logged in with this token")
+            # The old connection ends here, and its seeks with it, as any other end does: the
+            # bot seeks again after this welcome, and keeping them would seat it twice over.
+            self.lobby.cancel(bot)
         resume = hello.get("resume") or {}
         last_seq = resume.get("last_seq")
         resumed = resume.get("session") == session.id and isinstance(last_seq, int) and session.can_replay_after(last_seq)

@@ -413,6 +413,20 @@ async def test_self_play_seeks_pair_a_bot_with_itself(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_a_superseded_connection_takes_its_seeks_with_it(arena: Arena) -> None:
+    token = await arena.register("twice")
+    async with arena.bot("twice", token) as old:
+        await old.send("seek", games=["tic-tac-toe"])
+        await old.expect("seeking")
+        async with arena.bot("twice", token) as new:  # the bot reconnects before the server saw the old socket die
+            await new.send("seek", games=["tic-tac-toe"])  # and seeks again after its welcome, as it is told to
+            await new.expect("seeking")
+            async with arena.socket("/watch") as ws:
+                waiting = (await Client(ws, binary=False).expect("lobby"))["waiting"]
+    assert [seek["bot"] for seek in waiting] == ["twice"]  # one seat wanted, not two
+
+
+@pytest.mark.trio
 async def test_a_challenge_starts_a_match_with_the_named_bot(arena: Arena) -> None:
     async with arena.bot("challenger") as challenger, arena.bot("target") as target:
         await challenger.send("challenge", bot="target", game="kuhn-poker")
