@@ -582,7 +582,9 @@ class ArenaServer:
         except GameError as error:
             raise p.ProtocolError(p.UNKNOWN_GAME, str(error)) from None
         try:
-            return make_config(game.Config, config or {}).to_dict()
+            cfg = make_config(game.Config, config or {})
+            game.spec.check_players(cfg.players)
+            return cfg.to_dict()
         except GameError as error:
             raise p.ProtocolError(p.BAD_CONFIG, f"{name}: {error}") from None
 

@@ -249,6 +249,13 @@ class GameSpec:
     def action_space(self) -> tuple[str, ...] | None:
         return self.default_config.action_space()
 
+    def check_players(self, players: int) -> None:
+        """A config can name any player count; only the spec knows which the game allows, so
+        whoever accepts a config before a match exists (a seek, say) must ask here too."""
+        if not self.min_players <= players <= self.max_players:
+            span = f"{self.min_players}" if self.min_players == self.max_players else f"{self.min_players} to {self.max_players}"
+            raise ConfigError(f"{self.name} is played by {span} players, not {players}")
+
     def team_of(self, seat: int, players: int) -> tuple[int, ...]:
         """The seats that share ``seat``'s fate: all of them in a team game, else itself."""
         return tuple(range(players)) if self.teams == "all" else (seat,)
@@ -304,9 +311,7 @@ class Game(ABC):
         """The initial state; the same (config, seed) always gives the same match."""
         spec = cls.spec
         cfg = spec.default_config if config is None else make_config(cls.Config, config)
-        if not spec.min_players <= cfg.players <= spec.max_players:
-            span = f"{spec.min_players}" if spec.min_players == spec.max_players else f"{spec.min_players} to {spec.max_players}"
-            raise ConfigError(f"{spec.name} is played by {span} players, not {cfg.players}")
+        spec.check_players(cfg.players)
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise ConfigError(f"the seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {seed!r}")
         state = cls.__new__(cls)

@@ -413,6 +413,17 @@ async def test_self_play_seeks_pair_a_bot_with_itself(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_a_player_count_the_game_does_not_allow_is_a_bad_config_not_a_void_match(arena: Arena) -> None:
+    async with arena.bot("loner") as loner, arena.admin() as admin:
+        await loner.send("seek", games=["tic-tac-toe"], config={"players": 1})  # a table of one would form at once
+        refused = await loner.expect("error")
+        assert refused["code"] == p.BAD_CONFIG and "2 players, not 1" in refused["message"]
+        await admin.send("create_match", bots=["loner"], game="tic-tac-toe", config={"players": 1})
+        assert (await admin.expect("error"))["code"] == p.BAD_CONFIG
+    assert Store(arena.db, read_only=True).matches() == []
+
+
+@pytest.mark.trio
 async def test_a_superseded_connection_takes_its_seeks_with_it(arena: Arena) -> None:
     token = await arena.register("twice")
     async with arena.bot("twice", token) as old:
