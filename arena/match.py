@@ -233,7 +233,7 @@ class _Match:
                 remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
                 turn = replace(turn, attempt=attempt, deadline_ms=remaining_ms, retry_reason=reason)
             await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=turn.deadline_ms)
-            move = await self._answer(seat, turn, deadline)
+            move = await self._answer(seat, turn, deadline, budget_ms)
             think_ms = (trio.current_time() - asked) * 1000
             record = TurnRecord(
                 seat=seat,
@@ -270,7 +270,7 @@ class _Match:
             return canonical
         raise _Forfeit(seat, ILLEGAL, f"{self.max_retries + 1} illegal answers; last: {reason}")
 
-    async def _answer(self, seat: int, turn: Turn, deadline: float) -> Move:
+    async def _answer(self, seat: int, turn: Turn, deadline: float, budget_ms: int) -> Move:
         with trio.move_on_at(deadline):
             try:
                 return await self.seats[seat].act(turn)
@@ -280,7 +280,7 @@ class _Match:
                 raise
             except Exception as error:  # a bug in the seat's policy is the seat's loss
                 raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
-        raise _Forfeit(seat, TIMEOUT, f"no answer within {turn.deadline_ms} ms")
+        raise _Forfeit(seat, TIMEOUT, f"no answer within {budget_ms} ms")  # the step's, not what a retry had left
 
     async def ask_all(self, movers: Sequence[int]) -> dict[int, str]:
         """Ask every seat to move at once (simultaneous games) or the one seat."""

@@ -100,6 +100,19 @@ async def test_a_seat_that_sleeps_past_its_deadline_forfeits_on_time(autojump_cl
 
 
 @pytest.mark.trio
+async def test_a_timeout_after_an_illegal_answer_names_the_seats_whole_budget(autojump_clock: trio.testing.MockClock) -> None:
+    async def wrong_then_stuck(turn: Turn) -> str:
+        if turn.attempt:
+            await trio.sleep_forever()
+        await trio.sleep(0.6)
+        return "z9"
+
+    result = await play_match(TicTacToe, [LocalSeat(wrong_then_stuck), first_legal()], clock=Clock(move_ms=1_000, grace_ms=0))
+    assert result.reason == "timeout" and result.forfeit_seat == 0
+    assert result.detail == "no answer within 1000 ms"  # the time it had at the step, not what was left at its retry
+
+
+@pytest.mark.trio
 async def test_the_grace_period_saves_a_move_just_past_the_budget(autojump_clock: trio.testing.MockClock) -> None:
     async def late(turn: Turn) -> str:
         await trio.sleep(1.2)
