@@ -268,7 +268,8 @@ class _Match:
             spent_ms = (trio.current_time() - started) * 1000
             self.bank_ms[seat] = max(0, int(self.bank_ms[seat] - max(0.0, spent_ms - self.clock.move_ms)))
             return canonical
-        raise _Forfeit(seat, ILLEGAL, f"{self.max_retries + 1} illegal answers; last: {reason}")
+        answers = "1 illegal answer" if self.max_retries == 0 else f"{self.max_retries + 1} illegal answers"
+        raise _Forfeit(seat, ILLEGAL, f"{answers}; last: {reason}")
 
     async def _answer(self, seat: int, turn: Turn, deadline: float, budget_ms: int) -> Move:
         with trio.move_on_at(deadline):

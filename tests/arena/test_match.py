@@ -76,6 +76,8 @@ async def test_k_plus_one_illegal_answers_forfeit_and_record_the_reason() -> Non
     assert result.returns == [1.0, -1.0]
     assert result.outcomes == ["win", "forfeit"]
     assert [t.accepted for t in result.turns if t.seat == 1] == [False, False, False]
+    no_retry = await play_match(TicTacToe, [first_legal(), scripted(["a1"])], max_retries=0)
+    assert no_retry.detail.startswith("1 illegal answer; last:")
 
 
 @pytest.mark.trio
