@@ -11,6 +11,7 @@ by the minibatch's token count, so the result does not depend on how it is split
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,11 @@ class PPOSettings:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
         check_clip(self.clip_eps, self.dual_clip)
         check_kl_coef(self.kl_coef)
+
+
+class Diverged(RuntimeError):
+    """The loss or its gradient stopped being a number: stepping would turn every weight to
+    NaN and the run would go on to save a model that answers nothing."""
 
 
 class Learner:
@@ -120,6 +126,12 @@ class Learner:
                 for key, value in stats.items():
                     collected.setdefault(key, []).append(value)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.model.parameters(), s.max_grad_norm)
+            loss = float(np.sum(collected["loss"]))
+            if not (math.isfinite(loss) and math.isfinite(float(grad_norm))):
+                raise Diverged(
+                    f"training diverged at update {self.updates}: the loss is {loss} and its gradient norm {float(grad_norm)};"
+                    " the weights are left as they were before this step (lower ppo.lr or ppo.clip_eps)"
+                )
             self.optimizer.step()
         # Micro-batch losses are already divided by the whole minibatch's token count: they add up.
         additive = ("loss", "surrogate", "kl_ref")

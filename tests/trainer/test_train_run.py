@@ -449,3 +449,23 @@ def test_sigterm_stops_a_run_like_ctrl_c_keeping_where_it_stopped(
     kept = tmp_path / "run" / "checkpoints" / "interrupted-1"
     assert f"kept {kept} after 1 of 2 updates" in capsys.readouterr().err
     assert sorted(p.name for p in kept.parent.iterdir()) == ["interrupted-1"]
+
+
+def test_a_loss_that_is_not_a_number_stops_the_run_before_the_weights_take_it(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """A run that diverged (a learning rate far too high) went on and saved a ``final`` of NaN weights, exit 0."""
+    import trainer.update
+
+    real = trainer.update.policy_loss
+
+    def diverging(*args: object, **kwargs: object) -> tuple[torch.Tensor, dict[str, float]]:
+        loss, stats = real(*args, **kwargs)  # type: ignore[arg-type]
+        return loss * float("nan"), stats
+
+    monkeypatch.setattr(trainer.update, "policy_loss", diverging)
+    path = write_config(tmp_path, tiny_model_dir, checkpoint_every="0")
+    assert main(["train", "run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "training diverged at update 1: the loss is nan" in err and "lower ppo.lr" in err
+    assert not (tmp_path / "run" / "checkpoints" / "final").exists()
