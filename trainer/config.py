@@ -138,6 +138,8 @@ class EvalSetting:
     def __post_init__(self) -> None:
         _at_least(self, 0, "every")
         _at_least(self, 1, "matches")
+        if self.every and not self.bots:
+            raise ValueError(f"every = {self.every} plays a gauntlet against bots, and bots is empty: name some or set every = 0")
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,7 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"ppo": {"weight_decay": -0.1}}, "ppo: weight_decay must be >= 0"),  # else refused by AdamW, naming no key
         ({"eval": {"every": -1}}, "eval: every must be at least 0"),
         ({"eval": {"matches": 0}}, "eval: matches must be at least 1"),
+        ({"eval": {"every": 2}}, "eval: every = 2 plays a gauntlet against bots, and bots is empty"),  # it never ran
         ({"store": {"db": str(db), "bot": "nobody"}}, "store.bot: no bot named 'nobody'"),
         ({"store": {"db": str(db), "bot": "x", "game": "chess"}}, "store.game: unknown game 'chess'"),
     ]
