@@ -25,6 +25,11 @@ from arena.store import FINISHED, Store, where
 
 Pair = tuple[str, str, float]
 
+SELF_PLAY = "(SELECT match_id FROM seats GROUP BY match_id HAVING COUNT(DISTINCT bot) < COUNT(*))"
+"""Matches where one bot holds two seats. The store does not rate them (a bot against itself
+says nothing about strength), and the leaderboard leaves them out too: counted per seat,
+one match showed as two games, a win and a loss against itself, and diluted mean returns."""
+
 
 @dataclass(frozen=True)
 class FinishedMatch:
@@ -37,7 +42,10 @@ class FinishedMatch:
 
 def finished_matches(store: Store, *, game: str | None = None, variant: str | None = None) -> list[FinishedMatch]:
     clause, args = where({"status = ?": FINISHED, "game = ?": game, "variant = ?": variant})
-    rows = store.conn.execute(f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} ORDER BY ended_at", args)
+    rows = store.conn.execute(
+        f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} AND id NOT IN {SELF_PLAY} ORDER BY ended_at",
+        args,
+    )
     return [
         FinishedMatch(r["id"], r["variant"], tuple(json.loads(r["players"])), tuple(json.loads(r["returns"])), r["forfeit_seat"])
         for r in rows
@@ -90,18 +98,19 @@ class MatchPairs:
 
 def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
     rows = store.conn.execute(
-        """SELECT s.bot, COUNT(*) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
+        f"""SELECT s.bot, COUNT(*) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
                   SUM(s.outcome = 'loss') AS losses, SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS mean_return
            FROM seats s JOIN matches m ON m.id = s.match_id
-           WHERE m.status = ? AND m.variant = ? GROUP BY s.bot""",
+           WHERE m.status = ? AND m.variant = ? AND m.id NOT IN {SELF_PLAY} GROUP BY s.bot""",
         (FINISHED, variant),
     )
     records = {row["bot"]: dict(row) for row in rows}
     errors = store.conn.execute(
-        """SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
+        f"""SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
                   SUM(t.cost) AS cost, SUM(t.tokens_in) AS tokens_in, SUM(t.tokens_out) AS tokens_out
            FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
-           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? GROUP BY s.bot""",
+           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND m.id NOT IN {SELF_PLAY}
+           GROUP BY s.bot""",
         (FINISHED, variant),
     )
     for row in errors:

@@ -192,3 +192,22 @@ def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(
     )
     assert (llm["tokens_in"], llm["tokens_out"], llm["format_errors"]) == (350, 35, 1)
     assert rows["rock"]["cost"] == 0 and rows["rock"]["cost_per_win"] == 0
+
+
+def test_self_play_is_left_out_of_the_records_as_it_is_out_of_the_ratings(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    from arena.match import TurnRecord
+    from arena.ratings.leaderboard import overall, variant_leaderboard
+
+    store = Store(tmp_path / "a.db")
+    paid = TurnRecord(seat=0, step=0, attempt=0, observation="", legal_actions=None, action="a1", accepted=True, cost=1.0)
+    for _ in range(3):
+        store.finish_match(replace(match_record("tic-tac-toe", ["random", "random"], [1.0, -1.0]), turns=[paid]))
+    store.finish_match(match_record("tic-tac-toe", ["random", "perfect"], [-1.0, 1.0]))
+    row = {row["bot"]: row for row in variant_leaderboard(store, "tic-tac-toe", resamples=10)}["random"]
+    record = (row["games"], row["wins"], row["draws"], row["losses"], row["mean_return"], row["cost"])
+    assert record == (1, 0, 0, 1, -1.0, 0)
+    whole = overall(store)
+    assert whole is not None
+    assert {r["bot"]: r["games"] for r in whole.rows()} == {"perfect": 1, "random": 1}
