@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,38 +155,89 @@ def tables(slot: Slot, participants: Sequence[str], table_size: int, rounds: int
 # ---- Swiss ---------------------------------------------------------------------------
 
 
-def _pair_up(order: Sequence[str], played: set[frozenset[str]]) -> list[tuple[str, str]] | None:
-    """Pair the best-placed player with the next one not met yet, backtracking when stuck."""
+def _pairings(
+    order: Sequence[str], played: AbstractSet[frozenset[str]], tick: Callable[[], bool] = lambda: True
+) -> Iterator[list[tuple[str, str]]]:
+    """Every pairing of ``order`` without a repeat, best first: the best-placed player with
+    the next one not met yet, and so on down. ``tick`` is asked at every partial pairing
+    and stops the walk when it says no (the lookahead's budget)."""
     if not order:
-        return []
+        yield []
+        return
+    if not tick():
+        return
     first, rest = order[0], order[1:]
     for other in rest:
-        if frozenset((first, other)) in played:
-            continue
-        tail = _pair_up([p for p in rest if p != other], played)
-        if tail is not None:
-            return [(first, other), *tail]
-    return None
+        if frozenset((first, other)) not in played:
+            for tail in _pairings([p for p in rest if p != other], played, tick):
+                yield [(first, other), *tail]
+
+
+def _bye_candidates(order: Sequence[str], had_bye: set[str]) -> list[str | None]:
+    """Who may sit out, lowest-placed first: nobody for an even count, else those without a bye yet."""
+    if len(order) % 2 == 0:
+        return [None]
+    return [p for p in reversed(order) if p not in had_bye] or list(reversed(order))
+
+
+class _Lookahead:
+    """Whether the rounds after this one can still be paired without a repeat, whatever the
+    results. Exact for the fields people run; once ``steps`` partial pairings have been
+    tried it answers yes, as pairing round by round alone did, so that a huge field cannot
+    hang the run. The answer depends on the arguments alone: a resumed run pairs the same."""
+
+    def __init__(self, players: Sequence[str], steps: int = 20_000) -> None:
+        self.players = sorted(players)
+        self.steps = steps
+        self.known: dict[tuple[frozenset[frozenset[str]], frozenset[str], int], bool] = {}
+
+    def __call__(self, met: frozenset[frozenset[str]], had_bye: frozenset[str], rounds: int) -> bool:
+        if rounds <= 0 or self.steps <= 0:
+            return True
+        n = len(self.players)
+        meetings = Counter(p for pair in met for p in pair)
+        fewest = n - 1 - max(meetings[p] for p in self.players)
+        if fewest >= n // 2 + rounds - (n % 2 == 0):
+            return True  # Dirac: each round's unmet graph (the bye set aside) keeps a Hamiltonian cycle
+        key = (met, had_bye, rounds)
+        if key not in self.known:
+            self.known[key] = self._search(met, had_bye, rounds)
+        return self.known[key]
+
+    def _search(self, met: frozenset[frozenset[str]], had_bye: frozenset[str], rounds: int) -> bool:
+        for bye in _bye_candidates(self.players, set(had_bye)):
+            for pairs in _pairings([p for p in self.players if p != bye], met, self._tick):
+                later_byes = had_bye if bye is None else had_bye | {bye}
+                if self(met | {frozenset(pair) for pair in pairs}, later_byes, rounds - 1):
+                    return True
+        return self.steps <= 0
+
+    def _tick(self) -> bool:
+        self.steps -= 1
+        return self.steps > 0
 
 
 def swiss_pairings(
-    standings: Mapping[str, float], played: Iterable[frozenset[str]] = (), byes: Iterable[str] = ()
+    standings: Mapping[str, float], played: Iterable[frozenset[str]] = (), byes: Iterable[str] = (), rounds_left: int = 1
 ) -> tuple[list[tuple[str, str]], str | None]:
     """The pairs of the next Swiss round, and who sits out (None for an even count).
 
     Players are ordered by score (ties by name) and paired top down, never twice the same
-    pairing; the bye goes to the lowest-placed player who has not had one yet. Raises
-    ValueError when no pairing without a repeat exists (more rounds than opponents)."""
+    pairing; the bye goes to the lowest-placed player who has not had one yet. A pairing
+    is kept only if the ``rounds_left - 1`` rounds after it can still be paired without a
+    repeat: pairing top down alone can leave players whose unmet opponents form odd cycles
+    (six players, the later name always winning, had no fourth round). Raises ValueError
+    when no pairing without a repeat exists (more rounds than opponents)."""
     met = set(played)
     had_bye = set(byes)
     order = sorted(standings, key=lambda p: (-standings[p], p))
-    candidates: list[str | None] = [None]
-    if len(order) % 2:
-        candidates = [p for p in reversed(order) if p not in had_bye] or list(reversed(order))
-    for bye in candidates:
-        pairs = _pair_up([p for p in order if p != bye], met)
-        if pairs is not None:
-            return pairs, bye
+    completable = _Lookahead(order)
+    for bye in _bye_candidates(order, had_bye):
+        for pairs in _pairings([p for p in order if p != bye], met):
+            later = frozenset(met | {frozenset(pair) for pair in pairs})
+            later_byes = frozenset(had_bye if bye is None else had_bye | {bye})
+            if completable(later, later_byes, rounds_left - 1):
+                return pairs, bye
     raise ValueError(f"no Swiss pairing of {len(order)} players without a repeat is left")
 
 

@@ -181,8 +181,9 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
         standings = dict.fromkeys(entry.participants, 0.0)
         played: set[frozenset[str]] = set()
         byes: set[str] = set()
-        for r in range(1, swiss_rounds(config, entry) + 1):
-            pairs, bye = swiss_pairings(standings, played, byes)
+        rounds = swiss_rounds(config, entry)
+        for r in range(1, rounds + 1):
+            pairs, bye = swiss_pairings(standings, played, byes, rounds_left=rounds - r + 1)
             matches = swiss_round(slot, r, pairs, config.games_per_pairing)
             ended = await play_all(entry.label, matches)
             for match in matches:

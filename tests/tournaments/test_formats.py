@@ -50,6 +50,21 @@ def test_swiss_never_repeats_a_pairing_and_gives_one_bye_each_for_an_odd_count()
         swiss_pairings(standings, played, byes)
 
 
+def test_swiss_pairs_so_that_every_round_asked_for_can_still_be_paired() -> None:
+    """Six players may play five rounds; pairing each round top down alone (the later name
+    always winning) left two triangles of unmet players after round 3, and round 4 failed."""
+    people = ["a", "b", "c", "d", "e", "f"]
+    standings = dict.fromkeys(people, 0.0)
+    played: set[frozenset[str]] = set()
+    for r in range(5):
+        pairs, bye = swiss_pairings(standings, played, rounds_left=5 - r)
+        assert bye is None and not played & {frozenset(pair) for pair in pairs}
+        played |= {frozenset(pair) for pair in pairs}
+        for a, b in pairs:
+            standings[max(a, b)] += 1
+    assert len(played) == 15
+
+
 def test_swiss_pairs_by_score() -> None:
     pairs, bye = swiss_pairings({"a": 0, "b": 3, "c": 2, "d": 1})
     assert bye is None and pairs == [("b", "c"), ("d", "a")]

@@ -20,8 +20,8 @@ from arena.match import play_match
 from arena.seats import LocalSeat, Turn
 from arena.store import Store
 from tournaments.config import load, parse
-from tournaments.formats import points
-from tournaments.runner import _recorded, fixed_schedule, planned, run_tournament, run_tournament_async
+from tournaments.formats import ScheduledMatch, points
+from tournaments.runner import Played, _recorded, drive, fixed_schedule, planned, run_tournament, run_tournament_async
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,6 +73,27 @@ def test_swiss_plays_its_rounds_without_repeats_and_resumes_to_the_same_pairings
     pairs = {key.rsplit("/", 2)[1] for key in keys}
     assert len(pairs) == 10  # five players, five rounds: every pairing exactly once
     assert run_tournament(config, db).played == 0
+
+
+def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() -> None:
+    people = [f"pig-hold-at:threshold={t}" for t in range(11, 17)]
+    config = parse(
+        {
+            "name": "deep",
+            "format": "swiss",
+            "rounds": 5,
+            "games_per_pairing": 1,
+            "games": [{"name": "pig", "participants": people}],
+        }
+    )
+    met: list[frozenset[str]] = []
+
+    async def later_name_wins(match: ScheduledMatch) -> Played:
+        met.append(frozenset(match.seats))
+        return Played("finished", (0.0, 1.0) if match.seats[1] > match.seats[0] else (1.0, 0.0), fresh=True)
+
+    summary = trio.run(drive, config, later_name_wins)
+    assert summary.played == summary.total == 15 and len(set(met)) == 15
 
 
 def test_duplicate_matches_share_seeds_and_groups(tmp_path: Path) -> None:
