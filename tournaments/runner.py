@@ -9,7 +9,8 @@ thread, in one transaction with its turns and ratings. Before playing a key the 
 asks the store whether a finished match holds it: a run killed at any point and started
 again plays only what is missing and never a finished match twice (a match cut off
 mid-game was never committed, so it is simply played again), and a resumed Swiss run
-pairs exactly as the first one did.
+pairs exactly as the first one did (a Swiss round with a void match is the last one a run
+plays: the next round is paired once that match is played again and its result known).
 """
 
 from __future__ import annotations
@@ -195,6 +196,8 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
             if bye is not None:
                 byes.add(bye)
                 standings[bye] += config.games_per_pairing
+            if any(ended[match.key].status == "void" for match in matches):
+                return  # the next run plays the void match first, then pairs the next round from every result
 
     report()
     async with trio.open_nursery() as nursery:

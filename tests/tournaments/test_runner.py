@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,38 @@ def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() ->
 
     summary = trio.run(drive, config, later_name_wins)
     assert summary.played == summary.total == 15 and len(set(met)) == 15
+
+
+def test_a_swiss_round_with_a_void_match_is_finished_before_the_next_is_paired() -> None:
+    """The void match is played again by the next run; pairing the later rounds without
+    its result made that run pair them anew, beside the ones already played."""
+    people = [f"pig-hold-at:threshold={t}" for t in range(11, 17)]
+    config = parse(
+        {
+            "name": "void",
+            "format": "swiss",
+            "rounds": 3,
+            "games_per_pairing": 1,
+            "games": [{"name": "pig", "participants": people}],
+        }
+    )
+    stored: dict[str, tuple[float, ...]] = {}
+
+    def runner(void_key: str | None) -> Callable[[ScheduledMatch], Awaitable[Played]]:
+        async def play(match: ScheduledMatch) -> Played:
+            if match.key in stored:
+                return Played("finished", stored[match.key], fresh=False)
+            if match.key == void_key:
+                return Played("void", None, fresh=True)
+            stored[match.key] = (0.0, 1.0) if match.seats[1] > match.seats[0] else (1.0, 0.0)
+            return Played("finished", stored[match.key], fresh=True)
+
+        return play
+
+    first = trio.run(drive, config, runner("void/pig/swiss/r1/pig-hold-at:threshold=11~pig-hold-at:threshold=12/g0"))
+    assert first.voided == 1
+    again = trio.run(drive, config, runner(None))
+    assert again.voided == 0 and len(stored) == again.total == 9
 
 
 def test_duplicate_matches_share_seeds_and_groups(tmp_path: Path) -> None:
