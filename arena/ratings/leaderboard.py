@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+import games
 from arena.ratings.nash import agent_task_nash, bootstrap_counts, count_wins, logodds_matrix, nash_ratings
 from arena.ratings.trueskill import Rating, interval95, rank_by_intervals
 from arena.store import FINISHED, Store, where
@@ -27,8 +28,17 @@ Pair = tuple[str, str, float]
 
 SELF_PLAY = "(SELECT match_id FROM seats GROUP BY match_id HAVING COUNT(DISTINCT bot) < COUNT(*))"
 """Matches where one bot holds two seats. The store does not rate them (a bot against itself
-says nothing about strength), and the leaderboard leaves them out too: counted per seat,
-one match showed as two games, a win and a loss against itself, and diluted mean returns."""
+says nothing about strength), and the leaderboard leaves them out of competitive games too:
+counted per seat, one match showed as two games, a win and a loss against itself. In a
+cooperative game they stay, once per match: a team of copies of one bot is how its play is
+measured (Hanabi's self-play score)."""
+
+
+def _not_self_play(matches: str) -> str:
+    """An SQL condition on the ``matches`` alias: not a self-play match of a competitive game."""
+    quoted = ("'" + game.spec.name.replace("'", "''") + "'" for game in games.all() if game.spec.teams == "all")
+    cooperative = ", ".join(quoted)
+    return f"({matches}.game IN ({cooperative}) OR {matches}.id NOT IN {SELF_PLAY})"
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,8 @@ class FinishedMatch:
 def finished_matches(store: Store, *, game: str | None = None, variant: str | None = None) -> list[FinishedMatch]:
     clause, args = where({"status = ?": FINISHED, "game = ?": game, "variant = ?": variant})
     rows = store.conn.execute(
-        f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} AND id NOT IN {SELF_PLAY} ORDER BY ended_at",
+        f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} AND {_not_self_play('matches')}"
+        " ORDER BY ended_at",
         args,
     )
     return [
@@ -98,10 +109,10 @@ class MatchPairs:
 
 def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
     rows = store.conn.execute(
-        f"""SELECT s.bot, COUNT(*) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
+        f"""SELECT s.bot, COUNT(DISTINCT s.match_id) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
                   SUM(s.outcome = 'loss') AS losses, SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS mean_return
            FROM seats s JOIN matches m ON m.id = s.match_id
-           WHERE m.status = ? AND m.variant = ? AND m.id NOT IN {SELF_PLAY} GROUP BY s.bot""",
+           WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")} GROUP BY s.bot""",
         (FINISHED, variant),
     )
     records = {row["bot"]: dict(row) for row in rows}
@@ -109,7 +120,7 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
         f"""SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
                   SUM(t.cost) AS cost, SUM(t.tokens_in) AS tokens_in, SUM(t.tokens_out) AS tokens_out
            FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
-           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND m.id NOT IN {SELF_PLAY}
+           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")}
            GROUP BY s.bot""",
         (FINISHED, variant),
     )

@@ -211,3 +211,7 @@ def test_self_play_is_left_out_of_the_records_as_it_is_out_of_the_ratings(
     whole = overall(store)
     assert whole is not None
     assert {r["bot"]: r["games"] for r in whole.rows()} == {"perfect": 1, "random": 1}
+    # a team of copies of one bot is how a cooperative game measures it: counted, once a match
+    store.finish_match(match_record("coordination", ["random", "random"], [1.0, 1.0]))
+    (team,) = variant_leaderboard(store, "coordination", resamples=10)
+    assert (team["bot"], team["games"], team["mean_return"]) == ("random", 1, 1.0)
