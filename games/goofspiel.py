@@ -191,6 +191,17 @@ class Goofspiel(Game):
     def _prizes_to_come(self) -> list[int]:
         return sorted(self.prizes[self.turn + 1 :])
 
+    def _prizes_to_come_text(self) -> str:
+        """The prizes after this one, in their order when the config fixes it: a fixed
+        order is common knowledge, so calling it unknown would misinform the players."""
+        prizes = self._prizes_to_come()
+        order = self.config.prize_order
+        if order == "random":
+            return f"Prizes still to come after this one (order unknown): {', '.join(map(str, prizes)) or 'none'}."
+        if order == "descending":
+            prizes.reverse()
+        return f"Prizes still to come after this one, in {order} order: {', '.join(map(str, prizes)) or 'none'}."
+
     def _turn_text(self, number: int, seat: int | None) -> str:
         played = self.bids[number]
         winner = self.winners[number]
@@ -220,7 +231,7 @@ class Goofspiel(Game):
                 for s, hand in enumerate(self.hands)
                 if s != seat
             ),
-            f"Prizes still to come after this one (order unknown): {', '.join(map(str, self._prizes_to_come())) or 'none'}.",
+            self._prizes_to_come_text(),
             "History:",
             *(self._turn_text(number, seat) for number in range(self.turn)),
         ]
@@ -237,6 +248,7 @@ class Goofspiel(Game):
             "hands": [cards_in(hand) for hand in self.hands],
             "points": list(self.points),
             "prizes_to_come": self._prizes_to_come(),
+            "prize_order": self.config.prize_order,
             "history": [
                 {"prize": self.prizes[n], "bids": list(played), "winner": self.winners[n]} for n, played in enumerate(self.bids)
             ],

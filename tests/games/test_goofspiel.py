@@ -142,6 +142,21 @@ def test_the_order_of_the_prizes_to_come_is_hidden_from_players_and_spectators()
     assert a.observe(0).data["prizes_to_come"] == sorted(a.prizes[1:])
 
 
+@pytest.mark.parametrize(
+    ("order", "said"),
+    [
+        ("descending", "Prizes still to come after this one, in descending order: 3, 2, 1."),
+        ("ascending", "Prizes still to come after this one, in ascending order: 2, 3, 4."),
+        ("random", "Prizes still to come after this one (order unknown): "),
+    ],
+)
+def test_observation_says_whether_the_prize_order_is_fixed(order: str, said: str) -> None:
+    # A fixed order was called unknown, so a player could not plan on a schedule the config made certain.
+    observation = Goofspiel.new({"cards": 4, "prize_order": order}).observe(0)
+    assert said in observation.text
+    assert observation.data["prize_order"] == order
+
+
 def test_observation_tells_prize_hands_points_and_history() -> None:
     game = play([(4, 1), (3, 3)], DESCENDING_4)
     observation = game.observe(1)
@@ -154,6 +169,7 @@ def test_observation_tells_prize_hands_points_and_history() -> None:
         "hands": [[1, 2], [2, 4]],
         "points": [4, 0],
         "prizes_to_come": [1],
+        "prize_order": "descending",
         "history": [{"prize": 4, "bids": [4, 1], "winner": 0}, {"prize": 3, "bids": [3, 3], "winner": None}],
         "to_move": [0, 1],
     }
