@@ -20,7 +20,7 @@ import games
 from arena.match import play_match
 from arena.seats import LocalSeat, Turn
 from arena.store import Store
-from tournaments.config import load, parse
+from tournaments.config import TournamentConfig, load, parse
 from tournaments.formats import ScheduledMatch, points
 from tournaments.runner import Played, _recorded, drive, fixed_schedule, planned, run_tournament, run_tournament_async
 
@@ -76,17 +76,14 @@ def test_swiss_plays_its_rounds_without_repeats_and_resumes_to_the_same_pairings
     assert run_tournament(config, db).played == 0
 
 
-def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() -> None:
+def six_player_swiss(name: str, rounds: int) -> TournamentConfig:
     people = [f"pig-hold-at:threshold={t}" for t in range(11, 17)]
-    config = parse(
-        {
-            "name": "deep",
-            "format": "swiss",
-            "rounds": 5,
-            "games_per_pairing": 1,
-            "games": [{"name": "pig", "participants": people}],
-        }
-    )
+    game = {"name": "pig", "participants": people}
+    return parse({"name": name, "format": "swiss", "rounds": rounds, "games_per_pairing": 1, "games": [game]})
+
+
+def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() -> None:
+    config = six_player_swiss("deep", 5)
     met: list[frozenset[str]] = []
 
     async def later_name_wins(match: ScheduledMatch) -> Played:
@@ -100,16 +97,7 @@ def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() ->
 def test_a_swiss_round_with_a_void_match_is_finished_before_the_next_is_paired() -> None:
     """The void match is played again by the next run; pairing the later rounds without
     its result made that run pair them anew, beside the ones already played."""
-    people = [f"pig-hold-at:threshold={t}" for t in range(11, 17)]
-    config = parse(
-        {
-            "name": "void",
-            "format": "swiss",
-            "rounds": 3,
-            "games_per_pairing": 1,
-            "games": [{"name": "pig", "participants": people}],
-        }
-    )
+    config = six_player_swiss("void", 3)
     stored: dict[str, tuple[float, ...]] = {}
 
     def runner(void_key: str | None) -> Callable[[ScheduledMatch], Awaitable[Played]]:
