@@ -313,16 +313,30 @@ class ArenaServer:
             found = await self._read(page)
             if isinstance(found, StoreError):
                 return 400, {"error": p.BAD_MESSAGE, "message": str(found)}
-            return 200, [_unseeded(record) for record in found]
+            return 200, [self._withheld(record) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")
             record = await self._read(lambda s: s.match(match_id))
             if record is None:
                 return 404, {"error": p.UNKNOWN_MATCH, "message": f"no match {match_id!r}"}
-            return 200, _unseeded(record)
+            return 200, self._withheld(record)
         if path in ("/bot", "/watch"):
             return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
+
+    def _seed_in_play(self, seed: int | None, besides: str | None) -> bool:
+        """Whether a live match other than ``besides`` was dealt from ``seed``. The matches of a
+        duplicate group share one seed and run at once, so the first to end must keep its seed,
+        full view and turns (every seat's observations: the others' cards) until they end too."""
+        return any(live.seed == seed and live.id != besides for live in self.live.values())
+
+    def _deals_live(self, record: Mapping[str, Any]) -> bool:
+        return record["status"] != LIVE and self._seed_in_play(record.get("seed"), record["id"])
+
+    def _withheld(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        if not self._deals_live(record):
+            return _unseeded(record)
+        return {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:
         return await trio.to_thread.run_sync(read, self.db, query)
@@ -893,7 +907,8 @@ class ArenaServer:
         else:
             self.metrics.matches_voided += 1
         summary = _public_summary(result.summary()) | {"players": result.players}
-        self._to_watchers(live.id, "result", **summary, view=result.final_view)
+        view = {} if self._seed_in_play(live.seed, live.id) else result.final_view
+        self._to_watchers(live.id, "result", **summary, view=view)
         self._remember(summary)
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
@@ -991,7 +1006,8 @@ class ArenaServer:
             record = await self._read(lambda s: s.match(match_id, turns=False))
             if record is None:
                 raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
-            watcher.send("snapshot", **_finished_summary(record), view=record.get("final_view") or {})
+            view = {} if self._deals_live(record) else record.get("final_view") or {}
+            watcher.send("snapshot", **_finished_summary(record), view=view)
         elif kind == "replay":
             watcher.send("replay", **await self._replay(await self._resolve(msg["match"])))
         elif kind == "leaderboard":
@@ -1016,6 +1032,8 @@ class ArenaServer:
         record = await self._read(lambda s: s.match(match_id))
         if record is None or record["status"] != FINISHED:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"no finished match {match_id!r} to replay")
+        if self._deals_live(record):
+            raise p.ProtocolError(p.UNKNOWN_MATCH, f"match {match_id!r} can be replayed once the matches dealt its cards end")
         views = await trio.to_thread.run_sync(_replay_views, record)
         return {**_finished_summary(record), "views": views, "turns": record["turns"]}
 

@@ -563,6 +563,36 @@ async def test_a_spectator_of_live_kuhn_poker_never_sees_the_hidden_card(arena: 
 
 
 @pytest.mark.trio
+async def test_an_ended_match_hides_its_deals_while_a_match_dealt_from_its_seed_is_live(arena: Arena) -> None:
+    """A duplicate group's matches share a seed and run at once: the first to end must not show
+    the cards of the others (its seed, full view and turns) until they end too."""
+    async with arena.bot("d1") as d1, arena.bot("d2"), arena.bot("d3") as d3, arena.bot("d4"):
+        async with arena.socket("/watch") as ws:
+            watcher = Client(ws, binary=False)
+            await watcher.expect("lobby")
+            ended = await start_direct_match(arena, "kuhn-poker", ["d1", "d2"], seed=11)
+            await watcher.send("watch", match=ended)
+            await watcher.expect("snapshot")
+            live = await start_direct_match(arena, "kuhn-poker", ["d3", "d4"], seed=11)
+            await d1.send("resign", match=ended)
+            await d1.expect("match_end", match=ended)
+            assert (await watcher.expect("result", match=ended))["view"] == {}
+            _, record = await http_get(arena.url, f"/api/matches/{ended}")
+            assert record["status"] == "finished"
+            assert "seed" not in record and "final_view" not in record and "turns" not in record
+            _, listed = await http_get(arena.url, "/api/matches")
+            assert all("seed" not in row and not row.get("final_view") for row in listed)
+            await watcher.send("watch", match=ended)
+            assert (await watcher.expect("snapshot", match=ended))["view"] == {}
+            await watcher.send("replay", match=ended)
+            assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
+        await d3.send("resign", match=live)
+        await d3.expect("match_end", match=live)
+    _, record = await http_get(arena.url, f"/api/matches/{ended}")
+    assert record["seed"] == 11 and record["final_view"] and record["turns"] is not None
+
+
+@pytest.mark.trio
 async def test_admin_messages_need_the_admin_token(arena: Arena) -> None:
     async with arena.bot("plain") as plain:
         for kind, fields in (("register", {"name": "x"}), ("create_match", {"bots": ["plain"], "game": "nim"})):
