@@ -15,6 +15,7 @@ plays: the next round is paired once that match is played again and its result k
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -142,6 +143,9 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
     resumed run (whose ``play`` finds those matches) pairs exactly as the first one did."""
     summary = Summary(config.name, total=planned(config), variants={e.label: e.variant for e in config.games})
     limiter = trio.CapacityLimiter(config.concurrency)
+    # Matches sharing a seed deal the same cards, seats swapped: a bot seated in two at once
+    # would see in one the cards its opponent holds in the other, so each waits its turn.
+    dealt: dict[tuple[int, str], trio.Lock] = {}
     started = time.monotonic()
     running = 0
 
@@ -153,7 +157,10 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
 
     async def play_one(label: str, match: ScheduledMatch, ended: dict[str, Played]) -> None:
         nonlocal running
-        async with limiter:
+        async with contextlib.AsyncExitStack() as stack:
+            for name in sorted(set(match.seats)):  # one order for every match: no deadlock
+                await stack.enter_async_context(dealt.setdefault((match.seed, name), trio.Lock()))
+            await stack.enter_async_context(limiter)
             running += 1
             try:
                 played = await play(match)

@@ -94,6 +94,28 @@ def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() ->
     assert summary.played == summary.total == 15 and len(set(met)) == 15
 
 
+@pytest.mark.parametrize("format", ["round-robin", "duplicate"])
+def test_a_participant_never_plays_two_matches_of_one_deal_at_once(format: str) -> None:
+    """Matches sharing a seed deal the same cards: a bot seated in two of them at once (seats
+    swapped) would see in one the cards its opponent holds in the other."""
+    people = [f"pig-hold-at:threshold={t}" for t in (15, 20, 25)]
+    config = parse({"name": "deals", "format": format, "concurrency": 8, "games": [{"name": "pig", "participants": people}]})
+    running: list[ScheduledMatch] = []
+    overlaps: list[tuple[str, str]] = []
+
+    async def play(match: ScheduledMatch) -> Played:
+        for other in running:
+            if other.seed == match.seed and set(other.seats) & set(match.seats):
+                overlaps.append((other.key, match.key))
+        running.append(match)
+        await trio.sleep(0.01)
+        running.remove(match)
+        return Played("finished", (1.0, -1.0), fresh=True)
+
+    summary = trio.run(drive, config, play)
+    assert summary.played == summary.total and not overlaps
+
+
 def test_a_swiss_round_with_a_void_match_is_finished_before_the_next_is_paired() -> None:
     """The void match is played again by the next run; pairing the later rounds without
     its result made that run pair them anew, beside the ones already played."""
