@@ -6,6 +6,7 @@ Built-in bots live in ``bots/reference/`` and register themselves when it is loa
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import pkgutil
@@ -123,5 +124,7 @@ def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
 
 
 def seat_seed(match_seed: int, seat: int) -> int:
-    """The seed of the bot in ``seat``: distinct per seat, fixed by the match seed."""
-    return match_seed * 1_000 + seat
+    """The seed of the bot in ``seat``: distinct per seat, fixed by the match seed, and a
+    one-way hash of it, since a bot that could read the match seed back could deal the match."""
+    digest = hashlib.blake2b(f"{match_seed}/{seat}".encode(), digest_size=8, person=b"arena-seat-seed").digest()
+    return int.from_bytes(digest, "big") >> 1

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from bots.registry import BotSpecError, make_bot
+from bots.registry import BotSpecError, make_bot, seat_seed
 
 
 def test_an_option_given_twice_is_refused_not_silently_overridden() -> None:
     with pytest.raises(BotSpecError, match="option 'depth' is given twice"):
         make_bot("alphabeta:depth=3,depth=4", "connect-four")
+
+
+def test_a_bots_seed_does_not_give_away_the_match_seed() -> None:
+    """A bot is built with its seed; were the match seed readable from it, the bot could
+    deal every hand of the match itself (Game.new(config, seed))."""
+    for seed in (0, 1, 42, 2**40 + 7):
+        for seat in range(3):
+            bot_seed = seat_seed(seed, seat)
+            assert bot_seed // 1_000 != seed and bot_seed != seed
+    steps = {seat_seed(seed + 1, 0) - seat_seed(seed, 0) for seed in range(20)}
+    assert len(steps) > 1
+    assert len({seat_seed(seed, seat) for seed in range(50) for seat in range(4)}) == 200
