@@ -729,6 +729,7 @@ class StoreWriter:
     async def aclose(self) -> None:
         self._stop()
 
+    @trio.lowlevel.enable_ki_protection  # Ctrl-C between marking it closed and queueing the stop would hang the run
     def _stop(self) -> None:
         if not self._closed:
             self._closed = True

@@ -125,3 +125,47 @@ def test_a_savepoint_undoes_its_own_writes_and_the_transaction_around_it_goes_on
         assert not store.conn.in_transaction
     finally:
         store.close()
+
+
+STOP_INTERRUPTED = """
+import queue, signal, sys, trio
+from arena.store import StoreWriter
+
+class Interrupting:
+    '''The writer's queue, with Ctrl-C arriving just as the stop is queued.'''
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+    def get(self):
+        return self.jobs.get()
+    def get_nowait(self):
+        return self.jobs.get_nowait()
+    def put(self, job):
+        if job is None:
+            signal.raise_signal(signal.SIGINT)
+        self.jobs.put(job)
+
+async def main():
+    writer = StoreWriter(sys.argv[1])
+    writer._jobs = Interrupting()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        await writer.call(lambda store: store.register_bot("kept"))
+        await writer.aclose()
+
+try:
+    trio.run(main)
+except* KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_while_the_writer_is_told_to_stop_still_stops_it(tmp_path: Path) -> None:
+    """Ctrl-C landing inside the stop (marked closed, its stop not queued yet) left the thread
+    waiting for a job and the run waiting for the thread: a tournament hung on Ctrl-C."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "arena.db"
+    done = subprocess.run([sys.executable, "-c", STOP_INTERRUPTED, str(db)], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 130, done.stderr
+    assert committed_bots(db) == {"kept"}
