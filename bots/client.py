@@ -59,7 +59,7 @@ class BotRun:
 class _State:
     matches: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # live match id -> its match_start
     answered: set[tuple[str, int, int, int]] = field(default_factory=set)
-    unsent: dict[tuple[str, int, int, int], dict[str, Any]] = field(default_factory=dict)
+    unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)  # answers to resend
     session: str | None = None
     last_seq: int = 0
     seeking: bool = False
@@ -281,6 +281,7 @@ async def _session(
                     del state.thinking[key]
 
     async def think(msg: Mapping[str, Any]) -> None:
+        key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
         start = state.matches.get(msg["match"], {})
         turn = Turn(
             match_id=msg["match"],
@@ -309,11 +310,10 @@ async def _session(
                 error = SeatForfeit(CRASH, f"{type(error).__name__}: {error}")
             log.info("resigning %s: %s", msg["match"], error)
             await withdraw()
-            with contextlib.suppress(ConnectionClosed):
-                await send_now("resign", match=msg["match"], detail=str(error))
+            await deliver("resign", {"match": msg["match"], "detail": str(error)}, key)
             return
         await withdraw()
-        await deliver(move)
+        await deliver("move", move, key)
 
     def on_the_wire(turn: Turn, move: Move) -> dict[str, Any]:
         """The ``move`` message's fields, checked as the server will check them: a move it would
@@ -328,12 +328,12 @@ async def _session(
         p.check(p.message("move", **wire), p.BOT_MESSAGES)
         return _within_cap(wire, binary, state.soft_cap)
 
-    async def deliver(move: dict[str, Any]) -> None:
-        """Send a move; one lost with the connection is sent again after the resume."""
-        key = (move["match"], move["seat"], move["step"], move["attempt"])
-        state.unsent[key] = move
+    async def deliver(kind: str, fields: dict[str, Any], key: tuple[str, int, int, int]) -> None:
+        """Send a turn's answer, a move or a resignation; one lost with the connection is sent
+        again after the resume (which does not replay a turn the bot had already read)."""
+        state.unsent[key] = (kind, fields)
         try:
-            await send_now("move", **move)
+            await send_now(kind, **fields)
         except ConnectionClosed:
             return
         state.unsent.pop(key, None)
@@ -387,7 +387,7 @@ async def _receive(
     policies: trio.Nursery,
     seek: Callable[..., Awaitable[None]],
     answer: Callable[[Mapping[str, Any]], Awaitable[None]],
-    deliver: Callable[[dict[str, Any]], Awaitable[None]],
+    deliver: Callable[[str, dict[str, Any], tuple[str, int, int, int]], Awaitable[None]],
     finished: Callable[[], bool],
     on_message: Callable[[dict[str, Any]], None] | None,
 ) -> None:
@@ -406,8 +406,8 @@ async def _receive(
             state.soft_cap = int((msg.get("limits") or {}).get("soft_cap", state.soft_cap))
             state.seeking = False  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
-                for move in list(state.unsent.values()):
-                    nursery.start_soon(deliver, move)
+                for key, (kind, fields) in list(state.unsent.items()):
+                    nursery.start_soon(deliver, kind, fields, key)
             else:  # the server lost our session: it sends every live match and open turn again
                 for scope in state.thinking.values():
                     scope.cancel()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 from typing import Any
 
@@ -10,7 +12,7 @@ import pytest
 import trio
 
 from arena import protocol as p
-from arena.seats import Move, Turn
+from arena.seats import Move, SeatForfeit, Turn
 from arena.server import Limits
 from arena.store import Store
 from bots.client import CUT, BotRun, run_bot
@@ -167,3 +169,36 @@ async def test_the_bot_endpoints_address_serves_as_the_servers_url(arena: Arena)
             nursery.start_soon(play, names[0], tokens[0], arena.url + "/")
             nursery.start_soon(play, names[1], tokens[1], arena.url + "/bot")
     assert [end["status"] for name in names for end in runs[name].results] == ["finished", "finished"]
+
+
+@pytest.mark.trio
+async def test_a_resignation_decided_while_the_connection_was_down_is_sent_after_the_resume(arena_factory: ArenaFactory) -> None:
+    """As a move: lost with the connection, the seat lost on time instead of by resigning."""
+    arena = await arena_factory(limits=Limits(grace_ms=10_000))
+    names = ["quitter", "quick"]
+    tokens = [await arena.register(name) for name in names]
+    thinking, release = trio.Event(), trio.Event()
+
+    async def quitter(turn: Turn) -> str:
+        thinking.set()
+        await release.wait()
+        raise SeatForfeit("resign", "out of ideas")
+
+    session = arena.server.sessions
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for name, token, policy in zip(names, tokens, [quitter, lambda turn: turn.legal_actions[0]], strict=True):
+                run = functools.partial(run_bot, policy, arena.url, name, token, games=[], matches=1)
+                nursery.start_soon(functools.partial(run, retry_delays=lambda: itertools.repeat(0.5)))
+            await wait_until(lambda: all(n in session and session[n].connected for n in names))
+            async with arena.admin() as admin:
+                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
+                match = (await admin.expect("match_created"))["match"]
+            await thinking.wait()
+            dropped = session["quitter"].connection
+            assert dropped is not None
+            dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+            await wait_until(lambda: session["quitter"].connection is None)  # closed: the resignation cannot go out
+            release.set()
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and (record["reason"], record["forfeit_seat"]) == ("resign", names.index("quitter")), record
