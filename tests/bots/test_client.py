@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from arena import protocol as p
-from arena.seats import Move, SeatForfeit, Turn
+from arena.seats import Move, Policy, SeatForfeit, Turn
 from arena.server import Limits
 from arena.store import Store
 from bots.client import CUT, BotRun, run_bot
@@ -25,43 +25,58 @@ async def wait_until(condition, timeout: float = 10) -> None:  # type: ignore[no
             await trio.sleep(0.01)
 
 
+def first_legal(turn: Turn) -> str:
+    assert turn.legal_actions is not None
+    return turn.legal_actions[0]
+
+
+async def drop_mid_turn(
+    arena_factory: ArenaFactory, slow: Policy, thinking: trio.Event, release: trio.Event, *, until_back: bool
+) -> dict[str, Any]:
+    """A tic-tac-toe match of ``slow`` (seat 0) against a quick bot; once ``slow`` is thinking
+    its connection is dropped, and ``release`` is set when the bot is back (``until_back``)
+    or while it is still away. Returns the stored match."""
+    arena = await arena_factory(limits=Limits(grace_ms=10_000))
+    names = ["slow", "quick"]
+    tokens = [await arena.register(name) for name in names]
+    session = arena.server.sessions
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for name, token, policy in zip(names, tokens, [slow, first_legal], strict=True):
+                run = functools.partial(run_bot, policy, arena.url, name, token, games=[], matches=1)
+                nursery.start_soon(functools.partial(run, retry_delays=lambda: itertools.repeat(0.5)))
+            await wait_until(lambda: all(n in session and session[n].connected for n in names))
+            async with arena.admin() as admin:
+                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
+                match = (await admin.expect("match_created"))["match"]
+            await thinking.wait()
+            dropped = session["slow"].connection
+            assert dropped is not None
+            dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+            if until_back:
+                await wait_until(lambda: session["slow"].connection not in (None, dropped))
+            else:  # closed: what the policy sends now cannot go out
+                await wait_until(lambda: session["slow"].connection is None)
+            release.set()
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None
+    return record
+
+
 @pytest.mark.trio
 async def test_a_move_thought_out_while_the_connection_dropped_is_sent_after_the_resume(arena_factory: ArenaFactory) -> None:
     """The turn was read before the drop, so the resume does not replay it: the answer the
     policy was working on must still reach the server, else the seat loses on time."""
-    arena = await arena_factory(limits=Limits(grace_ms=10_000))
-    names = ["thinker", "quick"]
-    tokens = [await arena.register(name) for name in names]
     thinking, release = trio.Event(), trio.Event()
 
     async def thinker(turn: Turn) -> str:
         if not thinking.is_set():
             thinking.set()
             await release.wait()
-        assert turn.legal_actions is not None
-        return turn.legal_actions[0]
+        return first_legal(turn)
 
-    async def quick(turn: Turn) -> str:
-        assert turn.legal_actions is not None
-        return turn.legal_actions[0]
-
-    session = arena.server.sessions
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            for name, token, policy in zip(names, tokens, [thinker, quick], strict=True):
-                nursery.start_soon(lambda n=name, t=token, f=policy: run_bot(f, arena.url, n, t, games=[], matches=1))
-            await wait_until(lambda: all(n in session and session[n].connected for n in names))
-            async with arena.admin() as admin:
-                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
-                match = (await admin.expect("match_created"))["match"]
-            await thinking.wait()
-            dropped = session["thinker"].connection
-            assert dropped is not None
-            dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
-            await wait_until(lambda: session["thinker"].connection not in (None, dropped))
-            release.set()
-    record = Store(arena.db, read_only=True).match(match)
-    assert record is not None and (record["status"], record["reason"]) == ("finished", "complete"), record
+    record = await drop_mid_turn(arena_factory, thinker, thinking, release, until_back=True)
+    assert (record["status"], record["reason"]) == ("finished", "complete"), record
 
 
 @pytest.mark.trio
@@ -162,7 +177,7 @@ async def test_the_bot_endpoints_address_serves_as_the_servers_url(arena: Arena)
     runs: dict[str, BotRun] = {}
 
     async def play(name: str, token: str, url: str) -> None:
-        runs[name] = await run_bot(lambda turn: turn.legal_actions[0], url, name, token, games=["nim"], matches=1)
+        runs[name] = await run_bot(first_legal, url, name, token, games=["nim"], matches=1)
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
@@ -174,9 +189,6 @@ async def test_the_bot_endpoints_address_serves_as_the_servers_url(arena: Arena)
 @pytest.mark.trio
 async def test_a_resignation_decided_while_the_connection_was_down_is_sent_after_the_resume(arena_factory: ArenaFactory) -> None:
     """As a move: lost with the connection, the seat lost on time instead of by resigning."""
-    arena = await arena_factory(limits=Limits(grace_ms=10_000))
-    names = ["quitter", "quick"]
-    tokens = [await arena.register(name) for name in names]
     thinking, release = trio.Event(), trio.Event()
 
     async def quitter(turn: Turn) -> str:
@@ -184,21 +196,5 @@ async def test_a_resignation_decided_while_the_connection_was_down_is_sent_after
         await release.wait()
         raise SeatForfeit("resign", "out of ideas")
 
-    session = arena.server.sessions
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            for name, token, policy in zip(names, tokens, [quitter, lambda turn: turn.legal_actions[0]], strict=True):
-                run = functools.partial(run_bot, policy, arena.url, name, token, games=[], matches=1)
-                nursery.start_soon(functools.partial(run, retry_delays=lambda: itertools.repeat(0.5)))
-            await wait_until(lambda: all(n in session and session[n].connected for n in names))
-            async with arena.admin() as admin:
-                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
-                match = (await admin.expect("match_created"))["match"]
-            await thinking.wait()
-            dropped = session["quitter"].connection
-            assert dropped is not None
-            dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
-            await wait_until(lambda: session["quitter"].connection is None)  # closed: the resignation cannot go out
-            release.set()
-    record = Store(arena.db, read_only=True).match(match)
-    assert record is not None and (record["reason"], record["forfeit_seat"]) == ("resign", names.index("quitter")), record
+    record = await drop_mid_turn(arena_factory, quitter, thinking, release, until_back=False)
+    assert (record["reason"], record["forfeit_seat"]) == ("resign", 0), record  # the slow seat
