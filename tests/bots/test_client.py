@@ -87,7 +87,7 @@ async def test_a_challenge_taken_while_seeking_withdraws_the_seek_so_matches_sta
     runs: list[BotRun] = []
 
     async def play() -> None:
-        runs.append(await run_bot(lambda turn: turn.legal_actions[0], arena.url, "counted", token, games=["nim"], matches=1))
+        runs.append(await run_bot(first_legal, arena.url, "counted", token, games=["nim"], matches=1))
 
     lobby = arena.server.lobby
     with trio.fail_after(20):
