@@ -907,8 +907,9 @@ class ArenaServer:
         else:
             self.metrics.matches_voided += 1
         summary = _public_summary(result.summary()) | {"players": result.players}
-        view = {} if self._seed_in_play(live.seed, live.id) else result.final_view
-        self._to_watchers(live.id, "result", **summary, view=view)
+        if any(live.id in watcher.watching for watcher in self.watchers):  # every live match is looked at only then
+            view = {} if self._seed_in_play(live.seed, live.id) else result.final_view
+            self._to_watchers(live.id, "result", **summary, view=view)
         self._remember(summary)
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
