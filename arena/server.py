@@ -32,6 +32,7 @@ from websockets.trio.server import Server, ServerConnection, serve
 
 import games
 from arena import protocol as p
+from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby
 from arena.match import Clock, MatchEvent, MatchResult, check_max_retries, play_match
 from arena.ratings.leaderboard import game_leaderboards, overall
@@ -108,6 +109,9 @@ class Metrics:
     matches_finished: int = 0
     matches_voided: int = 0
 
+    def count_frame_out(self) -> None:
+        self.frames_out += 1
+
 
 @dataclass
 class LiveMatch:
@@ -148,10 +152,7 @@ class Watcher:
 
     def send(self, kind: str, **fields: Any) -> None:
         self.seq += 1
-        try:
-            self.connection.outgoing.send_nowait(p.message(kind, seq=self.seq, **fields))
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            self.connection.close(p.CLOSE_POLICY, "not reading its messages")
+        self.connection.put(p.message(kind, seq=self.seq, **fields))
 
 
 class ArenaServer:
@@ -366,8 +367,9 @@ class ArenaServer:
         else:
             await self._watch_connection(ws)
 
-    def _connection(self, ws: ServerConnection, binary: bool) -> tuple[Connection, trio.MemoryReceiveChannel[dict[str, Any]]]:
-        send, receive = trio.open_memory_channel[dict[str, Any]](self.limits.queue)
+    def _connection(self, ws: ServerConnection, binary: bool) -> tuple[Connection, trio.MemoryReceiveChannel[Any], DirectWrite]:
+        send, receive = trio.open_memory_channel[Any](self.limits.queue)
+        direct = DirectWrite(ws, send, p.Encoder(), self.metrics.count_frame_out)
 
         def close(code: int, reason: str) -> None:
             if connection.closing is None:
@@ -375,8 +377,8 @@ class ArenaServer:
                 send.close()  # the pump writes what is queued, then closes with the code
                 self._spawn(self._close_anyway, ws, code, reason)
 
-        connection = Connection(send, binary, close)
-        return connection, receive
+        connection = Connection(send, binary, close, send=direct.put)
+        return connection, receive, direct
 
     async def _close_anyway(self, ws: ServerConnection, code: int, reason: str) -> None:
         """A client that does not read its queued messages is closed after a second regardless
@@ -385,16 +387,20 @@ class ArenaServer:
         await ws.aclose(code, reason)
 
     async def _pump(
-        self, ws: ServerConnection, connection: Connection, outgoing: trio.MemoryReceiveChannel[dict[str, Any]]
+        self, ws: ServerConnection, connection: Connection, outgoing: trio.MemoryReceiveChannel[Any], direct: DirectWrite
     ) -> None:
-        """Write queued messages to the socket, in the encoding the client last spoke."""
-        encode = p.Encoder()
+        """Write what could not be written at once (``DirectWrite``), in the encoding the client last spoke."""
         self._open.add(connection)  # here, where the finally below is sure to remove it
         try:
             async for out in outgoing:
-                self.metrics.frames_out += 1  # counted before the send may yield, so a reader of /metrics sees it first
                 with trio.move_on_after(self.limits.heartbeat_s) as sending:
-                    await ws.send(encode(out, connection.binary))
+                    if out is FLUSH:
+                        async with ws.send_context():  # writes the protocol's pending bytes, as websockets does
+                            pass
+                    else:
+                        self.metrics.count_frame_out()  # before the send may yield, so a reader of /metrics sees it first
+                        await ws.send(direct.encode(out, connection.binary))
+                direct.done()
                 if sending.cancelled_caught:
                     await _cut_off(ws)
                     return
@@ -497,10 +503,10 @@ class ArenaServer:
         if opened is None:
             return
         hello, binary = opened
-        connection, outgoing = self._connection(ws, binary)
+        connection, outgoing, direct = self._connection(ws, binary)
         session = self._login(hello, connection)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._pump, ws, connection, outgoing)
+            nursery.start_soon(self._pump, ws, connection, outgoing, direct)
             async for msg in self._frames(ws, connection, session.send):
                 await self._bot_message(session, msg)
             if connection.closing is None:  # the client left; else the pump closes with the code
@@ -971,13 +977,13 @@ class ArenaServer:
                 watcher.send(kind, **fields)
 
     async def _watch_connection(self, ws: ServerConnection) -> None:
-        connection, outgoing = self._connection(ws, binary=False)
+        connection, outgoing, direct = self._connection(ws, binary=False)
         watcher = Watcher(connection)
         self.watchers.add(watcher)
         try:
             watcher.send("lobby", **self._lobby_fields())
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._pump, ws, connection, outgoing)
+                nursery.start_soon(self._pump, ws, connection, outgoing, direct)
                 async for msg in self._frames(ws, connection, watcher.send):
                     try:
                         await self._watch_message(watcher, msg)

@@ -26,12 +26,25 @@ class Connection:
 
     ``close`` asks for the socket to be closed with a code once what was queued before
     (above all the error that says why) has been written; ``closing`` then holds the code.
+    ``send`` is the server's way out (``arena.direct_write``): it writes a message at once or
+    queues it, raising as ``outgoing.send_nowait`` does; without it every message is queued.
     """
 
-    outgoing: trio.MemorySendChannel[dict[str, Any]]
+    outgoing: trio.MemorySendChannel[Any]
     binary: bool = True
     close: Callable[[int, str], None] = lambda code, reason: None
     closing: tuple[int, str] | None = None
+    send: Callable[[dict[str, Any], bool], None] | None = None
+
+    def put(self, message: dict[str, Any]) -> None:
+        """Send ``message``; a client too slow to read what is queued for it is closed (1008)."""
+        try:
+            if self.send is None or self.closing is not None:
+                self.outgoing.send_nowait(message)  # once closing, the channel is closed: nothing more goes out
+            else:
+                self.send(message, self.binary)
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            self.close(1008, "not reading its messages")  # its handler then detaches it, as any disconnect
 
 
 @dataclass
@@ -130,13 +143,8 @@ class BotSession:
         return out
 
     def _deliver(self, out: dict[str, Any]) -> None:
-        connection = self.connection
-        if connection is None:
-            return
-        try:
-            connection.outgoing.send_nowait(out)
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            connection.close(1008, "not reading its messages")  # its handler then detaches it, as any disconnect
+        if self.connection is not None:
+            self.connection.put(out)
 
     def can_replay_after(self, last_seq: int) -> bool:
         """Whether the outbox still holds everything after ``last_seq``."""

@@ -1,0 +1,82 @@
+"""Frames written at once by the task that made them (arena.direct_write): whatever the kernel
+takes of each, every client still gets every message whole and in order."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from types import SimpleNamespace
+
+import pytest
+import trio
+
+from arena import direct_write
+from arena.server import Limits
+from arena.store import Store
+from tests.arena.test_bad_input import play_out, start_direct_match
+from tests.conftest import ArenaFactory
+
+
+def takes_at_most(size: int, calls: list[int]) -> Callable[[int, bytes], int]:
+    """A kernel whose socket buffer takes only the first ``size`` bytes of each write."""
+
+    def write(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        return os.write(fd, data[:size])
+
+    return write
+
+
+def takes_nothing(calls: list[int]) -> Callable[[int, bytes], int]:
+    """A kernel whose socket buffer is full at every direct write."""
+
+    def write(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        raise BlockingIOError
+
+    return write
+
+
+KERNELS = {"takes 7 bytes a write": lambda calls: takes_at_most(7, calls), "full buffer": takes_nothing}
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
+@pytest.mark.parametrize("kernel", KERNELS)
+async def test_a_burst_written_in_pieces_arrives_whole_and_in_order(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch, kernel: str, binary: bool
+) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(direct_write, "os", SimpleNamespace(write=KERNELS[kernel](calls)))
+    arena = await arena_factory(limits=Limits(rate=1_000, burst=1_000))
+    async with arena.bot("bursty", binary=binary) as bursty:
+        for _ in range(200):
+            await bursty.send("ping")
+        pongs = [await bursty.expect("pong") for _ in range(200)]
+    seqs = [pong["seq"] for pong in pongs]
+    assert seqs == list(range(seqs[0], seqs[0] + 200))
+    assert calls, "no frame took the direct path"
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_match_plays_out_when_no_write_goes_whole(arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(direct_write, "os", SimpleNamespace(write=takes_at_most(5, calls)))
+    arena = await arena_factory()
+    async with arena.bot("halting-1") as first, arena.bot("halting-2", binary=False) as second:
+        match = await start_direct_match(arena, "connect-four", ["halting-1", "halting-2"], seed=3)
+        ends: dict[int, dict[str, object]] = {}
+
+        async def seat(index: int) -> None:
+            ends[index] = await play_out((first, second)[index], match, index)
+
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(seat, 0)
+                nursery.start_soon(seat, 1)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["status"] == "finished" and record["reason"] == "complete"
+    assert ends[0]["returns"] == ends[1]["returns"] == record["returns"]
+    assert len(calls) > len(record["turns"])
+    await arena.server.shutdown()
