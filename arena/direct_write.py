@@ -43,15 +43,17 @@ class DirectWrite:
         self.encode = encode
         self._written = written  # counts a frame out
         # TLS and other wrapped streams have no socket to write to: they always queue.
-        self._fd = ws.stream.socket.fileno() if isinstance(ws.stream, trio.SocketStream) else None
+        self._socket = ws.stream.socket if isinstance(ws.stream, trio.SocketStream) else None
         # Queued and not yet written: a channel hands an item straight to a waiting receiver, so
         # its buffer can be empty while the pump still holds a message that must go first.
         self._unwritten = 0
 
     def put(self, message: Mapping[str, Any], binary: bool) -> None:
         """Write or queue ``message``; raises as ``send_nowait`` does when the queue is full or closed."""
-        fd = self._fd
-        if self._unwritten or fd is None or not self._open():
+        # Asked at every write: websockets closes the socket a checkpoint before it marks the
+        # connection closed, and meanwhile the number may already name another file or client.
+        fd = -1 if self._socket is None else self._socket.fileno()
+        if self._unwritten or fd == -1 or not self._open():
             self._queue.send_nowait(message)
             self._unwritten += 1
             return

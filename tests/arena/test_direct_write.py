@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -79,4 +80,27 @@ async def test_a_match_plays_out_when_no_write_goes_whole(arena_factory: ArenaFa
     assert record is not None and record["status"] == "finished" and record["reason"] == "complete"
     assert ends[0]["returns"] == ends[1]["returns"] == record["returns"]
     assert len(calls) > len(record["turns"])
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_no_frame_goes_to_a_file_that_took_over_a_closed_socket_number(arena_factory: ArenaFactory, tmp_path: Path) -> None:
+    """websockets closes a socket (a reader cut off, a reset met by a send) and marks its
+    connection closed only after a checkpoint: a message sent in between must not be written to
+    whatever the process opened meanwhile under the freed descriptor (a client, the database)."""
+    arena = await arena_factory()
+    async with arena.bot("vanishing") as client:
+        await client.send("ping")
+        await client.expect("pong")
+        (ws,) = arena.server._ws_server.connections  # type: ignore[union-attr]
+        number = ws.stream.socket.fileno()
+        ws.stream.socket.close()  # what close_stream does first, before its checkpoint
+        fd = os.open(tmp_path / "opened-meanwhile", os.O_RDWR | os.O_CREAT)
+        try:
+            assert fd == number  # the lowest free number, as POSIX has it
+            arena.server.sessions["vanishing"].send("pong")
+        finally:
+            os.close(fd)
+        assert (tmp_path / "opened-meanwhile").read_bytes() == b""
+        await ws.close_stream()
     await arena.server.shutdown()
