@@ -67,10 +67,8 @@ class DirectWrite:
         data = b"".join(protocol.data_to_send())
         try:
             sent = os.write(fd, data)
-        except BlockingIOError:
+        except OSError:  # full: the pump waits for room; failed: websockets meets the error there and closes
             sent = 0
-        except OSError:  # reset or closed by the peer: its reader sees that, and a session keeps the message
-            return
         if sent < len(data):
             protocol.writes.insert(0, data[sent:])
             self._queue.send_nowait(FLUSH)

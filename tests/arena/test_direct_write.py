@@ -3,6 +3,7 @@ takes of each, every client still gets every message whole and in order."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +39,17 @@ def takes_nothing(calls: list[int]) -> Callable[[int, bytes], int]:
     return write
 
 
-KERNELS = {"takes 7 bytes a write": lambda calls: takes_at_most(7, calls), "full buffer": takes_nothing}
+def fails(calls: list[int]) -> Callable[[int, bytes], int]:
+    """A kernel that refuses every direct write with an error that is not a full buffer."""
+
+    def write(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        raise OSError(errno.ENOMEM, "out of memory")
+
+    return write
+
+
+KERNELS = {"takes 7 bytes a write": lambda calls: takes_at_most(7, calls), "full buffer": takes_nothing, "failing write": fails}
 
 
 @pytest.mark.trio
