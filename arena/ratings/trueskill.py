@@ -16,6 +16,7 @@ drew), which is what ``trueskill.rate`` needs (lower is better, equal is a draw)
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,8 @@ def rate_match(
     Uses an explicit environment; on FloatingPointError (an upset the default backend's
     precision cannot handle) the same update is recomputed with the mpmath backend, at
     15 significant digits and then more (an upset between ratings 10^5 apart needs 30).
+    Two teams too far in the tail for the closed form go to mpmath at once: the float
+    backend fails on the same subnormal probabilities, with wrong numbers or a ValueError.
     """
     if len(teams) < 2:
         raise ValueError(f"TrueSkill needs at least two teams, got {len(teams)}")
@@ -93,15 +96,16 @@ def rate_match(
         raise ValueError(f"{len(ranks)} ranks for {len(teams)} teams")
     if any(len(team) == 0 for team in teams):
         raise ValueError("every team needs at least one rating")
+    settings = (float(mu), float(sigma), float(beta), float(tau), float(draw_probability))
     if len(teams) == 2:
         rated = _rate_two_teams(teams, ranks, float(beta), float(tau), float(draw_probability))
         if rated is not None:
             return rated
-    settings = (float(mu), float(sigma), float(beta), float(tau), float(draw_probability))
-    try:
-        return _rate(_environment(*settings, None), teams, ranks)
-    except FloatingPointError:
-        pass
+    else:
+        try:
+            return _rate(_environment(*settings, None), teams, ranks)
+        except FloatingPointError:
+            pass
     env = _environment(*settings, "mpmath")
     with _MPMATH:  # mpmath's precision is process-global: one retry at a time
         for digits in _MPMATH_DIGITS:
@@ -125,8 +129,9 @@ def _rate_two_teams(
     so one Gaussian step is exact. This takes microseconds where the package builds a
     factor graph per call (a tenth of the live server's busy time went there). It uses the
     exact normal CDF and agrees with the package's mpmath backend to 1e-10; the package's
-    float backend approximates erfc and lands within a few 1e-6. None when a tail is too
-    thin for floats: the caller then takes the package's path, mpmath included."""
+    float backend approximates erfc and lands within a few 1e-6. None when the result's
+    probability is below the smallest normal float, where a subnormal keeps only a few
+    digits (a 1% error in sigma, 200% in a draw's mu): the caller then uses mpmath."""
     variances = [[r.sigma * r.sigma + tau * tau for r in team] for team in teams]
     players = len(variances[0]) + len(variances[1])
     c2 = sum(variances[0]) + sum(variances[1]) + players * beta * beta
@@ -137,14 +142,14 @@ def _rate_two_teams(
     if ranks[0] == ranks[1]:
         a, b = margin - abs(t), -margin - abs(t)
         mass = _cdf(a) - _cdf(b)
-        if mass <= 0.0:
+        if mass < _SMALLEST_NORMAL:
             return None
         v = (_pdf(b) - _pdf(a)) / mass * (-1.0 if t < 0 else 1.0)
         w = v * v + (a * _pdf(a) - b * _pdf(b)) / mass
     else:
         x = t - margin
         mass = _cdf(x)
-        if mass <= 0.0:
+        if mass < _SMALLEST_NORMAL:
             return None
         v = _pdf(x) / mass
         w = v * (v + x)
@@ -158,6 +163,7 @@ def _rate_two_teams(
 
 
 _NORMAL = NormalDist()
+_SMALLEST_NORMAL = sys.float_info.min
 
 
 def _cdf(x: float) -> float:

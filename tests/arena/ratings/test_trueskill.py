@@ -86,6 +86,42 @@ def test_an_upset_that_needs_more_than_default_mpmath_precision_is_rated() -> No
     assert 0.0 < winner.mu < loser.mu < 1e8
 
 
+def herbrich_two_players(a: Rating, b: Rating, drew: bool) -> list[tuple[float, float]]:
+    """Herbrich et al. 2007, eqs. 2-5, for a beating (or drawing with) b, at 50 digits."""
+    with mpmath.workdps(50):
+        beta, tau = mpmath.mpf(25) / 6, mpmath.mpf(25) / 300
+        var_a, var_b = mpmath.mpf(a.sigma) ** 2 + tau**2, mpmath.mpf(b.sigma) ** 2 + tau**2
+        c2 = var_a + var_b + 2 * beta**2
+        c = mpmath.sqrt(c2)
+        margin = mpmath.sqrt(2) * mpmath.erfinv(mpmath.mpf("0.1")) * mpmath.sqrt(2) * beta / c
+        t = (mpmath.mpf(a.mu) - mpmath.mpf(b.mu)) / c
+        if drew:
+            hi, lo = margin - abs(t), -margin - abs(t)
+            mass = mpmath.ncdf(hi) - mpmath.ncdf(lo)
+            v = (mpmath.npdf(lo) - mpmath.npdf(hi)) / mass * mpmath.sign(t)
+            w = v * v + (hi * mpmath.npdf(hi) - lo * mpmath.npdf(lo)) / mass
+        else:
+            x = t - margin
+            v = mpmath.npdf(x) / mpmath.ncdf(x)
+            w = v * (v + x)
+        return [
+            (float(a.mu + var_a / c * v), float(mpmath.sqrt(var_a * (1 - var_a / c2 * w)))),
+            (float(b.mu - var_b / c * v), float(mpmath.sqrt(var_b * (1 - var_b / c2 * w)))),
+        ]
+
+
+@pytest.mark.parametrize(("gap", "ranks"), [(231.45, [1, 2]), (233.6, [1, 1]), (233.85, [1, 1])])
+def test_an_upset_whose_probability_is_a_subnormal_float_is_rated_exactly(gap: float, ranks: list[int]) -> None:
+    # P(result) lies between 1e-323 and 2e-308: floats keep only a few digits of it there, which
+    # turned sigma 1% wrong, a draw's mu 200% wrong, or crashed the package's float backend
+    a, b = Rating(0.0, 1.0), Rating(gap, 1.0)
+    rated = rate_match([[a], [b]], ranks)
+    expected = herbrich_two_players(a, b, drew=ranks[0] == ranks[1])
+    for [mine], (mu, sigma) in zip(rated, expected, strict=True):
+        assert mine.mu == pytest.approx(mu, rel=1e-9)
+        assert mine.sigma == pytest.approx(sigma, rel=1e-9)
+
+
 def test_rate_match_rejects_a_single_team() -> None:
     with pytest.raises(ValueError, match="at least two teams"):
         rate_match([[Rating(), Rating()]], [1])
