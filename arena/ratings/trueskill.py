@@ -84,8 +84,8 @@ def rate_match(
 ) -> list[list[Rating]]:
     """New ratings after one match of two or more teams (lower rank is better, equal ranks drew).
 
-    Uses an explicit environment; on FloatingPointError (an upset the default backend's
-    precision cannot handle) the same update is recomputed with the mpmath backend, at
+    Uses an explicit environment; on FloatingPointError or ValueError (an upset the default
+    backend's precision cannot handle) the same update is recomputed with the mpmath backend, at
     15 significant digits and then more (an upset between ratings 10^5 apart needs 30).
     Two teams too far in the tail for the closed form go to mpmath at once: the float
     backend fails on the same subnormal probabilities, with wrong numbers or a ValueError.
@@ -104,7 +104,7 @@ def rate_match(
     else:
         try:
             return _rate(_environment(*settings, None), teams, ranks)
-        except FloatingPointError:
+        except (FloatingPointError, ValueError):  # ValueError: a precision of 0 reached math.sqrt
             pass
     env = _environment(*settings, "mpmath")
     with _MPMATH:  # mpmath's precision is process-global: one retry at a time

@@ -122,6 +122,18 @@ def test_an_upset_whose_probability_is_a_subnormal_float_is_rated_exactly(gap: f
         assert mine.sigma == pytest.approx(sigma, rel=1e-9)
 
 
+def test_a_three_way_draw_far_in_the_tail_is_rated_by_mpmath_not_a_crash() -> None:
+    # the package's float backend raises ValueError (math domain error) here, not FloatingPointError
+    teams = [[Rating(0.0, 1.0)], [Rating(135.0, 1.0)], [Rating(270.0, 1.0)]]
+    rated = rate_match(teams, [1, 1, 1])
+    exact = package_env("mpmath")
+    with mpmath.workdps(30):
+        expected = exact.rate([(exact.create_rating(r.mu, r.sigma),) for [r] in teams], ranks=[1, 1, 1])
+    for [mine], (other,) in zip(rated, expected, strict=True):
+        assert mine.mu == pytest.approx(float(other.mu), rel=1e-9)
+        assert mine.sigma == pytest.approx(float(other.sigma), rel=1e-9)
+
+
 def test_rate_match_rejects_a_single_team() -> None:
     with pytest.raises(ValueError, match="at least two teams"):
         rate_match([[Rating(), Rating()]], [1])
