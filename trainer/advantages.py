@@ -256,18 +256,25 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
     other rollouts of the same (game, seed), same seat, same step. Sharing the seed (common
     random numbers) removes the luck of the deal from the comparison; excluding i keeps a
     rollout from being its own baseline, and no critic is needed. A rollout with no turn
-    at step t has nothing left to collect, so its G_{j,t} counts as 0. The paper scales
-    rewards by 1/100 (``reward_scale``).
+    at step t still collects what its later turns pay, gamma^(t'-t) * G_{j,t'} from its
+    next turn t' (a seat can sit out rounds of a simultaneous game); after its last turn
+    G_{j,t} is 0. The paper scales rewards by 1/100 (``reward_scale``).
     """
     _check_gamma(gamma)
     if not (math.isfinite(reward_scale) and reward_scale > 0.0):
         raise ValueError(f"reward_scale must be positive (a negative one trains the learner to lose), got {reward_scale}")
-    to_go: dict[tuple[int, int], dict[int, float]] = {}
+    to_go: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     advantages = np.zeros(len(batch))
     for (m, p), rows in _trajectories(batch).items():
         values = _to_go(batch.rewards[rows] * reward_scale, batch.step[rows], gamma)
-        to_go[(int(m), int(p))] = dict(zip(batch.step[rows].tolist(), values.tolist(), strict=True))
+        to_go[(int(m), int(p))] = (batch.step[rows], values)
         advantages[rows] = values
+
+    def collected(j: int, p: int, t: int) -> float:
+        steps, values = to_go.get((j, p), (np.zeros(0, dtype=np.int64), np.zeros(0)))
+        k = int(np.searchsorted(steps, t))
+        return float(gamma ** float(steps[k] - t) * values[k]) if k < len(steps) else 0.0
+
     rollouts: dict[tuple[str, int], set[int]] = defaultdict(set)
     for m, g, sd in zip(batch.match.tolist(), batch.game.tolist(), batch.seed.tolist(), strict=True):
         rollouts[(g, sd)].add(m)
@@ -277,7 +284,7 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
     for i in range(len(batch)):
         m, p, t = int(batch.match[i]), int(batch.player[i]), int(batch.step[i])
         others = rollouts[(batch.game[i], int(batch.seed[i]))] - {m}
-        baseline = sum(to_go.get((j, p), {}).get(t, 0.0) for j in others) / len(others)
+        baseline = sum(collected(j, p, t) for j in others) / len(others)
         advantages[i] -= baseline
     return advantages
 

@@ -163,6 +163,15 @@ def test_leave_one_out_excludes_the_rollout_itself() -> None:
     assert advantages == pytest.approx(expected)
 
 
+def test_leave_one_out_baseline_counts_what_another_rollout_collects_after_a_step_it_skipped() -> None:
+    # simultaneous games where a seat sits out some rounds (coalition bargaining) leave gaps in its steps
+    batch = turns([(0, 0, 0, 1.0), (0, 0, 1, 2.0), (1, 0, 0, 3.0), (1, 0, 2, 4.0)])
+    advantages = leave_one_out_advantages(batch, gamma=0.5)
+    # rollout 0: G_0 = 1 + 0.5*2 = 2, G_1 = 2, G_2 = 0 (its match is over)
+    # rollout 1: G_0 = 3 + 0.25*4 = 4, G_1 = 0.5*4 = 2 (no turn at round 1, but round 2 still pays), G_2 = 4
+    assert advantages == pytest.approx([2 - 4, 2 - 2, 4 - 2, 4 - 0])
+
+
 def test_leave_one_out_scales_rewards() -> None:
     batch = turns([(0, 0, 0, 100.0), (1, 0, 0, 300.0)])
     # rewards scaled by 1/100: G = 1 and 3, so A = 1 - 3 = -2 and 3 - 1 = 2
