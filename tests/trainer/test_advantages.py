@@ -96,6 +96,17 @@ def test_mars_distinct_variant_centres_on_the_players_distinct_values() -> None:
     assert advantages[4:] == pytest.approx(expected, abs=1e-6)
 
 
+def test_mars_distinct_variant_counts_a_value_once_whatever_the_rounding_of_its_sums() -> None:
+    # rewards -1, 1, 1, 1 and -1, -1: mean 0, std 1, so r~ = +-u with u = 1 / (1 + 1e-8).
+    # To-go in units of u: [2, 3, 2, 1] and [-2, -1]. Summed from the end, the first 2 is
+    # u + u + u - u, which floats round differently from the third turn's u + u.
+    batch = turns([(0, 0, 0, -1.0), (0, 0, 1, 1.0), (0, 0, 2, 1.0), (0, 0, 3, 1.0), (1, 0, 0, -1.0), (1, 0, 1, -1.0)])
+    advantages = mars_advantages(batch, gamma=1.0, normalization="distinct")
+    # distinct values {3, 2, 1, -1, -2}: centre 0.6; std of [2, 3, 2, 1, -2, -1] = sqrt(678 / 216)
+    std = (678 / 216) ** 0.5
+    assert advantages == pytest.approx([(v - 0.6) / std for v in (2, 3, 2, 1, -2, -1)], abs=1e-6)
+
+
 def test_mars_rejects_an_unknown_normalization() -> None:
     with pytest.raises(ValueError, match="unknown MARS normalization 'mean'"):
         mars_advantages(mars_batch(), normalization="mean")  # type: ignore[arg-type]
