@@ -130,22 +130,28 @@ def _to_go(values: np.ndarray, steps: np.ndarray, gamma: float) -> np.ndarray:
     return out
 
 
+_ROUNDING = 1e-9
+"""Values this close, relative to their size, are one value: a game can pay one payoff
+computed along two paths (public-goods pays 6.6 and 6.6000000000000005)."""
+
+
 def _standardise(values: np.ndarray, centre: float, eps: float) -> np.ndarray:
-    """(values - centre) / (std + eps), and exactly 0 for a group of equal values: their
-    mean can miss them in the last bit, and whitened again downstream (MARS normalises
-    twice) that rounding error would become credit of order one."""
-    if np.all(values == values[0]):
+    """(values - centre) / (std + eps), and exactly 0 for a group of equal values, equal up
+    to rounding included: their mean can miss them in the last bit, and whitened again
+    downstream (MARS normalises twice) that rounding error would become credit of order one."""
+    if np.ptp(values) <= _ROUNDING * float(np.abs(values).max()):
         return np.zeros_like(values, dtype=float)
     return (values - centre) / (values.std() + eps)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """One of each group of values equal up to rounding (1e-9 relative): a return-to-go summed
-    along two paths (u + u against u + u + u - u) differs in the last bits, and counted twice
-    it would move MARS's centre by a tenth of a standard deviation."""
+    """One of each group of values equal up to rounding (``_ROUNDING``, and at least that
+    much in absolute terms, for values around 0): a return-to-go summed along two paths
+    (u + u against u + u + u - u) differs in the last bits, and counted twice it would move
+    MARS's centre by a tenth of a standard deviation."""
     ordered = np.sort(values)
     scale = max(1.0, float(np.abs(ordered).max()))
-    return ordered[np.r_[True, np.diff(ordered) > 1e-9 * scale]]
+    return ordered[np.r_[True, np.diff(ordered) > _ROUNDING * scale]]
 
 
 def _check_gamma(gamma: float) -> None:
