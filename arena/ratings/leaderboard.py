@@ -21,7 +21,7 @@ import numpy as np
 
 import games
 from arena.ratings.nash import agent_task_nash, bootstrap_counts, count_wins, logodds_matrix, nash_ratings
-from arena.ratings.trueskill import Rating, interval95, rank_by_intervals
+from arena.ratings.trueskill import Rating, interval95, rank_by_intervals, ranks_from_returns
 from arena.store import FINISHED, Store, where
 
 Pair = tuple[str, str, float]
@@ -64,21 +64,21 @@ def finished_matches(store: Store, *, game: str | None = None, variant: str | No
 
 
 def pairwise(match: FinishedMatch) -> list[Pair]:
-    """Every pair of distinct bots at the table: 1 if the first got more, 0.5 if equal, 0 if less.
+    """Every pair of distinct bots at the table: 1 if the first ranked higher, 0.5 if equal, 0 if lower.
 
-    A forfeiting seat loses to every other seat whatever the returns, as in TrueSkill: in a
-    game that is not zero-sum its minimum return can tie an honest seat's, and failing must
-    never score a draw."""
+    The ranks are TrueSkill's (``ranks_from_returns``), so both ratings read a match alike:
+    a forfeiting seat loses to every other seat whatever the returns (in a game that is not
+    zero-sum its minimum return can tie an honest seat's, and failing must never score a
+    draw), and returns equal but for float noise (public-goods pays 6.6 and
+    6.6000000000000005 for one payoff) draw."""
     out: list[Pair] = []
+    ranks = ranks_from_returns(match.returns, match.forfeit_seat)
     seats = range(len(match.players))
     for i in seats:
         for j in seats:
             a, b = match.players[i], match.players[j]
             if i < j and a != b:
-                x, y = match.returns[i], match.returns[j]
-                if match.forfeit_seat in (i, j):
-                    x, y = (0.0, 1.0) if match.forfeit_seat == i else (1.0, 0.0)
-                out.append((a, b, 1.0 if x > y else 0.5 if x == y else 0.0))
+                out.append((a, b, 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0))
     return out
 
 

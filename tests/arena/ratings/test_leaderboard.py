@@ -70,6 +70,20 @@ def test_a_forfeit_loses_in_nash_averaging_even_when_its_return_ties(
     assert rows["stayer"]["mass"] == pytest.approx(1.0) and rows["quitter"]["nash"] < 0
 
 
+def test_returns_equal_but_for_their_last_bit_draw_in_nash_averaging_as_in_trueskill(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    from arena.ratings.leaderboard import variant_leaderboard
+
+    store = Store(tmp_path / "a.db")
+    # public-goods pays 6.6 and 6.6000000000000005 for one payoff; TrueSkill rates a draw
+    store.finish_match(match_record("public-goods", ["ann", "bob"], [6.6, 6.6000000000000005]))
+    assert store.rating("ann", "public-goods").mu == pytest.approx(store.rating("bob", "public-goods").mu)
+    rows = {row["bot"]: row for row in variant_leaderboard(store, "public-goods", resamples=10)}
+    # a draw: p = (0.5 + 1) / (1 + 2) = 1/2 both ways, A = 0, and the equilibrium splits its mass
+    assert rows["ann"]["mass"] == pytest.approx(0.5) and rows["bob"]["mass"] == pytest.approx(0.5)
+
+
 def test_self_play_is_not_rated(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     store = Store(tmp_path / "a.db")
     store.finish_match(match_record("tic-tac-toe", ["mirror", "mirror"], [1.0, -1.0]))
