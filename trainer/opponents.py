@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from arena.ratings.nash import maxent_nash
+from arena.ratings.trueskill import ranks_from_returns
 from bots.registry import parse_spec
 from games.api import did_you_mean
 
@@ -60,9 +61,14 @@ are not two-seat zero-sum) is scored by comparing the two returns instead."""
 
 
 def learner_score(learner_return: float, opponent_return: float, outcome: str) -> float:
-    """The learner's score in one match, 1 for a win, 0.5 for a draw (see ``OUTCOME_SCORES``)."""
+    """The learner's score in one match, 1 for a win, 0.5 for a draw (see ``OUTCOME_SCORES``).
+
+    ``ranked`` returns are compared as TrueSkill ranks them (``ranks_from_returns``), so that
+    float noise (public-goods pays 6.6 and 6.6000000000000005 for one payoff) is a draw here too.
+    """
     if outcome == "ranked":
-        return 1.0 if learner_return > opponent_return else 0.5 if learner_return == opponent_return else 0.0
+        mine, theirs = ranks_from_returns([learner_return, opponent_return])
+        return 1.0 if mine < theirs else 0.5 if mine == theirs else 0.0
     if outcome in OUTCOME_SCORES:
         return OUTCOME_SCORES[outcome]
     words = [*OUTCOME_SCORES, "ranked"]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from trainer.opponents import Opponent, OpponentPool, model_names
+from trainer.opponents import Opponent, OpponentPool, learner_score, model_names
 
 
 def bots(*names: str) -> list[Opponent]:
@@ -111,6 +111,12 @@ def test_snapshot_cap_drops_the_oldest_snapshot_but_never_bots_or_models() -> No
     assert pool.add_snapshot("step-40", "run/ckpt/40") == Opponent("step-20", "snapshot", "run/ckpt/20")
     with pytest.raises(ValueError, match="3 snapshots given but max_snapshots is 2"):
         OpponentPool([Opponent(f"s{i}", "snapshot", f"ckpt/{i}") for i in range(3)], max_snapshots=2)
+
+
+def test_returns_equal_but_for_their_last_bit_score_a_draw_as_in_the_ratings() -> None:
+    # public-goods pays 6.6 and 6.6000000000000005 for one payoff; TrueSkill and the leaderboard call it a draw
+    assert learner_score(6.6, 6.6000000000000005, "ranked") == 0.5
+    assert learner_score(6.6000000000000005, 6.6, "ranked") == 0.5
 
 
 def test_stats_report_win_rate_returns_and_weight() -> None:
