@@ -131,12 +131,26 @@ class MatchEvent:
 EventHandler = Callable[[MatchEvent], Awaitable[None] | None]
 
 
+RANK_DECIMALS = 9
+"""Returns equal to this many decimals tie: float noise (one payoff summed as 6.6 in one seat and
+6.6000000000000005 in another) must not decide a rank, here or in the ratings."""
+
+
+def competition_ranks(values: Sequence[float]) -> list[int]:
+    """1 + the number of strictly larger values; values equal to ``RANK_DECIMALS`` decimals share a rank."""
+    keyed = [round(float(value), RANK_DECIMALS) for value in values]
+    return [1 + sum(other > mine for other in keyed) for mine in keyed]
+
+
 def outcomes_of(game: type[Game], returns: Sequence[float], forfeit_seat: int | None) -> tuple[list[str], list[int]]:
     """Per-seat outcome words and ranks. Two-seat zero-sum games say win/loss/draw;
     others are ranked by return (1 is best, ties share a rank) and say ``ranked``."""
-    ranks = [1 + sum(other > mine for other in returns) for mine in returns]
+    ranks = competition_ranks(returns)
     if game.spec.zero_sum and len(returns) == 2:
-        words = ["win" if r > o else "loss" if r < o else "draw" for r, o in zip(returns, reversed(returns), strict=True)]
+        words = [
+            "win" if mine < theirs else "loss" if mine > theirs else "draw"
+            for mine, theirs in zip(ranks, reversed(ranks), strict=True)
+        ]
     else:
         words = ["ranked"] * len(returns)
     if forfeit_seat is not None:

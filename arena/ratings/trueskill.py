@@ -27,6 +27,8 @@ import mpmath
 import numpy as np
 import trueskill as _ts
 
+from arena.match import competition_ranks
+
 __all__ = [
     "BETA",
     "DRAW_PROBABILITY",
@@ -49,7 +51,6 @@ BETA = SIGMA / 2.0
 TAU = SIGMA / 100.0
 DRAW_PROBABILITY = 0.10
 Z95 = 1.959963984540054  # the two-sided 95% normal quantile (the "1.96")
-_DECIMALS = 9  # returns equal to this many decimals tie: float noise must not decide a rank
 _MPMATH_DIGITS = (15, 30, 60, 120, 240)  # precisions tried in turn after the float backend fails
 _MPMATH = threading.Lock()
 
@@ -211,12 +212,6 @@ def rank_by_intervals(intervals: Sequence[tuple[float, float]]) -> list[int]:
     return [int(1 + k) for k in above]
 
 
-def _competition_ranks(values: Sequence[float]) -> list[int]:
-    """1 + the number of strictly larger values (ties share a rank)."""
-    keyed = [round(float(v), _DECIMALS) for v in values]
-    return [1 + sum(other > v for other in keyed) for v in keyed]
-
-
 def ranks_from_returns(
     returns: Sequence[float],
     forfeit_seat: int | Collection[int] | None = None,
@@ -241,7 +236,7 @@ def ranks_from_returns(
         raise ValueError(f"teams must partition the seats 0..{seats - 1}, got {groups}")
     team_returns = [sum(float(returns[s]) for s in team) / len(team) for team in groups]
     failed = [any(s in forfeits for s in team) for team in groups]
-    honest = iter(_competition_ranks([r for r, f in zip(team_returns, failed, strict=True) if not f]))
+    honest = iter(competition_ranks([r for r, f in zip(team_returns, failed, strict=True) if not f]))
     last = 1 + sum(not f for f in failed)
     return [last if f else next(honest) for f in failed]
 
@@ -290,4 +285,4 @@ def duplicate_ranks(group: Sequence[DuplicateMatch], size: int) -> dict[tuple[st
             return None
         means = {bot: sum(values) / len(values) for bot, values in by_bot.items()}
     teams = list(means)
-    return dict(zip(teams, _competition_ranks([means[t] for t in teams]), strict=True))
+    return dict(zip(teams, competition_ranks([means[t] for t in teams]), strict=True))

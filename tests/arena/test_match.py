@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import pytest
 import trio
 
-from arena.match import Clock, MatchEvent, play_match
+import games
+from arena.match import Clock, MatchEvent, outcomes_of, play_match
 from arena.seats import LocalSeat, Move, SeatForfeit, Turn
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.mini_hanabi import MiniHanabi
@@ -313,3 +314,19 @@ async def test_async_event_handlers_are_awaited() -> None:
 async def test_a_wrong_seat_count_is_refused_before_anything_starts() -> None:
     with pytest.raises(ValueError, match="needs 2 seats, got 1"):
         await play_match(TicTacToe, [first_legal()])
+
+
+@pytest.mark.parametrize(
+    ("game", "returns", "words", "ranks"),
+    [
+        pytest.param("public-goods", [6.6, 6.6000000000000005, 3.0], ["ranked"] * 3, [1, 1, 3], id="ranked"),
+        pytest.param("kuhn-poker", [0.30000000000000004, 0.3], ["draw", "draw"], [1, 1], id="zero-sum"),
+        pytest.param("kuhn-poker", [1.0, -1.0], ["win", "loss"], [1, 2], id="zero-sum decided"),
+    ],
+)
+def test_returns_equal_but_for_float_noise_share_a_rank(
+    game: str, returns: list[float], words: list[str], ranks: list[int]
+) -> None:
+    """One payoff summed in two orders must not rank one seat above the other: the stored ranks
+    and outcomes read a match as the ratings do."""
+    assert outcomes_of(games.get(game), returns, None) == (words, ranks)
