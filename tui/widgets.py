@@ -51,18 +51,21 @@ class MatchTable(DataTable[Any]):
         least, where the table would be wider than the screen: one column alone cannot make
         room beside the names of a match of four or more."""
         texts = [[Text(c) if isinstance(c, str) else c for c in cells] for _, cells in rows]  # text, never markup
+        labels = [cell_len(str(column.label)) for column in self.ordered_columns]
+        widths = [max([labels[i]] + [t[i].cell_len for t in texts if i < len(t)]) for i in range(len(labels))]
         if squeeze and self.size.width and texts:
-            labels = [cell_len(str(column.label)) for column in self.ordered_columns]
-            widths = [max([labels[i]] + [t[i].cell_len for t in texts]) for i in range(len(labels))]
             excess = sum(widths) + 2 * len(widths) + 2 - self.size.width
             for column in squeeze:
                 cut = min(max(excess, 0), max(widths[column] - 12, 0))
                 excess -= cut
+                widths[column] -= cut
                 for cells in texts:
                     cells[column] = cells[column].copy()
-                    cells[column].truncate(widths[column] - cut, overflow="ellipsis")
+                    cells[column].truncate(widths[column], overflow="ellipsis")
         keep, row = self.selected_key(), self.cursor_row
         self.clear()
+        for column, width in zip(self.ordered_columns, widths, strict=True):
+            column.content_width = width  # clear() keeps the widest cell a column ever held: the squeeze could not shrink it
         for (key, _), cells in zip(rows, texts, strict=True):
             self.add_row(*cells, key=key)
         keys = [key for key, _ in rows]

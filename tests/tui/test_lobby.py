@@ -136,3 +136,25 @@ def test_the_help_lists_the_text_view_of_a_replay_and_the_way_back_from_the_lead
     sections = dict(HELP)
     assert any(key == "t" for key, _ in sections["Replay"])  # ReplayScreen binds t as MatchScreen does
     assert any(key.startswith("Esc") for key, _ in sections["Leaderboard"])
+
+
+def test_the_live_table_shrinks_a_long_name_again_when_a_longer_game_joins() -> None:
+    """A table keeps its columns' widths across refills; the squeeze must start afresh."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        clock = {"move_ms": 10000, "grace_ms": 500, "bank_ms": 0}
+        ttt = {"match": "a" * 32, "game": "tic-tac-toe", "players": ["perfect-bot", "x" * 60], "step": 1, "clock": clock}
+        ipd = {**ttt, "match": "b" * 32, "game": "iterated-prisoners-dilemma", "players": ["tit-for-tat", "grim"]}
+        async with app.run_test(size=SIZE) as pilot:
+            app.receive({"t": "lobby", "v": 1, "live": [ttt], "recent": []})
+            await settle(pilot)
+            app.receive({"t": "lobby", "v": 1, "live": [ttt, ipd], "recent": []})
+            table = app.screen.query_one("#live", MatchTable)
+            before_idle = [column.content_width for column in table.ordered_columns]  # what a frame drawn now shows
+            await settle(pilot)
+            assert [column.content_width for column in table.ordered_columns] == before_idle
+            header = next(line for line in screen_text(app).splitlines() if line.startswith(" match"))
+            assert header.endswith("clock")
+
+    asyncio.run(scenario())
