@@ -962,7 +962,9 @@ class ArenaServer:
     # ---- spectators ----------------------------------------------------------------------
 
     def _lobby_fields(self) -> dict[str, Any]:
-        return {"live": [live.summary() for live in self.live.values()], "recent": self.recent, "waiting": self.lobby.waiting()}
+        # A copy: a busy connection encodes the message later, after more matches may have ended.
+        live = [match.summary() for match in self.live.values()]
+        return {"live": live, "recent": list(self.recent), "waiting": self.lobby.waiting()}
 
     def _broadcast_lobby(self) -> None:
         if not self.watchers:

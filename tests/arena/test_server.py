@@ -24,7 +24,8 @@ import games
 from arena import protocol as p
 from arena.match import play_match
 from arena.seats import LocalSeat, Turn
-from arena.server import ArenaServer, Limits, open_listeners
+from arena.server import ArenaServer, Limits, Watcher, open_listeners
+from arena.sessions import Connection
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
@@ -937,3 +938,15 @@ async def test_sdk_bots_keep_under_the_servers_rate_limit_in_a_fast_game(arena_f
     ends = [runs[name].results[0] for name in names]
     assert [(end["status"], end["reason"]) for end in ends] == [("finished", "complete")] * 2
     assert [runs[name].errors for name in names] == [[], []] and arena.server.metrics.errors == 0
+
+
+def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(tmp_path: Path) -> None:
+    """A message waits in a busy connection's queue until its pump encodes it; by then a match
+    may have ended, and a lobby holding the newer results beside its older live list showed
+    a finished match as live and as a result at once."""
+    server = ArenaServer(tmp_path / "arena.db")
+    outgoing, queued = trio.open_memory_channel[dict[str, Any]](4)
+    server.watchers.add(Watcher(Connection(outgoing, binary=False)))
+    server._broadcast_lobby()
+    server._remember({"match": "m" * 32, "game": "tic-tac-toe", "status": "finished", "players": ["a", "b"]})
+    assert queued.receive_nowait()["recent"] == []
