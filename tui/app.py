@@ -467,7 +467,7 @@ class LobbyScreen(Refreshable):
                 )
                 for r in results
             ],
-            squeeze=(4, 2),
+            squeeze=(4, 2, 3, 1),  # the result first, the returns of many seats and a long game name last
         )
         if self.focused is table and table.row_count == 0 and recent.row_count:
             recent.focus()  # nothing live to open: the results are what can be opened or replayed

@@ -158,3 +158,31 @@ def test_the_live_table_shrinks_a_long_name_again_when_a_longer_game_joins() -> 
             assert header.endswith("clock")
 
     asyncio.run(scenario())
+
+
+def test_the_result_column_stays_on_an_80_column_screen_beside_the_returns_of_four_seats() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            lobby = lobby_message()
+            lobby["recent"].insert(
+                0,
+                {
+                    "match": "00000007aaaabbbbccccddddeeeeffff",
+                    "game": "public-goods",
+                    "players": ["pg-a", "pg-b", "pg-c", "pg-d"],
+                    "status": "finished",
+                    "reason": "complete",
+                    "returns": [56.75, 63.75, 71.75, 53.75],
+                    "outcomes": ["ranked"] * 4,
+                    "ranks": [3, 2, 1, 4],
+                },
+            )
+            app.receive(lobby)
+            await settle(pilot)
+            lines = screen_text(app).splitlines()
+            assert any(line.endswith("result") for line in lines)
+            row = next(line for line in lines if line.startswith(" 00000007"))
+            assert "#1 pg-c" in row
+
+    asyncio.run(scenario())
