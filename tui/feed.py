@@ -81,7 +81,7 @@ class Feed:
                     delays, attempt = self.delays(), 0
                     await self._session(ws)
                 reason = "the server closed the connection"
-            except InvalidURI as error:
+            except (InvalidURI, ValueError) as error:  # ValueError: a port out of range, a broken IPv6 address
                 self.on_status(Status("failed", f"bad server URL {self.url!r}: {error}"))
                 return
             except InvalidStatus as error:

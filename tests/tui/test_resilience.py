@@ -96,3 +96,16 @@ def test_a_url_with_a_path_fails_at_once_saying_what_to_give() -> None:
                 assert f"{url} has no /watch: give the server's address, ws://host:port" in plain(app.screen.query_one("#status"))
 
     asyncio.run(scenario())
+
+
+def test_a_url_that_cannot_be_connected_to_fails_saying_why_instead_of_connecting_for_ever() -> None:
+    """websockets raises a plain ValueError for a port out of range, which ended the feed
+    unseen: the status line said 'connecting' for ever."""
+
+    async def scenario() -> None:
+        app = WatchApp("ws://127.0.0.1:99999", fetch_stored=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.connection.state == "failed", what="the failure", timeout=5)
+            assert "bad server URL 'ws://127.0.0.1:99999': Port out of range" in plain(app.screen.query_one("#status"))
+
+    asyncio.run(scenario())
