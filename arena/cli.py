@@ -888,10 +888,26 @@ def _watch_app() -> Any:
     return WatchApp
 
 
+def _check_server_url(url: str) -> None:
+    """A URL no connection can be made to is a usage error, said before the app takes the screen."""
+    from urllib.parse import urlsplit
+
+    from arena import protocol as p
+
+    try:
+        p.http_base(url)  # ws or wss, and a host
+        urlsplit(url).port  # noqa: B018 (raises for a port out of range)
+    except ValueError as error:
+        message = str(error)
+        raise UsageError(message if message.startswith("bad server URL") else f"bad server URL {url!r}: {message}") from None
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     watch_app = _watch_app()
     if args.db is None:
-        watch_app(args.url or "ws://127.0.0.1:8765", match=args.match).run()
+        url = args.url or "ws://127.0.0.1:8765"
+        _check_server_url(url)
+        watch_app(url, match=args.match).run()
         return 0
     from tui.launch import ServerProcess
 

@@ -150,3 +150,16 @@ def test_watch_a_store_takes_a_match_id_prefix_and_names_an_ambiguous_one(
     headless(monkeypatch, ambiguous)
     assert cli.main(["watch", "--db", str(db), "--match", shared]) == 0
     assert f"match id prefix '{shared}' is ambiguous" in screens[-1]
+
+
+@pytest.mark.parametrize("url", ["localhost:8765", "http://127.0.0.1:8765", "ws://127.0.0.1:99999"])
+def test_watch_refuses_a_bad_url_in_one_line_before_the_app_takes_the_screen(
+    url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def nothing(app: WatchApp, pilot: Pilot[Any]) -> None:
+        pass
+
+    headless(monkeypatch, nothing)
+    assert cli.main(["watch", "--url", url]) == cli.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(f"arena: error: bad server URL {url!r}") and err.count("\n") == 1
