@@ -104,7 +104,7 @@ def render_grid(block: Mapping[str, Any], players: Sequence[str], palette: Palet
         if row_labels:
             drawn.add_column("", style=f"bold {palette.muted}", justify="right", no_wrap=True)
         for c in range(width):
-            drawn.add_column(col_labels[c] if c < len(col_labels) else "", justify="center", no_wrap=True)
+            drawn.add_column(Text(col_labels[c] if c < len(col_labels) else ""), justify="center", no_wrap=True)  # not markup
         for r, row in enumerate(rows):
             label = [Text(row_labels[r] if r < len(row_labels) else "")] if row_labels else []
             shown = [Text(str(cell) if str(cell) else " ", style=_cell_style(str(cell), palette)) for cell in row]

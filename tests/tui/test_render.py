@@ -72,3 +72,11 @@ def test_known_blocks_still_draw_beside_an_unknown_one() -> None:
 def test_no_view_yet_and_the_light_palette() -> None:
     assert "no view yet" in plain({})
     render_view(load("matches")["tic-tac-toe"][3]["view"], ["a", "b"], LIGHT)
+
+
+def test_column_labels_are_text_not_markup() -> None:
+    """A label with square brackets was read as Rich markup: '[1]' vanished, '[/x]' raised
+    while the screen was drawn and took the app down."""
+    view = {"text": "t", "render": [{"type": "grid", "rows": [["X", "O"]], "col_labels": ["[1]", "[/x]"]}]}
+    drawn = plain(view)
+    assert "[1]" in drawn and "[/x]" in drawn
