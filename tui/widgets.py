@@ -141,13 +141,14 @@ def players_panel(
 ) -> Group:
     """Seat, name, and either the clock (live; ▶ marks the seat to move) or the outcome."""
     lines = []
+    width = min(18, max((len(name) for name in players), default=0))  # no wider than the names: the panel is narrow
     for seat, name in enumerate(players):
         reading = clocks[seat] if clocks and seat < len(clocks) else None
         running = reading is not None and reading.running
         line = Text()
         line.append("▶ " if running else "  ", style=f"bold {palette.accent}")
         line.append(f"{seat} ", style=palette.muted)
-        line.append(f"{name:<18}", style=f"bold {palette.seat(seat)}")
+        line.append(f"{name:<{width}}", style=f"bold {palette.seat(seat)}")
         if result is not None:
             outcome = result.outcomes[seat] if result.outcomes and seat < len(result.outcomes) else result.status
             ret = f"{result.returns[seat]:+g}" if result.returns and seat < len(result.returns) else ""

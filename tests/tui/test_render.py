@@ -9,6 +9,8 @@ import pytest
 from tests.tui.screens import load
 from tests.tui.screens import plain as as_text
 from tui.render import LIGHT, render_view
+from tui.state import ClockReading, Result
+from tui.widgets import players_panel
 
 
 def plain(view: Any, players: list[str] | None = None) -> str:
@@ -80,3 +82,14 @@ def test_column_labels_are_text_not_markup() -> None:
     view = {"text": "t", "render": [{"type": "grid", "rows": [["X", "O"]], "col_labels": ["[1]", "[/x]"]}]}
     drawn = plain(view)
     assert "[1]" in drawn and "[/x]" in drawn
+
+
+def test_a_clock_stays_on_its_seat_line_in_the_side_panel_of_an_80_column_screen() -> None:
+    """Names were padded to 18 cells whatever their length, so at 80 columns every running
+    clock broke after its seconds and 'left' went to a line of its own."""
+    clocks = [ClockReading(0, True, 19_700.0), ClockReading(1, False, 20_000.0)]
+    lines = as_text(players_panel(["c4-b", "c4-a"], clocks, LIGHT), width=28).splitlines()
+    assert lines[0].split() == ["▶", "0", "c4-b", "19.7s", "left"] and lines[1].split() == ["1", "c4-a", "20s"]
+    result = Result("m", "kuhn-poker", ["kuhn-b", "kuhn-a"], "finished", "complete", returns=[2, -2], outcomes=["win", "loss"])
+    lines = as_text(players_panel(["kuhn-b", "kuhn-a"], None, LIGHT, result=result), width=28).splitlines()
+    assert lines[0].split() == ["0", "kuhn-b", "win", "+2"] and lines[1].split() == ["1", "kuhn-a", "loss", "-2"]
