@@ -105,6 +105,7 @@ class WatchApp(App[None]):
         self.problem: str | None = None
         self.feed: Feed | None = None
         self.received = 0
+        self.lobby_redraw = False  # a redraw for the lobby messages that arrived together is due
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -319,10 +320,25 @@ class WatchApp(App[None]):
                 line.show(text, self.problem, self.palette)
 
     def refresh_screens(self, kind: str | None = None) -> None:
-        """Redraw the screen on top if ``kind`` (a message type; None: anything) concerns it."""
+        """Redraw the screen on top if ``kind`` (a message type; None: anything) concerns it.
+        A lobby comes with every move of every match: those that arrive together are drawn
+        once, after the last, or drawing each of them left keys waiting for seconds."""
         screen = self.screen
-        if isinstance(screen, Refreshable) and (kind is None or kind in screen.KINDS):
+        if not (isinstance(screen, Refreshable) and (kind is None or kind in screen.KINDS)):
+            return
+        if kind != "lobby":
             screen.refresh_data()
+        elif not self.lobby_redraw:
+            self.lobby_redraw = True
+            self.call_later(self._redraw_after_lobby, screen)
+
+    def _redraw_after_lobby(self, screen: Refreshable) -> None:
+        self.lobby_redraw = False
+        try:
+            if screen is self.screen:  # another one on top draws the lobby when it comes back
+                screen.refresh_data()
+        except Exception as error:  # as in receive(): a drawing bug must not take the app down
+            self.report(f"could not draw after a 'lobby' message ({type(error).__name__}: {error})")
 
     # ---- actions -----------------------------------------------------------------------
 
@@ -411,6 +427,7 @@ class LobbyScreen(Refreshable):
     def __init__(self) -> None:
         super().__init__()
         self.game: str | None = None
+        self.results_drawn: tuple[int, Palette, list[str]] | None = None  # what the results table shows
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -453,6 +470,27 @@ class LobbyScreen(Refreshable):
             rows.append((e.match, cells))
         table.fill(rows, squeeze=(2,))
         recent = self.query_one("#recent", MatchTable)
+        drawn = (recent.size.width, pal, [r.match for r in results])
+        if drawn != self.results_drawn:  # a match's result never changes: only a new one or a new width redraws
+            self.results_drawn = drawn
+            self._fill_results(recent, results, pal)
+        if self.focused is table and table.row_count == 0 and recent.row_count:
+            recent.focus()  # nothing live to open: the results are what can be opened or replayed
+        which = f"game: {self.game}" if self.game else "all games"
+        waiting = f" · {len(lobby.waiting)} seek(s) waiting" if lobby.waiting else ""
+        loading = "" if lobby.received or app.url is None else " · waiting for the server"
+        if lobby.stale:
+            loading = " · as last heard before the disconnect: they may have ended"
+        self.query_one("#live-title", Static).update(
+            Text.assemble(("Live matches", "bold"), f"  {len(live)} · {which}{waiting}{loading}", style="")
+        )
+        self.query_one("#recent-title", Static).update(
+            Text.assemble(("Recent results", "bold"), f"  {self._results_note(results)}")
+        )
+
+    def _fill_results(self, recent: MatchTable, results: list[Result], pal: Palette) -> None:
+        """Rebuilt only when the list changes: a busy server sends a lobby on every move, and
+        building a thousand stored results for each left no time for keys."""
         recent.fill(
             [
                 (
@@ -468,19 +506,6 @@ class LobbyScreen(Refreshable):
                 for r in results
             ],
             squeeze=(4, 2, 3, 1),  # the result first, the returns of many seats and a long game name last
-        )
-        if self.focused is table and table.row_count == 0 and recent.row_count:
-            recent.focus()  # nothing live to open: the results are what can be opened or replayed
-        which = f"game: {self.game}" if self.game else "all games"
-        waiting = f" · {len(lobby.waiting)} seek(s) waiting" if lobby.waiting else ""
-        loading = "" if lobby.received or app.url is None else " · waiting for the server"
-        if lobby.stale:
-            loading = " · as last heard before the disconnect: they may have ended"
-        self.query_one("#live-title", Static).update(
-            Text.assemble(("Live matches", "bold"), f"  {len(live)} · {which}{waiting}{loading}", style="")
-        )
-        self.query_one("#recent-title", Static).update(
-            Text.assemble(("Recent results", "bold"), f"  {self._results_note(results)}")
         )
 
     def _results_note(self, results: list[Result]) -> str:

@@ -150,6 +150,7 @@ def test_the_live_table_shrinks_a_long_name_again_when_a_longer_game_joins() -> 
             app.receive({"t": "lobby", "v": 1, "live": [ttt], "recent": []})
             await settle(pilot)
             app.receive({"t": "lobby", "v": 1, "live": [ttt, ipd], "recent": []})
+            app.screen.refresh_data()  # drawn now, before the table's idle pass measures anything
             table = app.screen.query_one("#live", MatchTable)
             before_idle = [column.content_width for column in table.ordered_columns]  # what a frame drawn now shows
             await settle(pilot)
@@ -184,5 +185,52 @@ def test_the_result_column_stays_on_an_80_column_screen_beside_the_returns_of_fo
             assert any(line.endswith("result") for line in lines)
             row = next(line for line in lines if line.startswith(" 00000007"))
             assert "#1 pg-c" in row
+
+    asyncio.run(scenario())
+
+
+def test_a_lobby_that_changes_only_live_steps_leaves_the_results_table_alone() -> None:
+    """A busy server sends a lobby on every move; rebuilding a results table of a thousand
+    stored matches for each took a tenth of a second, and keys waited seconds behind them."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = lobby_message()
+            app.receive(lobby)
+            await settle(pilot)
+            recent = app.screen.query_one("#recent", MatchTable)
+            rows = dict(recent.rows)
+            lobby["live"][0]["step"] += 1
+            app.receive(lobby)
+            await settle(pilot)
+            assert all(recent.rows.get(key) is row for key, row in rows.items())
+            assert f" {lobby['live'][0]['step']} " in screen_text(app)  # the live table did change
+
+    asyncio.run(scenario())
+
+
+def test_lobby_messages_that_arrive_together_are_drawn_once_after_the_last() -> None:
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            lobby_screen = app.screen
+            draws = 0
+            draw = lobby_screen.draw
+
+            def counting() -> None:
+                nonlocal draws
+                draws += 1
+                draw()
+
+            lobby_screen.draw = counting  # type: ignore[method-assign]
+            lobby = lobby_message()
+            for step in range(50):
+                lobby["live"][0]["step"] = step
+                app.receive(lobby)
+            await settle(pilot)
+            assert draws == 1
+            assert " 49 " in screen_text(app)
 
     asyncio.run(scenario())
