@@ -141,24 +141,30 @@ def _get(url: str, path: str, timeout: float) -> Any:
 
 
 def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
-    """The server's newest ``limit`` stored match records (``GET /api/matches``), newest
+    """The server's newest ``limit`` ended match records (``GET /api/matches``), newest
     first. Blocking: call it in a thread. It lets the lobby list results older than this
     connection, and the results of a read-only server, which hears of no live match. The
     server answers at most API_PAGE matches at a time: the rest are read page by page,
-    each page after the last id of the one before. A server older than paging ignores
-    ``before`` and answers the first page again: no new id ends the listing there."""
+    each page after the last id of the one before. Live matches are paged past, not
+    counted (the feed shows them; on a busy server they filled most of a page). A server
+    older than paging ignores ``before`` and answers the first page again: no new id ends
+    the listing there."""
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
+    last: str | None = None
     while len(records) < limit:
         want = min(limit - len(records), API_PAGE)
-        after = {"before": records[-1]["id"]} if records else {}
+        after = {"before": last} if last else {}
         data = _get(url, f"/api/matches?{urlencode({'limit': want} | ({'game': game} if game else {}) | after)}", timeout)
         if not isinstance(data, list):
             raise ValueError("/api/matches did not answer a list")
         page = [r for r in data if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"] not in seen]
+        if not page:
+            break
         seen.update(record["id"] for record in page)
-        records += page
-        if len(data) < want or not page:
+        last = page[-1]["id"]
+        records += [record for record in page if record.get("status") != "live"]
+        if len(data) < want:
             break
     return records
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -75,3 +76,19 @@ def test_a_server_that_ignores_before_is_listed_once_not_page_after_page_of_repe
     monkeypatch.setattr(feed, "API_PAGE", 3)
     assert [record["id"] for record in fetch_matches("http://old", limit=10)] == [r["id"] for r in first_page]
     assert len(asked) == 2 and "before=" in asked[1]
+
+
+def test_live_matches_are_paged_past_not_counted_among_the_stored_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy server's newest records are mostly live matches, which the feed shows already:
+    the stored results still fill the page asked for."""
+    store = [{"id": f"{i:032x}", "game": "nim", "status": "live" if i > 5 else "finished"} for i in range(12, 0, -1)]
+
+    def server(url: str, path: str, timeout: float) -> list[dict[str, str]]:
+        query = parse_qs(urlsplit(path).query)
+        before = query.get("before", [None])[0]
+        older = [r for r in store if before is None or r["id"] < before]
+        return older[: int(query["limit"][0])]
+
+    monkeypatch.setattr(feed, "_get", server)
+    monkeypatch.setattr(feed, "API_PAGE", 3)
+    assert [int(record["id"], 16) for record in fetch_matches("http://busy", limit=4)] == [5, 4, 3, 2]
