@@ -21,12 +21,13 @@ class Malformed(ValueError):
     """A server message without the fields or types the protocol promises."""
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # the last two: bidi overrides
 
 
 def scrub(value: Any) -> Any:
     """The message with control characters in its strings made visible: a chat line from a
-    language model must not move the cursor or recolour the terminal."""
+    language model must not move the cursor, recolour the terminal or, with a bidirectional
+    override, show its text in another order than it was sent."""
     if isinstance(value, str):
         return _CONTROL.sub("\ufffd", value)
     if isinstance(value, list):

@@ -182,3 +182,10 @@ def test_leaderboards_sort_with_missing_values_last() -> None:
 def test_control_characters_from_bots_are_made_visible() -> None:
     msg = {"t": "delta", "view": {"render": [{"type": "chat", "messages": [{"seat": 0, "text": "hi\x1b[2J\x07 there\n"}]}]}}
     assert scrub(msg)["view"]["render"][0]["messages"][0]["text"] == "hi\ufffd[2J\ufffd there\n"
+
+
+def test_a_bidirectional_override_from_a_bot_is_made_visible() -> None:
+    """A right-to-left override would show 'I accept' as its mirror image, or hide a reversed
+    phrase inside an innocent one: the spectator shows the character instead of obeying it."""
+    text = "offer 3 \u202e5 tpecca I\u202c, \u2067isolated\u2069"
+    assert scrub(text) == "offer 3 \ufffd5 tpecca I\ufffd, \ufffdisolated\ufffd"
