@@ -102,12 +102,9 @@ def option_types(bot: type[Bot]) -> dict[str, tuple[Any, Any]]:
     return {p.name: (hints.get(p.name, str), p.default) for p in params}
 
 
-def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
-    """Build the bot a spec names, for one seat of a match of ``game``."""
-    parsed = parse_spec(spec) if isinstance(spec, str) else spec
-    cls = get(parsed.name)
-    if cls.games is not None and game not in cls.games:
-        raise BotSpecError(f"bot '{cls.name}' plays {', '.join(cls.games)}, not {game}")
+def option_values(cls: type[Bot], parsed: BotSpec) -> dict[str, Any]:
+    """A spec's options typed for ``cls``, without building the bot: a file that names a bot's
+    options (a nightly's ``bot_options``) is checked before hours go into the bot's model."""
     types = option_types(cls)
     kwargs: dict[str, Any] = {}
     for key, raw in parsed.options.items():
@@ -118,7 +115,16 @@ def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
             kwargs[key] = parse_value(key, raw, types[key][0])
         except ConfigError as error:  # the message says "config key"; here it is the bot's option
             raise BotSpecError(f"bot '{cls.name}': option {str(error).removeprefix('config key ')}") from None
-    bot = cls(game, seed, **kwargs)
+    return kwargs
+
+
+def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
+    """Build the bot a spec names, for one seat of a match of ``game``."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
+    cls = get(parsed.name)
+    if cls.games is not None and game not in cls.games:
+        raise BotSpecError(f"bot '{cls.name}' plays {', '.join(cls.games)}, not {game}")
+    bot = cls(game, seed, **option_values(cls, parsed))
     bot.label = str(parsed)
     return bot
 

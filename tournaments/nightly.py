@@ -44,6 +44,8 @@ from typing import Any
 import games
 from arena.store import FINISHED, Store, valid_bot_name
 from arena.toml_file import read_toml
+from bots.registry import BotSpec, BotSpecError, option_values
+from bots.registry import get as get_bot
 from games.api import GameError
 from tournaments import gate as gates
 from tournaments.config import TournamentConfig, TournamentConfigError
@@ -165,6 +167,7 @@ def parse(data: Mapping[str, Any], where: str = "<nightly>") -> NightlyConfig:
 def _policy(where: str, table: Any, at: str) -> Policy:
     from trainer.config import TrainConfigError
     from trainer.config import parse as parse_training
+    from trainer.llm_bot import check_settings
 
     if not isinstance(table, dict):
         raise NightlyConfigError(f"{where}: {at}: must be a table, got {type(table).__name__}")
@@ -207,6 +210,11 @@ def _policy(where: str, table: Any, at: str) -> Policy:
             raise NightlyConfigError(
                 f"{where}: {at}.bot_options.{key}: the llm bot's options other than model, as strings or numbers"
             )
+    try:
+        values = option_values(get_bot("llm"), BotSpec("llm", {k: str(v) for k, v in options.items()}))
+        check_settings(**{k: v for k, v in values.items() if k != "device"})
+    except BotSpecError as error:
+        raise NightlyConfigError(f"{where}: {at}.bot_options: {error}") from None
     return Policy(name, current, train, updates, store_matches, {k: str(v) for k, v in options.items()})
 
 

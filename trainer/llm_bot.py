@@ -68,6 +68,17 @@ def shared_policy(
         return shared
 
 
+def check_settings(temperature: float = 1.0, max_new_tokens: int = 48, score_limit: int = 64) -> None:
+    """The bot's checks that need no model, shared with the nightly file's ``bot_options``, so
+    that a bad value stops a night before it trains rather than when its tournament starts."""
+    if temperature <= 0:
+        raise BotSpecError(f"bot 'llm': temperature must be > 0, got {temperature}")
+    if max_new_tokens <= 0:
+        raise BotSpecError(f"bot 'llm': max_new_tokens must be > 0, got {max_new_tokens}")
+    if score_limit < 0:
+        raise BotSpecError(f"bot 'llm': score_limit must be >= 0, got {score_limit}")
+
+
 class LLMBot(Bot):
     name = "llm"
     description = (
@@ -89,12 +100,7 @@ class LLMBot(Bot):
         super().__init__(game, seed)
         if not model:
             raise BotSpecError("bot 'llm' needs model=DIR, a from_pretrained folder (e.g. llm:model=ckpt/7,device=cpu)")
-        if temperature <= 0:
-            raise BotSpecError(f"bot 'llm': temperature must be > 0, got {temperature}")
-        if max_new_tokens <= 0:
-            raise BotSpecError(f"bot 'llm': max_new_tokens must be > 0, got {max_new_tokens}")
-        if score_limit < 0:
-            raise BotSpecError(f"bot 'llm': score_limit must be >= 0, got {score_limit}")
+        check_settings(temperature, max_new_tokens, score_limit)
         # Keys of numpy's generators must be non-negative.
         self.seed = seed % 2**64
         check_device(device)
