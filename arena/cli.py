@@ -925,6 +925,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from games.api import MAX_SEED
+
     parser = argparse.ArgumentParser(
         prog="arena",
         description="A self-play game arena for LLM agents: games, bots, matches, a live server.",
@@ -1116,7 +1118,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init_model.add_argument("dir", help="the folder to write")
     init_model.add_argument("--size", default="tiny", help="tiny (2 layers, 64 wide) or small (4 layers, 256 wide)")
-    init_model.add_argument("--seed", type=int, default=0, help="the seed of the weights and the tokenizer's corpus")
+    init_model.add_argument(
+        "--seed", type=_int_from(0, MAX_SEED), default=0, help="the seed of the weights and the tokenizer's corpus"
+    )
     init_model.add_argument("--force", action="store_true", help="replace a model already in DIR")
     init_model.set_defaults(run=cmd_train_init_model)
     train_run = train_commands.add_parser(

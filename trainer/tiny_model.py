@@ -18,6 +18,7 @@ from pathlib import Path
 import games
 from arena.seats import Turn
 from bots.prompts import build_prompt
+from games.api import MAX_SEED
 
 SPECIAL_TOKENS = {"bos_token": "<|bos|>", "eos_token": "<|eos|>", "pad_token": "<|pad|>"}
 
@@ -56,7 +57,7 @@ def corpus(*, matches_per_game: int = 3, seed: int = 0) -> Iterator[str]:
         yield game.spec.rules
         actions_seen: set[str] = set()
         for match in range(matches_per_game):
-            state = game.new(game.Config(), seed=seed * 1000 + match)
+            state = game.new(game.Config(), seed=(seed * 1000 + match) % (MAX_SEED + 1))
             for _ in range(500):
                 movers = state.to_move()
                 if not movers:

@@ -120,6 +120,7 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
         ("report --resamples 0", "argument --resamples: must be at least 2, got 0"),
         ("bot run random --token t --game nim --matches 0", "argument --matches: must be at least 1, got 0"),
         ("bot run random --token t --game nim --delay -1", "argument --delay: must be at least 0, got -1"),
+        ("train init-model m --seed -1", "argument --seed: must be from 0 to 9223372036854775807, got -1"),  # it said -1000
     ],
 )
 def test_numbers_out_of_range_are_usage_errors_naming_the_option(
