@@ -231,6 +231,11 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
             raise fail("games", f"{label!r} is listed twice; give each config of one game its own label")
     for entry, at in zip(entries, (f"games[{i}]" for i in range(len(entries))), strict=True):
         _check_format(read, entry, at, fmt, challenger, rounds)
+    # a key the format never reads would leave the schedule other than the file says
+    if challenger is not None and fmt != "gauntlet":
+        raise fail("challenger", f"only a gauntlet has a challenger; this tournament is a {fmt}")
+    if rounds is not None and fmt not in ("swiss", "tables") and all(entry.players <= 2 for entry in entries):
+        raise fail("rounds", f"a {fmt} of two-seat games has no rounds to set (swiss and games at tables have)")
     held_out_games = _held_out(read, data, "held_out_games", labels, "game label")
     everyone = list(dict.fromkeys(p for entry in entries for p in entry.participants))
     held_out_opponents = _held_out(read, data, "held_out_opponents", everyone, "participant")

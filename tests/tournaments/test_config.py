@@ -57,6 +57,8 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["perfect", "random"]', "held_out_opponents", "every participant"),
         ('name = "cup"', 'name = "cup"\nclock = { move_ms = 1.5 }', "clock.move_ms", "must be an integer, got float 1.5"),
         ('name = "cup"', 'name = "cup"\nfailure = { max_retries = 101 }', "failure.max_retries", "from 0 to 100, got 101"),
+        ('name = "cup"', 'name = "cup"\nchallenger = "perfect"', "challenger", "only a gauntlet has a challenger"),
+        ('name = "cup"', 'name = "cup"\nrounds = 3', "rounds", "a round-robin of two-seat games has no rounds to set"),
     ],
 )
 def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: str, new: str, key: str, what: str) -> None:
@@ -67,6 +69,26 @@ def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: 
         load(path)
     message = str(caught.value)
     assert message.startswith(f"{path}: {key}: ") and what in message
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('format = "round-robin"', 'format = "gauntlet"\nchallenger = "perfect"'),
+        ('format = "round-robin"', 'format = "swiss"\nrounds = 1'),
+        ('format = "round-robin"', 'format = "tables"\nrounds = 3'),
+        (
+            'format = "round-robin"',
+            'format = "round-robin"\nrounds = 3\n[[games]]\nname = "pig"\nconfig = { players = 3 }\n'
+            'participants = ["random", "pig-hold-at", "pig-hold-at:threshold=10"]',
+        ),
+    ],
+)
+def test_challenger_and_rounds_are_read_where_the_format_uses_them(tmp_path: Path, old: str, new: str) -> None:
+    """Rounds also set how many rotations a game of three seats or more plays at tables, whatever the format."""
+    path = tmp_path / "cup.toml"
+    path.write_text(GOOD.replace(old, new, 1))
+    assert load(path).name == "cup"
 
 
 def test_remote_participants_and_held_out_keys_are_read(tmp_path: Path) -> None:
