@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import games
+from arena.match import check_max_retries
 from arena.store import Store, StoreError
 from arena.toml_file import read_toml
 from bots.registry import make_bot
@@ -95,7 +96,8 @@ class ActingSetting:
         if self.temperature <= 0:
             raise ValueError(f"temperature must be > 0 (scores are divided by it), got {self.temperature}")
         _at_least(self, 1, "max_new_tokens")
-        _at_least(self, 0, "score_limit", "max_retries")
+        _at_least(self, 0, "score_limit")
+        check_max_retries(self.max_retries)  # the match loop's own limit, met before any model loads
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,7 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"ppo": {"dual_clip": 0.5}}, "ppo: dual_clip must be greater than 1"),
         ({"ppo": {"kl_coef": -1}}, "ppo: kl_coef must be >= 0"),
         ({"acting": {"temperature": 0}}, "acting: temperature must be > 0"),
+        ({"acting": {"max_retries": 101}}, "acting: max_retries must be from 0 to 100, got 101"),  # else a traceback per match
         ({"opponents": {"max_snapshots": 0}}, "opponents: max_snapshots must be at least 1"),
         ({"opponents": {"snapshot_every": -1}}, "opponents: snapshot_every must be at least 0"),
         ({"opponents": {"bots": ["random", "random"]}}, "opponents: bots lists 'random' twice"),
