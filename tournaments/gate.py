@@ -34,6 +34,7 @@ import games
 from arena.store import FINISHED, Store
 
 METHODS = ("sprt", "bootstrap")
+RESAMPLES_MOST = 1_000_000  # far past what a percentile interval needs; each costs 8 bytes held at once
 ACCEPT, REJECT, CONTINUE = "accept", "reject", "continue"
 
 
@@ -116,8 +117,10 @@ def bootstrap_interval(
         raise ValueError("bootstrap_interval needs at least one score")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    if not 1 <= resamples <= RESAMPLES_MOST:
+        raise ValueError(f"resamples must be from 1 to {RESAMPLES_MOST:,}, got {resamples:,}")
+    if seed < 0:  # numpy's own refusal names no key
+        raise ValueError(f"seed must be at least 0, got {seed}")
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     chunk = max(1, 1_000_000 // values.size)  # bounds the index matrix to about 8 MB

@@ -246,6 +246,8 @@ def changed(data: dict[str, Any], *path: str | int, value: Any = None, remove: b
         (("gate",), {"method": "sprt", "p1": "high"}, "gate.p1: must be a number, got str 'high'"),
         (("policies", 0, "train"), 3, r"policies\[0\].train: must be a string or a table, got int 3"),
         (("gate",), {"method": "bootstrap", "alpha": 0.1}, "gate.alpha: unknown key for method bootstrap"),
+        (("gate",), {"method": "bootstrap", "seed": -1}, "gate: seed must be at least 0, got -1"),  # named no key
+        (("gate",), {"method": "bootstrap", "resamples": 10**11}, "gate: resamples must be from 1 to 1,000,000"),  # MemoryError
         (("gate",), {"game": "kuhn-poker"}, r"gate.game: no kuhn-poker game of the tournament seats both"),
     ],
 )
