@@ -148,8 +148,8 @@ def parse(data: Mapping[str, Any], where: str = "<nightly>") -> NightlyConfig:
     db = _typed(where, data, "db", str, "db", "arena.db")
     folder = _typed(where, data, "dir", str, "dir", None)
     resamples = _typed(where, data, "resamples", int, "resamples", 200)
-    if resamples < 1:
-        raise NightlyConfigError(f"{where}: resamples: must be at least 1, got {resamples}")
+    if resamples < 2:  # a percentile bootstrap needs two draws; one failed the night at its report
+        raise NightlyConfigError(f"{where}: resamples: must be at least 2, got {resamples}")
     tables = _typed(where, data, "policies", list, "policies", _REQUIRED)
     if not tables:
         raise NightlyConfigError(f"{where}: policies: lists no policy")

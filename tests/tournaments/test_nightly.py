@@ -219,6 +219,7 @@ def changed(data: dict[str, Any], *path: str | int, value: Any = None, remove: b
     [
         (("policies",), [], "policies: lists no policy"),
         (("schedule",), "nightly", "schedule: unknown key"),
+        (("resamples",), 1, "resamples: must be at least 2, got 1"),  # the night failed at its report, after training
         (("policies", 0, "name"), "IPD.v2", r"policies\[0\].name: 'IPD.v2' must be a bot name without '.'"),
         (("policies", 0, "current"), "/nowhere", r"policies\[0\].current: '/nowhere' is neither a model folder"),
         (("policies", 0, "current"), "/nowhere.json", r"policies\[0\].current: no such pointer file"),
