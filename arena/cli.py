@@ -523,13 +523,20 @@ def cmd_ratings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _need_matplotlib(what: str, extra: str) -> None:
+    """Plots import matplotlib only when they draw: without it, a command stopped half-way with a traceback."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as error:
+        raise UsageError(f"{what} needs matplotlib: pip install 'selfplay-arena[{extra}]' ({error})") from None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    try:
-        from arena.ratings.report import write_report
-    except ImportError as error:
-        raise UsageError(f"the report needs matplotlib: pip install 'selfplay-arena[report]' ({error})") from None
+    _need_matplotlib("the report", "report")
+    from arena.ratings.report import write_report
+
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out} is a file; the report is a folder (README.md and plots): name a folder")
@@ -842,6 +849,7 @@ def cmd_train_run(args: argparse.Namespace) -> int:
 
 
 def cmd_train_plot(args: argparse.Namespace) -> int:
+    _need_matplotlib("arena train plot", "train")
     from trainer.plot import plot_run
 
     try:

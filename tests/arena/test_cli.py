@@ -256,3 +256,21 @@ def test_a_report_out_that_is_a_file_is_a_usage_error_naming_it(capsys: pytest.C
     code, printed, err = run(capsys, "report", "--db", str(db), "--out", str(out))
     assert (code, printed) == (2, "") and err.count("\n") == 1  # it said "[Errno 17] File exists", status 1
     assert err.startswith(f"arena: error: --out {out} is a file") and out.read_text() == "mine\n"
+
+
+def test_the_plotting_commands_name_the_missing_matplotlib_in_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both import matplotlib only when they draw, so its absence was a traceback mid-command."""
+    db, run_dir = tmp_path / "arena.db", tmp_path / "run"
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
+    run_dir.mkdir()
+    (run_dir / "metrics.jsonl").write_text(json.dumps({"kind": "update", "update": 1, "return_mean": 0.0}) + "\n")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an install without it imports
+    for command, extra in [
+        (["report", "--db", str(db), "--out", str(tmp_path / "report")], "report"),
+        (["train", "plot", str(run_dir)], "train"),
+    ]:
+        code, printed, err = run(capsys, *command)
+        assert (code, printed) == (2, "") and err.count("\n") == 1
+        assert err.startswith("arena: error: ") and f"pip install 'selfplay-arena[{extra}]'" in err
