@@ -24,6 +24,11 @@ BROKEN_PIPE = 141  # the shell's 128 + SIGPIPE, as for any filter whose reader w
 RERUN = "run the same command again"
 
 
+EXTRA_OF_MODULE = {"torch": "train", "transformers": "train", "tokenizers": "train", "safetensors": "train"}
+"""Modules of an optional extra that a command imports only when it gets there (an ``llm`` seat,
+a training run): ``pip install -e .`` brings none of them."""
+
+
 class UsageError(Exception):
     """Bad input from the command line: reported in one line, exit status 2."""
 
@@ -1211,6 +1216,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         after_echo = "\n" if sys.stderr.isatty() else ""  # the terminal's ^C (or a progress bar) ends no line
         print(f"{after_echo}arena: interrupted" + (f"; {resume}" if resume else ""), file=sys.stderr)
         return INTERRUPTED
+    except ModuleNotFoundError as error:
+        extra = EXTRA_OF_MODULE.get((error.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"arena: error: this needs {error.name}, not installed: pip install 'selfplay-arena[{extra}]'", file=sys.stderr)
+        return USAGE_ERROR
     except BrokenPipeError:  # `arena ratings | head`: nothing is wrong, the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit fails no more
         return BROKEN_PIPE

@@ -274,3 +274,24 @@ def test_the_plotting_commands_name_the_missing_matplotlib_in_one_line(
         code, printed, err = run(capsys, *command)
         assert (code, printed) == (2, "") and err.count("\n") == 1
         assert err.startswith("arena: error: ") and f"pip install 'selfplay-arena[{extra}]'" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "play nim --seat llm:model=ckpt --seat random",
+        "bot run llm:model=ckpt --token t --game nim",
+        "train run {path}",
+        "train init-model {tmp}/model",
+    ],
+)
+def test_a_command_that_needs_torch_names_the_extra_in_one_line_when_it_is_missing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """`pip install -e .` (README's first command) brings no torch: these stopped in a traceback."""
+    path = tmp_path / "train.toml"
+    path.write_text('name = "t"\nmodel = "m"\nout_dir = "run"\n[[games]]\nname = "nim"\n')
+    monkeypatch.setitem(sys.modules, "torch", None)  # what an install without it imports
+    code, printed, err = run(capsys, *command.format(path=path, tmp=tmp_path).split())
+    assert (code, printed) == (2, "") and err.count("\n") == 1
+    assert err.startswith("arena: error: ") and "pip install 'selfplay-arena[train]'" in err
