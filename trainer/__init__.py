@@ -1,7 +1,7 @@
 """The opponent-aware self-play trainer, and everything that runs a language model.
 
 The math lives in small pure modules tested on hand-computed numbers: ``advantages``
-(numpy only: the estimators of TRAINING_MATH.md) and ``loss`` (PPO-clip, dual clip, k3
+(numpy only: the estimators of docs/TRAINING.md) and ``loss`` (PPO-clip, dual clip, k3
 KL). Around them: ``tiny_model`` (a model and tokenizer built offline), ``policy`` (any
 ``from_pretrained`` model acting in games), ``batcher`` (many matches' turns in one forward
 pass), ``rollout`` (matches through the one match loop), ``update`` (the PPO step),

@@ -1,8 +1,8 @@
-"""Credit assignment: the advantage estimators of TRAINING_MATH.md as pure numpy functions.
+"""Credit assignment: the advantage estimators of docs/TRAINING.md as pure numpy functions.
 
 A trainer turns match records into one ``TurnBatch`` (one row per turn a seat took) and
 asks an estimator, by name, for one advantage per row; the policy loss then applies a
-turn's advantage to every token of that turn's action (TRAINING_MATH.md §6). Keeping this
+turn's advantage to every token of that turn's action (docs/TRAINING.md, "The update"). Keeping this
 module free of torch lets the math be tested on hand-computed numbers anywhere.
 
 Estimators (``ESTIMATORS``, chosen by name in the training config):
@@ -170,7 +170,7 @@ def _check_eps(eps: float) -> None:
 def spiral_role_advantages(
     batch: TurnBatch, baselines: Mapping[RoleKey, float] | None = None, *, alpha: float = 0.95
 ) -> tuple[np.ndarray, dict[RoleKey, float]]:
-    """SPIRAL's role-conditioned advantage (TRAINING_MATH.md §1): A_p = R_p - b_{game,p}.
+    """SPIRAL's role-conditioned advantage: A_p = R_p - b_{game,p}.
 
     R_p is the seat's return in its match (the sum of its turn rewards) and every turn of
     that seat gets A_p. The baseline of a (game, role) is read BEFORE it is updated with
@@ -202,7 +202,7 @@ def spiral_role_advantages(
 def mars_advantages(
     batch: TurnBatch, *, gamma: float = 1.0, normalization: Normalization = "distinct", eps: float = 1e-8
 ) -> np.ndarray:
-    """MARS's turn-level advantage (TRAINING_MATH.md §2), in three steps.
+    """MARS's turn-level advantage, in three steps.
 
     1. Rewards are whitened per agent, r~ = (r - mean) / (std + eps) over that (game,
        player)'s turn rewards in the batch, so seats with different scales are comparable.
@@ -239,7 +239,7 @@ def mars_advantages(
 
 
 def dr_mas_advantages(batch: TurnBatch, *, eps: float = 1e-6) -> np.ndarray:
-    """Dr. MAS's agent-wise normalisation (TRAINING_MATH.md §3).
+    """Dr. MAS's agent-wise normalisation.
 
     A_i = (R_i - mean_{agent(i)}) / (std_{agent(i)} + eps), where R_i is the return of
     trajectory i and the mean and std run over the returns of the same (game, player) in
@@ -264,7 +264,7 @@ def dr_mas_advantages(batch: TurnBatch, *, eps: float = 1e-6) -> np.ndarray:
 
 
 def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_scale: float = 1.0) -> np.ndarray:
-    """Leave-one-out baseline over rollouts that share a seed (TRAINING_MATH.md §4).
+    """Leave-one-out baseline over rollouts that share a seed.
 
     G_{i,t} = sum_{t' >= t} gamma^(t'-t) * reward_scale * r_{i,t'} is seat p's discounted
     return-to-go in rollout i, and A_{i,t} = G_{i,t} - mean_{j != i} G_{j,t} over the
@@ -309,7 +309,7 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
 
 @dataclass(frozen=True)
 class Alignment:
-    """The Advantage Alignment term's settings (TRAINING_MATH.md §5)."""
+    """The Advantage Alignment term's settings."""
 
     beta: float = 2.0
     gamma: float = 0.96
@@ -324,7 +324,7 @@ class Alignment:
 def advantage_alignment(
     batch: TurnBatch, advantages: np.ndarray, *, beta: float = 2.0, gamma: float = 0.96, divide_by_t: bool = False
 ) -> np.ndarray:
-    """Add the Advantage Alignment term to any estimator's advantages (TRAINING_MATH.md §5).
+    """Add the Advantage Alignment term to any estimator's advantages.
 
     A*_t = A1_t + beta * (sum_{k < t} gamma^(t-k) * A1_k) * A2_t, where A1 is the
     learner's advantage at its own steps and A2_t the co-players' advantage at the same

@@ -1,4 +1,4 @@
-"""The policy loss of TRAINING_MATH.md §6 as pure torch functions over per-token log-probs.
+"""The policy loss of docs/TRAINING.md ("The update") as pure torch functions over per-token log-probs.
 
 Inputs are ``[B, T]`` tensors, one row per turn and one column per token of the action the
 seat chose (padded to the longest action; ``mask`` is 1 on real tokens, 0 on padding), and

@@ -1,4 +1,4 @@
-"""The opponent pool of TRAINING_MATH.md §7: who the learner plays next, and how it fares.
+"""The opponent pool of docs/TRAINING.md ("Opponents"): who the learner plays next, and how it fares.
 
 Entries are frozen snapshots of the learner, scripted bots from the registry, other
 models, and optionally the live learner itself (self-play). The pool keeps the learner's

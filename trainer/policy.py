@@ -1,6 +1,6 @@
 """A language-model policy: any causal LM loaded with ``from_pretrained``, acting in games.
 
-Acting follows TRAINING_MATH.md ("Acting with a language model"):
+Acting follows docs/TRAINING.md ("How a model acts"):
 
 - a finite legal set no larger than ``score_limit`` is scored: every legal action's reply
   ``[action]`` + end-of-sequence is appended to the prompt, the log-probabilities of its

@@ -1,6 +1,6 @@
 """One policy update: PPO epochs over the turns of a batch of rollouts.
 
-Every turn's advantage applies to every sampled unit of its action (TRAINING_MATH.md §6):
+Every turn's advantage applies to every sampled unit of its action (docs/TRAINING.md, "The update"):
 the one choice of a scored legal set, or each token of a generated reply. The ratio is
 taken between the current and the acting policy's probabilities of that unit under the
 distribution it was drawn from (``Policy.acting_logprobs``); an optional frozen reference

@@ -1,4 +1,4 @@
-"""The advantage estimators of TRAINING_MATH.md on small batches computed by hand.
+"""The advantage estimators of docs/TRAINING.md on small batches computed by hand.
 
 Every expected number is worked out in the comments next to it, never by the code under
 test, so a wrong formula cannot agree with itself.

@@ -1,4 +1,4 @@
-"""The policy loss (TRAINING_MATH.md §6) on numbers worked out by hand in the comments."""
+"""The policy loss (docs/TRAINING.md, "The update") on numbers worked out by hand in the comments."""
 
 from __future__ import annotations
 

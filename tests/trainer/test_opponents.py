@@ -1,4 +1,4 @@
-"""The opponent pool (TRAINING_MATH.md §7): records, sampling weights worked out by hand, the snapshot cap."""
+"""The opponent pool (docs/TRAINING.md, "Opponents"): records, sampling weights worked out by hand, the snapshot cap."""
 
 from __future__ import annotations
 

@@ -371,7 +371,7 @@ def test_a_store_bot_without_usable_turns_is_refused_before_out_dir_is_made(tmp_
 def test_a_turn_based_games_turns_are_numbered_per_seat_so_alignment_pairs_the_seats(tiny_model_dir: Path) -> None:
     """In tic-tac-toe the match steps of seat 0 are 0, 2, 4 and of seat 1 are 1, 3, 5: never one
     step for both, so Advantage Alignment found no co-player advantage and did nothing. The
-    estimators see each seat's own turn index k (TRAINING_MATH.md's notation); a simultaneous
+    estimators see each seat's own turn index k; a simultaneous
     game keeps its rounds."""
     from trainer.advantages import Alignment, estimate_advantages
     from trainer.run import turn_batch
