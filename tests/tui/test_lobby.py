@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from tests.tui.screens import SIZE, fixed_app, load, lobby_message, screen_text, settle
 from tui.app import HELP, LobbyScreen, ReplayScreen
@@ -104,24 +105,26 @@ def test_the_help_fits_a_narrow_screen_and_scrolls() -> None:
     asyncio.run(scenario())
 
 
+def public_goods_result(players: list[str]) -> dict[str, Any]:
+    """A finished match of four with fractional returns: the widest result a lobby row holds."""
+    return {
+        "match": "00000007aaaabbbbccccddddeeeeffff",
+        "game": "public-goods",
+        "players": players,
+        "status": "finished",
+        "reason": "complete",
+        "returns": [56.75, 63.75, 71.75, 53.75],
+        "outcomes": ["ranked"] * 4,
+        "ranks": [3, 2, 1, 4],
+    }
+
+
 def test_the_result_column_stays_on_screen_beside_a_match_of_many_long_names() -> None:
     async def scenario() -> None:
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
             lobby = lobby_message()
-            lobby["recent"].insert(
-                0,
-                {
-                    "match": "00000007aaaabbbbccccddddeeeeffff",
-                    "game": "public-goods",
-                    "players": [f"a-rather-long-bot-name-{i}" for i in range(4)],
-                    "status": "finished",
-                    "reason": "complete",
-                    "returns": [56.75, 63.75, 71.75, 53.75],
-                    "outcomes": ["ranked"] * 4,
-                    "ranks": [3, 2, 1, 4],
-                },
-            )
+            lobby["recent"].insert(0, public_goods_result([f"a-rather-long-bot-name-{i}" for i in range(4)]))
             app.receive(lobby)
             await settle(pilot)
             lines = screen_text(app).splitlines()
@@ -166,19 +169,7 @@ def test_the_result_column_stays_on_an_80_column_screen_beside_the_returns_of_fo
         app = fixed_app()
         async with app.run_test(size=(80, 24)) as pilot:
             lobby = lobby_message()
-            lobby["recent"].insert(
-                0,
-                {
-                    "match": "00000007aaaabbbbccccddddeeeeffff",
-                    "game": "public-goods",
-                    "players": ["pg-a", "pg-b", "pg-c", "pg-d"],
-                    "status": "finished",
-                    "reason": "complete",
-                    "returns": [56.75, 63.75, 71.75, 53.75],
-                    "outcomes": ["ranked"] * 4,
-                    "ranks": [3, 2, 1, 4],
-                },
-            )
+            lobby["recent"].insert(0, public_goods_result(["pg-a", "pg-b", "pg-c", "pg-d"]))
             app.receive(lobby)
             await settle(pilot)
             lines = screen_text(app).splitlines()
