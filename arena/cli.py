@@ -791,6 +791,8 @@ def cmd_train_init_model(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown model size {args.size!r}; the sizes are {', '.join(SIZES)}")
     if is_model_folder(args.dir) and not args.force:
         raise UsageError(f"{args.dir} already holds a model; pass --force to replace it")
+    if os.path.exists(args.dir) and not os.path.isdir(args.dir):  # found before the tokenizer's training, not after
+        raise UsageError(f"{args.dir} is a file, not a folder to write a model into")
     out = init_model(args.dir, size=args.size, seed=args.seed)
     print(f"built a {args.size} model and its tokenizer in {out}")
     return 0

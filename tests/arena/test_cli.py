@@ -295,3 +295,11 @@ def test_a_command_that_needs_torch_names_the_extra_in_one_line_when_it_is_missi
     code, printed, err = run(capsys, *command.format(path=path, tmp=tmp_path).split())
     assert (code, printed) == (2, "") and err.count("\n") == 1
     assert err.startswith("arena: error: ") and "pip install 'selfplay-arena[train]'" in err
+
+
+def test_init_model_into_a_file_is_refused_before_any_work(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    code, out, err = run(capsys, "train", "init-model", str(notes))
+    assert code == 2 and out == "" and "is a file, not a folder" in err  # it trained a tokenizer, then: [Errno 17] File exists
+    assert notes.read_text() == "mine\n"
