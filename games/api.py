@@ -408,6 +408,10 @@ class Game(ABC):
                     canonical = dict(actions)
                 canonical[seat] = fixed  # type: ignore[index]
         rewards = self._apply(canonical)
+        if rewards is not None and len(rewards) != self.num_players:
+            # Summing a short list would leave the missing seats a silent 0 (a wrong result),
+            # and it is the game's fault, never the movers': not an IllegalAction.
+            raise GameError(f"{self.spec.name} returned {len(rewards)} rewards for {self.num_players} seats")
         self.history.append(canonical if type(canonical) is dict else dict(canonical))
         if rewards is not None:
             totals = self._returns

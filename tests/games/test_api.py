@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import collections
+from collections.abc import Mapping, Sequence
 
 import pytest
 
 import games
-from games.api import ConfigError, GameOver, IllegalAction, make_config
+from games.api import ConfigError, GameError, GameOver, IllegalAction, make_config
 from games.chance import ChanceRng
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.tic_tac_toe import TicTacToe
@@ -113,6 +114,20 @@ def test_a_finished_game_refuses_more_steps() -> None:
     assert state.is_over and state.returns() == (1.0, -1.0)
     with pytest.raises(GameOver):
         state.step({1: "c3"})
+
+
+class _OneRewardTicTacToe(TicTacToe):
+    """A plugin's bug: the final step pays only seat 0."""
+
+    def _apply(self, actions: Mapping[int, str]) -> Sequence[float] | None:
+        rewards = super()._apply(actions)
+        return None if rewards is None else list(rewards)[:1]
+
+
+def test_rewards_of_the_wrong_length_are_the_games_fault_not_a_silent_zero() -> None:
+    state = _OneRewardTicTacToe.replay([{0: "a1"}, {1: "b1"}, {0: "a2"}, {1: "b2"}])
+    with pytest.raises(GameError, match="tic-tac-toe returned 1 rewards for 2 seats"):
+        state.step({0: "a3"})
 
 
 def test_serialise_then_deserialise_rebuilds_the_same_state() -> None:
