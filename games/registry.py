@@ -48,7 +48,12 @@ def _load() -> dict[str, type[Game]]:
                 if _is_playable(value) and value.__module__ == info.name:
                     register(value)
         for entry in entry_points(group=ENTRY_POINT_GROUP):
-            loaded = entry.load()
+            try:
+                loaded = entry.load()
+            except Exception as error:
+                # Any installed package breaks every command here, so the user must learn which.
+                cause = f"{type(error).__name__}: {error}"
+                raise GameError(f"game plugin {entry.name!r} ({entry.value}) failed to load: {cause}") from error
             if not _is_playable(loaded):
                 raise GameError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a concrete Game subclass with a spec")
             register(loaded)

@@ -15,6 +15,7 @@ import re
 import time
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 import games
 import games.registry
-from games.api import MAX_SEED, Game, IllegalAction
+from games.api import MAX_SEED, Game, GameError, IllegalAction
 from games.chance import ChanceRng
 from games.tic_tac_toe import TicTacToe
 
@@ -237,6 +238,46 @@ def test_games_from_entry_points_join_the_registry(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
     assert games.get("noughts") is Noughts
     assert "tic-tac-toe" in games.names()
+
+
+BAD_DEFAULT_PLUGIN = """
+from dataclasses import dataclass, replace
+from games.tic_tac_toe import TicTacToe, TicTacToeConfig
+
+@dataclass(frozen=True)
+class SizedConfig(TicTacToeConfig):
+    size: int = 0
+
+    def check(self) -> None:
+        super().check()
+        self.at_least("size", 1)
+
+class Sized(TicTacToe):
+    spec = replace(TicTacToe.spec, name="sized", default_config=SizedConfig())
+    Config = SizedConfig
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "cause"),
+    [
+        ("no_such_plugin_module:Game", "ModuleNotFoundError: No module named 'no_such_plugin_module'"),
+        ("bad_default_plugin:Sized", "ConfigError: config key 'size' must be at least 1, got 0"),
+    ],
+    ids=["import-error", "bad-default-config"],
+)
+def test_a_plugin_that_fails_to_load_is_named_in_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, cause: str
+) -> None:
+    """A broken third-party package stops every command, so the error must say which one it is."""
+    (tmp_path / "bad_default_plugin.py").write_text(BAD_DEFAULT_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(games.registry, "_registry", {})
+    monkeypatch.setattr(games.registry, "_loaded", False)
+    entry = EntryPoint(name="broken", value=value, group=games.registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
+    with pytest.raises(GameError, match=rf"game plugin 'broken' \({re.escape(value)}\) failed to load: {re.escape(cause)}"):
+        games.get("nim")
 
 
 def _key(*parts: object) -> str:
