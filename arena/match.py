@@ -27,8 +27,8 @@ from typing import Any
 
 import trio
 
-from arena.seats import Move, Seat, SeatForfeit, Turn
-from games.api import Game, GameConfig, IllegalAction
+from arena.seats import GameFault, Move, Seat, SeatForfeit, Turn
+from games.api import Game, GameConfig, GameError, IllegalAction
 
 COMPLETE = "complete"
 TIMEOUT = "timeout"
@@ -241,6 +241,9 @@ class _Match:
             clocks=tuple(self.bank_ms),
         )
         legal_list = None if turn.legal_actions is None else list(turn.legal_actions)
+        if legal_list is not None and not all(type(action) is str for action in legal_list):
+            # The policy would answer with it and forfeit for the game's bug.
+            raise GameError(f"{state.spec.name}: legal_actions({seat}) must list strings, got {legal_list!r:.200}")
         for attempt in range(self.max_retries + 1):
             asked = trio.current_time()
             if attempt:
@@ -291,7 +294,7 @@ class _Match:
                 return await self.seats[seat].act(turn)
             except SeatForfeit as gave_up:
                 raise _Forfeit(seat, gave_up.reason, gave_up.detail) from gave_up
-            except (trio.Cancelled, _Forfeit):
+            except (trio.Cancelled, _Forfeit, GameFault):
                 raise
             except Exception as error:  # a bug in the seat's policy is the seat's loss
                 raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error

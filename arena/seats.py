@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import trio
 
+from arena.protocol import dumps
 from games.api import Game, Observation
 
 if TYPE_CHECKING:
@@ -108,6 +109,11 @@ class SeatForfeit(Exception):
         self.detail = detail
 
 
+class GameFault(Exception):
+    """Raised by a seat when the game, not the seat's player, broke the turn (an observation
+    the wire cannot carry): the match loop voids the match instead of forfeiting the seat."""
+
+
 @runtime_checkable
 class Seat(Protocol):
     """One participant of one match, as the match loop sees it."""
@@ -183,13 +189,20 @@ class RemoteSeat:
 
     async def act(self, turn: Turn) -> Move:
         session = self.session
+        observation = {"text": turn.observation.text, "data": turn.observation.data}
+        try:
+            dumps(observation)
+        except (TypeError, ValueError) as error:
+            # Found here, before the turn is queued, or the send would raise inside this seat
+            # and the seat would forfeit (a rated loss) for the game's bug.
+            raise GameFault(f"{turn.game}: the observation of seat {self.seat} is not JSON data: {error}") from error
         slot = session.ask(
             self.match_id,
             self.seat,
             turn.step,
             turn.attempt,
             reason=turn.retry_reason,
-            observation={"text": turn.observation.text, "data": turn.observation.data},
+            observation=observation,
             legal=None if turn.legal_actions is None else list(turn.legal_actions),
             format=turn.action_format,
             deadline_ms=turn.deadline_ms,

@@ -219,6 +219,20 @@ async def test_an_engine_fault_voids_the_match_and_scores_nobody() -> None:
     assert result.outcomes == ["void", "void"] and result.returns == [0.0, 0.0]
 
 
+class NumberedTicTacToe(TicTacToe):
+    """A plugin's bug: legal actions listed as cell numbers, not strings."""
+
+    def legal_actions(self, seat: int) -> Sequence[str]:
+        return [index for index, _ in enumerate(super().legal_actions(seat))]  # type: ignore[misc]
+
+
+@pytest.mark.trio
+async def test_legal_actions_that_are_not_strings_void_the_match_instead_of_forfeiting_the_seat() -> None:
+    result = await play_match(NumberedTicTacToe, [first_legal(), first_legal()])
+    assert result.status == "void" and result.forfeit_seat is None, result.detail
+    assert "legal_actions(0) must list strings" in result.detail
+
+
 @pytest.mark.trio
 async def test_simultaneous_seats_are_asked_concurrently() -> None:
     # Each seat waits for the other to have been asked: asking one after the other would deadlock.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -21,6 +22,7 @@ from websockets.trio.client import connect
 from websockets.uri import parse_uri
 
 import games
+import games.registry
 from arena import protocol as p
 from arena.match import play_match
 from arena.seats import LocalSeat, Turn
@@ -29,6 +31,8 @@ from arena.sessions import Connection
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
+from games.api import Observation
+from games.tic_tac_toe import TicTacToe
 from tests.conftest import Arena, ArenaFactory, Client, http_get, http_raw
 
 
@@ -67,6 +71,38 @@ async def test_sdk_bots_play_every_game_and_the_store_matches_what_they_saw(aren
         assert record is not None and record["status"] == "finished"
         assert record["returns"] == end["returns"] and sorted(record["players"]) == sorted(names)
         assert all(turn["accepted"] for turn in record["turns"])
+
+
+class SetTicTacToe(TicTacToe):
+    """A plugin's bug: observation data holding a set, which no wire encoding carries."""
+
+    spec = dataclasses.replace(TicTacToe.spec, name="set-tic-tac-toe")
+
+    def observe(self, seat: int) -> Observation:
+        observation = super().observe(seat)
+        return Observation(observation.text, {**observation.data, "seen": {seat}})
+
+
+@pytest.mark.trio
+async def test_an_observation_the_wire_cannot_carry_voids_the_match_and_forfeits_no_seat(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(games.registry._load(), SetTicTacToe.spec.name, SetTicTacToe)
+    names = ["set-0", "set-1"]
+    tokens = [await arena.register(name) for name in names]
+    runs: dict[str, BotRun] = {}
+
+    async def play(i: int) -> None:
+        runs[names[i]] = await run_bot(random_policy(i), arena.url, names[i], tokens[i], games=["set-tic-tac-toe"], matches=1)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for i in range(2):
+                nursery.start_soon(play, i)
+    for name in names:
+        end = runs[name].results[0]
+        assert end["status"] == "void" and "is not JSON data" in end["detail"], end
+    assert arena.server.metrics.matches_voided == 1
 
 
 async def play_fixed_match(arena: Arena, binary: bool, names: tuple[str, str]) -> dict:
