@@ -7,7 +7,7 @@ import inspect
 import pkgutil
 from importlib.metadata import entry_points
 
-from games.api import Game, GameError, did_you_mean
+from games.api import Game, GameConfig, GameError, did_you_mean
 
 ENTRY_POINT_GROUP = "arena.games"
 
@@ -23,11 +23,32 @@ class UnknownGame(GameError, KeyError):
 def register(game: type[Game]) -> type[Game]:
     """Add a game class; a second class under the same name is an error, not an override."""
     name = game.spec.name
+    _check_config(game)
     existing = _registry.get(name)
     if existing is not None and existing is not game:
         raise GameError(f"two games are named {name!r}: {existing.__module__} and {game.__module__}")
     _registry[name] = game
     return game
+
+
+def _check_config(game: type[Game]) -> None:
+    """A plugin's mistakes that would otherwise surface mid-use: ``new`` parses any config
+    (even the empty one the CLI sends) with ``Config``, and overrides start from Config()'s
+    defaults, so a spec whose default config is anything else is silently dropped."""
+    config = getattr(game, "Config", None)
+    where = f"game {game.spec.name!r} ({game.__module__}.{game.__qualname__})"
+    if not (isinstance(config, type) and issubclass(config, GameConfig)):
+        raise GameError(f"{where} has no Config: set it to the game's GameConfig subclass")
+    default = game.spec.default_config
+    if type(default) is not config:
+        raise GameError(f"{where}: spec.default_config is a {type(default).__name__}, not its Config {config.__name__}")
+    plain = config().to_dict()
+    differs = [key for key, value in default.to_dict().items() if plain[key] != value]
+    if differs:
+        raise GameError(
+            f"{where}: spec.default_config differs from Config() in {', '.join(differs)}; "
+            "put the defaults on the Config fields and use Config() as the spec's default"
+        )
 
 
 def _is_playable(value: object) -> bool:

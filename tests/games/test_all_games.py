@@ -14,6 +14,7 @@ import random
 import re
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import ClassVar
@@ -278,6 +279,33 @@ def test_a_plugin_that_fails_to_load_is_named_in_one_clear_error(
     monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
     with pytest.raises(GameError, match=rf"game plugin 'broken' \({re.escape(value)}\) failed to load: {re.escape(cause)}"):
         games.get("nim")
+
+
+class _NoConfig(TicTacToe):
+    spec = replace(TicTacToe.spec, name="no-config")
+    Config = None  # type: ignore[assignment]
+
+
+class _OtherDefaults(TicTacToe):
+    spec = replace(TicTacToe.spec, name="other-defaults", default_config=TicTacToe.Config(players=3))
+
+
+@pytest.mark.parametrize(
+    ("game", "message"),
+    [
+        (_NoConfig, "game 'no-config' .* has no Config: set it to the game's GameConfig subclass"),
+        (_OtherDefaults, "game 'other-defaults' .*: spec.default_config differs from Config\\(\\) in players"),
+    ],
+    ids=["no-config", "default-config-differs"],
+)
+def test_a_game_whose_config_contradicts_its_spec_is_refused_at_registration(
+    monkeypatch: pytest.MonkeyPatch, game: type[Game], message: str
+) -> None:
+    """Either would surface later: an AttributeError traceback at the first --config, or
+    the spec's defaults silently dropped once any key is set."""
+    monkeypatch.setattr(games.registry, "_registry", {})
+    with pytest.raises(GameError, match=message):
+        games.registry.register(game)
 
 
 def _key(*parts: object) -> str:
