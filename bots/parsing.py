@@ -12,9 +12,12 @@ _BRACKETED = re.compile(r"\[([^\[\]]*)\]")
 
 
 def extract_action(reply: str) -> str | None:
-    """The stripped content of the last non-empty ``[...]`` in ``reply``, or None."""
-    for match in reversed(_BRACKETED.findall(reply)):
+    """The stripped content of the last non-empty ``[...]`` in ``reply``; "" when every
+    ``[...]`` is empty, since a talk step's message may be empty and ``[]`` is how a model
+    sends one; None when there is no ``[...]`` at all (a format error)."""
+    found = _BRACKETED.findall(reply)
+    for match in reversed(found):
         content = match.strip()
         if content:
             return content
-    return None
+    return "" if found else None

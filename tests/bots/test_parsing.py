@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bots.parsing import extract_action
+from games.registry import get
 
 
 @pytest.mark.parametrize(
@@ -15,9 +16,17 @@ from bots.parsing import extract_action
         ("[propose 1 2 0: I need the hats]", "propose 1 2 0: I need the hats"),
         ("thinking [] then [bet] and []", "bet"),
         ("no brackets at all", None),
-        ("[   ]", None),
         ("unclosed [b2", None),
     ],
 )
 def test_the_action_is_the_last_non_empty_bracketed_text(reply: str, action: str | None) -> None:
     assert extract_action(reply) == action
+
+
+@pytest.mark.parametrize("reply", ["I will stay silent: []", "[   ]", "nothing to say [ ] [\n]"])
+def test_only_empty_brackets_are_the_empty_action_a_talk_step_accepts(reply: str) -> None:
+    action = extract_action(reply)
+    assert action == ""
+    state = get("iterated-prisoners-dilemma").new({"cheap_talk": True}, 0)
+    assert "it may be empty" in state.action_format(0)
+    assert state.validate(0, action) == ""
