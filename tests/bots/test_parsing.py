@@ -30,3 +30,23 @@ def test_only_empty_brackets_are_the_empty_action_a_talk_step_accepts(reply: str
     state = get("iterated-prisoners-dilemma").new({"cheap_talk": True}, 0)
     assert "it may be empty" in state.action_format(0)
     assert state.validate(0, action) == ""
+
+
+@pytest.mark.parametrize(
+    ("reply", "action"),
+    [
+        ("[offer 50: that is my [final] price]", "offer 50: that is my [final] price"),
+        ("Deal? [propose 1 2 0: you said [hats] matter]", "propose 1 2 0: you said [hats] matter"),
+        ("[[defect]]", "defect"),
+        ("First [a1? then [b2]", "b2"),
+        ("[offer 50: fine] and a stray ]", "offer 50: fine"),
+    ],
+)
+def test_a_message_may_hold_brackets_of_its_own(reply: str, action: str) -> None:
+    assert extract_action(reply) == action
+
+
+def test_a_proposal_whose_message_holds_brackets_is_played_whole() -> None:
+    state = get("buyer-seller").new(None, 0)
+    action = extract_action("My answer: [offer 60: my [final] offer]")
+    assert action is not None and state.validate(0, action).startswith("offer 60")
