@@ -226,6 +226,21 @@ class OpenAIBot(Bot):
         raise self.no_reply(CRASH, f"{error}; no time left to retry")
 
 
+def reply_text(content: Any) -> str | None:
+    """The reply's text: ``content`` itself, or the joined text parts when a server sends a
+    list of typed parts (thinking parts left out, so a bracket there is no answer)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        ]
+        return "".join(texts) if texts else None
+    return None
+
+
 def parse_completion(response: httpx.Response) -> Completion:
     """The reply text and token usage of a chat-completions answer; ValueError if it is none."""
     try:
@@ -236,7 +251,7 @@ def parse_completion(response: httpx.Response) -> Completion:
     usage = data.get("usage") or {}
     tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return Completion(
-        content if isinstance(content, str) else None,
+        reply_text(content),
         tokens_in if isinstance(tokens_in, int) else None,
         tokens_out if isinstance(tokens_out, int) else None,
     )

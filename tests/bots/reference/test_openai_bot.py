@@ -164,6 +164,21 @@ def test_unparseable_replies_are_format_errors_then_the_seat_forfeits(endpoint: 
     assert all(t.format_error and t.action is None and t.raw == "I would rather not say." for t in mine)
 
 
+def test_a_reply_given_as_content_parts_is_read_from_its_text_parts(endpoint: FakeEndpoint) -> None:
+    """Some servers (Mistral's reasoning models among them) send ``content`` as a list of
+    typed parts; the action is in the text parts, not in the thinking."""
+    parts = [{"type": "thinking", "thinking": "maybe [cooperate]?"}, {"type": "text", "text": "I defect. [defect]"}]
+    answer = {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": parts}}],
+        "usage": {"prompt_tokens": USAGE[0], "completion_tokens": USAGE[1]},
+    }
+    endpoint.script = [Reply(body=json.dumps(answer))]
+    result = play(openai_bot(endpoint), always("cooperate"), {"rounds": 1}, max_retries=0)
+    assert result.reason == "complete"
+    (record,) = (t for t in result.turns if t.seat == 0)
+    assert (record.action, record.accepted, record.format_error, record.raw) == ("defect", True, False, "I defect. [defect]")
+
+
 def test_slow_endpoint_forfeits_on_time_before_the_clock_naming_the_endpoint(endpoint: FakeEndpoint) -> None:
     """The bot stops waiting a tenth of the move clock early and forfeits with the endpoint's
     silence as the cause: the model never answered, so it is no format error of its own."""
