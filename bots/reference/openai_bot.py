@@ -146,7 +146,11 @@ class OpenAIBot(Bot):
         return self.max_cost > 0 and self.spent >= self.max_cost
 
     def cost_of(self, tokens_in: int | None, tokens_out: int | None) -> float | None:
+        """USD for these counts; None when a priced count is missing, since counting it as
+        zero would record less than was paid."""
         if tokens_in is None and tokens_out is None:
+            return None
+        if (self.price_in and tokens_in is None) or (self.price_out and tokens_out is None):
             return None
         return ((tokens_in or 0) * self.price_in + (tokens_out or 0) * self.price_out) / 1_000_000
 

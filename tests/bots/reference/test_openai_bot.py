@@ -179,6 +179,37 @@ def test_a_reply_given_as_content_parts_is_read_from_its_text_parts(endpoint: Fa
     assert (record.action, record.accepted, record.format_error, record.raw) == ("defect", True, False, "I defect. [defect]")
 
 
+def completion_body(content: str, usage: dict[str, Any]) -> str:
+    return json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}], "usage": usage})
+
+
+@pytest.mark.parametrize(
+    ("usage", "tokens", "cost"),
+    [
+        ({"prompt_tokens": 1000}, (1000, None), None),
+        ({"completion_tokens": 200}, (None, 200), None),
+        ({}, (None, None), None),
+        ({"prompt_tokens": 1000, "completion_tokens": 200}, USAGE, TURN_COST),
+    ],
+)
+def test_a_cost_is_recorded_only_when_every_priced_count_is_known(
+    endpoint: FakeEndpoint, usage: dict[str, Any], tokens: tuple[int | None, int | None], cost: float | None
+) -> None:
+    """A missing count is unknown, not zero: counting it as zero recorded a cost below the real one."""
+    endpoint.script = [Reply(body=completion_body("[defect]", usage))]
+    bot = openai_bot(endpoint)
+    result = play(bot, always("cooperate"), {"rounds": 1})
+    (record,) = (t for t in result.turns if t.seat == 0)
+    assert (record.tokens_in, record.tokens_out) == tokens
+    assert record.cost == (None if cost is None else pytest.approx(cost))
+    assert bot.spent == pytest.approx(cost or 0.0)
+
+
+def test_a_count_that_is_not_priced_may_be_missing() -> None:
+    bot = OpenAIBot(IPD, 0, base_url="http://127.0.0.1:1/v1", model="m", price_in=1.0)
+    assert bot.cost_of(1000, None) == pytest.approx(0.001)
+
+
 def test_slow_endpoint_forfeits_on_time_before_the_clock_naming_the_endpoint(endpoint: FakeEndpoint) -> None:
     """The bot stops waiting a tenth of the move clock early and forfeits with the endpoint's
     silence as the cause: the model never answered, so it is no format error of its own."""
