@@ -394,21 +394,35 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         def __init__(self) -> None:
             self.players: dict[str, Any] = {}
             self.closed_spent = 0.0
+            self.closed_unmetered = False
 
         @property
         def spent(self) -> float:
             return self.closed_spent + sum(float(getattr(bot, "spent", 0.0)) for bot in self.players.values())
 
         @property
+        def unmetered(self) -> bool:
+            """Whether a bot had a reply without usage: what is spent is unknown, so the cap
+            stops the run, or every new match would pay a reply before giving up."""
+            return self.closed_unmetered or any(getattr(bot, "unmetered", False) for bot in self.players.values())
+
+        @property
         def exhausted(self) -> bool:
-            return cap > 0 and self.spent >= cap
+            return cap > 0 and (self.unmetered or self.spent >= cap)
+
+        def why(self) -> str:
+            if self.unmetered:
+                return f"the endpoint gave a reply without token usage, so spending cannot be held to the ${cap:g} cap"
+            return f"spent ${self.spent:.6f} of the ${cap:g} cap"
 
         def finish(self, match: str) -> None:
-            self.closed_spent += float(getattr(self.players.pop(match, None), "spent", 0.0))
+            bot = self.players.pop(match, None)
+            self.closed_spent += float(getattr(bot, "spent", 0.0))
+            self.closed_unmetered |= bool(getattr(bot, "unmetered", False))
 
         async def act(self, turn: Turn) -> Any:
             if self.exhausted:
-                raise SeatForfeit("spending_cap", f"spent ${self.spent:.6f} of the ${cap:g} cap")
+                raise SeatForfeit("spending_cap", self.why())
             bot = self.players.get(turn.match_id)
             if bot is None:
                 bot = self.players[turn.match_id] = make_bot(spec, turn.game, zlib.crc32(f"{turn.match_id}/{turn.seat}".encode()))
@@ -444,7 +458,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(run.results)
     if policy.exhausted:
-        print(f"arena: stopped after {len(run.results)} matches: spent ${policy.spent:.6f} of the ${cap:g} cap", file=sys.stderr)
+        print(f"arena: stopped after {len(run.results)} matches: {policy.why()}", file=sys.stderr)
     return 0
 
 

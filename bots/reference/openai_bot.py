@@ -30,7 +30,8 @@ Design:
   bot's life. Once ``spent`` reaches ``max_cost`` (0: no cap; a cap needs a price, or
   it could never be reached) the bot raises
   ``SeatForfeit("spending_cap")`` on its next turn, and ``exhausted`` tells a runner to
-  stop seeking matches.
+  stop seeking matches. A capped bot whose endpoint answers without the usage a cost
+  needs stops the same way, at once: it could not tell when the cap was reached.
 """
 
 from __future__ import annotations
@@ -139,11 +140,22 @@ class OpenAIBot(Bot):
         self.max_tokens = max_tokens
         self.spent = 0.0
         """USD spent over this bot's life, by the endpoint's usage and the prices given."""
+        self.unmetered = False
+        """Whether a reply came without the usage its cost needs, so spending is unknown."""
 
     @property
     def exhausted(self) -> bool:
         """Whether the spending cap is reached: the bot plays no further turn."""
-        return self.max_cost > 0 and self.spent >= self.max_cost
+        return self.max_cost > 0 and (self.unmetered or self.spent >= self.max_cost)
+
+    def cap_reached(self) -> SeatForfeit:
+        if self.unmetered:
+            return SeatForfeit(
+                "spending_cap",
+                f"the endpoint gave a reply without token usage, so spending cannot be held to the "
+                f"${self.max_cost:g} cap ({self.url})",
+            )
+        return SeatForfeit("spending_cap", f"spent ${self.spent:.6f} of the ${self.max_cost:g} cap")
 
     def cost_of(self, tokens_in: int | None, tokens_out: int | None) -> float | None:
         """USD for these counts; None when a priced count is missing, since counting it as
@@ -156,13 +168,16 @@ class OpenAIBot(Bot):
 
     async def act(self, turn: Turn) -> Move:  # type: ignore[override]
         if self.exhausted:
-            raise SeatForfeit("spending_cap", f"spent ${self.spent:.6f} of the ${self.max_cost:g} cap")
+            raise self.cap_reached()
         prompt = build_prompt(turn)
         budget_s = request_budget_ms(turn.deadline_ms, self.timeout_ms) / 1000
         completion = await self.complete(prompt.messages(), budget_s)
         cost = self.cost_of(completion.tokens_in, completion.tokens_out)
         if cost is not None:
             self.spent += cost
+        elif self.max_cost > 0:
+            self.unmetered = True
+            raise self.cap_reached()
         action = extract_action(completion.content) if completion.content else None
         return Move(
             action=action,

@@ -295,6 +295,18 @@ def test_spending_cap_forfeits_once_reached_and_is_exposed(endpoint: FakeEndpoin
     assert sum(t.cost or 0 for t in result.turns if t.seat == 0) == pytest.approx(bot.spent)
 
 
+def test_a_spending_cap_stops_the_bot_when_the_endpoint_reports_no_usage(endpoint: FakeEndpoint) -> None:
+    """Without usage no cost is known, so a capped bot would spend without limit: it stops at once."""
+    endpoint.script = [Reply(body=completion_body("[cooperate]", {}))]
+    bot = openai_bot(endpoint, max_cost=1.0)
+    result = play(bot, always("cooperate"), {"rounds": 5})
+    assert (result.reason, result.forfeit_seat) == ("spending_cap", 0)
+    assert "without token usage" in result.detail and endpoint.url in result.detail
+    assert bot.exhausted and len(endpoint.requests) == 1
+    second = play(bot, always("cooperate"), {"rounds": 1})
+    assert second.reason == "spending_cap" and "without token usage" in second.detail and len(endpoint.requests) == 1
+
+
 def test_a_spending_cap_without_prices_is_refused_as_it_could_never_be_reached() -> None:
     """With no prices every move costs 0: the README's own max_cost=5 capped nothing."""
     with pytest.raises(BotSpecError, match="max_cost needs price_in or price_out"):
@@ -397,3 +409,38 @@ async def test_bot_run_plays_the_endpoint_and_stops_at_its_spending_cap(
     err = capsys.readouterr().err
     assert codes == [0] and len(endpoint.requests) == 2
     assert f"stopped after 2 matches: spent ${2 * TURN_COST:.6f} of the ${cap:g} cap" in err
+
+
+@pytest.mark.trio
+async def test_bot_run_stops_when_a_capped_endpoint_reports_no_usage(
+    arena: Arena, endpoint: FakeEndpoint, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command makes a bot per match: each would pay one reply, resign, and seek again
+    for ever, unless the run as a whole stops once spending cannot be counted."""
+    from arena.cli import main
+
+    endpoint.script = [Reply(body=completion_body("[cooperate]", {}))]
+    names = ["unmetered-model", "steady"]
+    tokens = [await arena.register(name) for name in names]
+    spec = f"openai:base_url={endpoint.url},model=fake-model,price_in={PRICE_IN},price_out={PRICE_OUT},max_cost=1"
+    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "3"]
+    codes: list[int] = []
+
+    async def cli() -> None:
+        codes.append(await trio.to_thread.run_sync(main, argv))
+
+    with trio.fail_after(30):
+        async with arena.admin() as admin, trio.open_nursery() as nursery:
+            nursery.start_soon(cli)
+            nursery.start_soon(lambda: run_bot(lambda turn: "cooperate", arena.url, names[1], tokens[1], games=[], matches=1))
+            while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
+                await trio.sleep(0.01)
+            await admin.send("create_match", bots=names, game=IPD, config={"rounds": 1})
+            match = (await admin.expect("match_created"))["match"]
+            while not codes:
+                await trio.sleep(0.02)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["reason"] == "resign" and "without token usage" in str(record), record
+    err = capsys.readouterr().err
+    assert codes == [0] and len(endpoint.requests) == 1
+    assert "stopped after 1 matches: the endpoint gave a reply without token usage" in err
