@@ -50,3 +50,26 @@ def test_a_proposal_whose_message_holds_brackets_is_played_whole() -> None:
     state = get("buyer-seller").new(None, 0)
     action = extract_action("My answer: [offer 60: my [final] offer]")
     assert action is not None and state.validate(0, action).startswith("offer 60")
+
+
+@pytest.mark.parametrize(
+    ("reply", "action"),
+    [
+        ("[ 'offer 50: your message' ]", "offer 50: your message"),
+        ('["defect"]', "defect"),
+        ("[`b2`]", "b2"),
+        ("[**defect**]", "defect"),
+        ("[offer 50: 'final']", "offer 50: 'final'"),
+        ("['hi' and 'bye']", "'hi' and 'bye'"),
+        ("[']", "'"),
+    ],
+)
+def test_quotes_or_emphasis_around_the_whole_action_are_not_part_of_it(reply: str, action: str) -> None:
+    """The action formats quote their examples ('offer 50: your message'), so a model may too."""
+    assert extract_action(reply) == action
+
+
+def test_a_quoted_action_is_legal() -> None:
+    state = get("buyer-seller").new(None, 0)
+    action = extract_action("I copy the example: ['offer 50: your message']")
+    assert action is not None and state.validate(0, action) == "offer 50: your message"
