@@ -170,7 +170,6 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     else:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")  # survives a crash of the process; FULL only adds power-loss safety
         conn.execute("PRAGMA temp_store=MEMORY")  # the writer's savepoints keep their statement journals off the disk
     conn.execute("PRAGMA foreign_keys=ON")
@@ -242,12 +241,15 @@ class Store:
             version = self.schema_version()
             if version == 0 and self.db.table_names():
                 raise StoreError(f"{self.path} is an SQLite database but not an arena store; name another file", "schema")
+            if version > len(MIGRATIONS):
+                raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
             if not self.read_only:
+                # WAL only once the file is known to be ours: the journal mode is written into
+                # the file, so setting it first changed every file that was then refused
+                self.conn.execute("PRAGMA journal_mode=WAL")
                 self.migrate()
             elif version == 0:
                 raise StoreError(f"{self.path} is not an arena store: it holds no tables", "schema")
-            elif version > len(MIGRATIONS):
-                raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
             elif version < READABLE_FROM:
                 raise StoreError(
                     f"{self.path} has schema version {version}, older than this arena reads ({READABLE_FROM}):"

@@ -147,3 +147,32 @@ def test_a_read_only_open_refuses_a_schema_it_cannot_read(tmp_path: Path, versio
     set_version(db, version)
     with pytest.raises(StoreError, match=says):
         Store(db, read_only=True)
+
+
+def rollback_journal_file(db: Path, make: Callable[[sqlite3.Connection], None]) -> bytes:
+    """An SQLite file in the default (rollback journal) mode, as a backup copy or another program leaves one."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA journal_mode=DELETE")
+    with conn:
+        make(conn)
+    conn.close()
+    return db.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda conn: conn.execute("CREATE TABLE notes (text TEXT)"), "not an arena store"),
+        (lambda conn: conn.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS) + 1,)), "newer than this arena"),
+    ],
+)
+def test_a_writer_refusing_a_file_leaves_it_byte_for_byte_as_it_was(
+    tmp_path: Path, make: Callable[[sqlite3.Connection], None], says: str
+) -> None:
+    db = tmp_path / "arena.db"
+    if "newer" in says:
+        Store(db).close()
+    before = rollback_journal_file(db, make)
+    with pytest.raises(StoreError, match=says):
+        Store(db)
+    assert db.read_bytes() == before  # it was switched to WAL: other programs then found their file changed
