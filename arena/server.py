@@ -786,7 +786,7 @@ class ArenaServer:
     async def _start_table(self, live: LiveMatch, row: dict[str, Any]) -> None:
         try:
             await self._launch(live, row)
-        except (p.ProtocolError, GameError, KeyError) as error:
+        except (p.ProtocolError, GameError, KeyError, sqlite3.Error) as error:  # sqlite3: a full disk, say
             log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
 
     def _reserve(
@@ -919,7 +919,10 @@ class ArenaServer:
         self._remember(summary)
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
-        await self._store(lambda s: s.void_match(live.id, reason))
+        try:
+            await self._store(lambda s: s.void_match(live.id, reason))
+        except sqlite3.Error as error:  # a full disk: left live, it is voided at the next start; the seats are told now
+            log.warning("could not record match %s as void: %s", live.id, error)
         self.metrics.matches_voided += 1
         summary = {
             "match": live.id,

@@ -986,3 +986,45 @@ def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(
     server._broadcast_lobby()
     server._remember({"match": "m" * 32, "game": "tic-tac-toe", "status": "finished", "players": ["a", "b"]})
     assert queued.receive_nowait()["recent"] == []
+
+
+async def refuse_writes(arena: Arena, refused: bool) -> None:
+    """The writer's writes fail as on a full disk or a file system remounted read-only."""
+    assert arena.server.writer is not None
+    await arena.server.writer.call(lambda store: store.conn.execute(f"PRAGMA query_only={int(refused)}"))
+
+
+@pytest.mark.trio
+async def test_a_store_that_cannot_be_written_drops_the_paired_table_and_the_server_goes_on(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(store: Store, row: Any) -> Any:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    async with arena.bot("full1") as a, arena.bot("full2") as b:
+        with monkeypatch.context() as patched:
+            patched.setattr(Store, "open_match", full)
+            await a.send("seek", games=["tic-tac-toe"])
+            await b.send("seek", games=["tic-tac-toe"])
+            await a.expect("seeking")
+            await b.expect("seeking")
+            with trio.fail_after(5):
+                while arena.server.lobby.seeks or arena.server.live:  # paired, then failing to record the match
+                    await trio.sleep(0.01)
+        assert not any(msg["t"] == "match_start" for msg in a.seen + b.seen)  # (it crashed the server)
+        await a.send("seek", games=["tic-tac-toe"])
+        await b.send("seek", games=["tic-tac-toe"])
+        await a.expect("match_start")
+
+
+@pytest.mark.trio
+async def test_a_match_that_cannot_be_voided_in_the_store_is_told_void_and_left_for_the_next_start(arena: Arena) -> None:
+    async with arena.bot("late1") as a, arena.bot("late2") as b, arena.admin() as admin:
+        await admin.send("create_match", bots=["late1", "late2"], game="nim")
+        match = (await a.expect("match_start"))["match"]
+        await refuse_writes(arena, True)
+        await admin.send("abort_match", match=match)
+        for client in (a, b):
+            assert (await client.expect("match_end", match=match))["status"] == "void"
+        assert arena.server.live == {}
+    assert Store(arena.db, read_only=True).match(match)["status"] == "live"  # type: ignore[index]  # a start voids it
