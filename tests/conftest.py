@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +47,13 @@ class Arena:
     async def register(self, name: str) -> str:
         assert self.server.writer is not None
         return await self.server.writer.call(lambda store: store.register_bot(name))
+
+    async def connected(self, names: Sequence[str]) -> None:
+        """Until every named bot has a live session: a test's bots, started in a nursery,
+        log in at their own pace."""
+        with trio.fail_after(10):
+            while not all(name in self.server.sessions and self.server.sessions[name].connected for name in names):
+                await trio.sleep(0.01)
 
     @asynccontextmanager
     async def socket(self, path: str = "/bot") -> AsyncIterator[ClientConnection]:

@@ -118,18 +118,12 @@ async def play_fixed_match(arena: Arena, binary: bool, names: tuple[str, str]) -
     async with arena.admin() as admin, trio.open_nursery() as nursery:
         for seat in range(2):
             nursery.start_soon(play, seat)
-        await wait_connected(arena, names)
+        await arena.connected(names)
         await admin.send("create_match", bots=list(names), game="kuhn-poker", seed=7)
         created = await admin.expect("match_created")
     record = Store(arena.db, read_only=True).match(created["match"])
     assert record is not None
     return record
-
-
-async def wait_connected(arena: Arena, names: tuple[str, ...] | list[str]) -> None:
-    with trio.fail_after(10):
-        while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
-            await trio.sleep(0.01)
 
 
 @pytest.mark.trio

@@ -45,7 +45,7 @@ async def drop_mid_turn(
             for name, token, policy in zip(names, tokens, [slow, first_legal], strict=True):
                 run = functools.partial(run_bot, policy, arena.url, name, token, games=[], matches=1)
                 nursery.start_soon(functools.partial(run, retry_delays=lambda: itertools.repeat(0.5)))
-            await wait_until(lambda: all(n in session and session[n].connected for n in names))
+            await arena.connected(names)
             async with arena.admin() as admin:
                 await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
                 match = (await admin.expect("match_created"))["match"]
@@ -108,12 +108,11 @@ async def play_admin_match(arena: Arena, policies: dict[str, Any], **fields: Any
     """One match made by the admin between SDK bots (seats in the order given); its record."""
     names = list(policies)
     tokens = [await arena.register(name) for name in names]
-    session = arena.server.sessions
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             for name, token in zip(names, tokens, strict=True):
                 nursery.start_soon(lambda n=name, t=token: run_bot(policies[n], arena.url, n, t, games=[], matches=1))
-            await wait_until(lambda: all(n in session and session[n].connected for n in names))
+            await arena.connected(names)
             async with arena.admin() as admin:
                 await admin.send("create_match", bots=names, **fields)
                 match = (await admin.expect("match_created"))["match"]

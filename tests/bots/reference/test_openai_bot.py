@@ -8,7 +8,8 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -23,7 +24,7 @@ from bots.client import run_bot
 from bots.reference.openai_bot import OpenAIBot, request_budget_ms, retry_after_s
 from bots.registry import BotSpecError, make_bot
 from games.registry import get
-from tests.conftest import Arena
+from tests.conftest import Arena, Client
 
 IPD = "iterated-prisoners-dilemma"
 PRICE_IN, PRICE_OUT = 1.0, 2.0  # USD per million tokens
@@ -360,8 +361,7 @@ async def test_through_the_sdk_an_unreachable_endpoint_resigns_with_the_cause(ar
         async with arena.admin() as admin, trio.open_nursery() as nursery:
             for seat in range(2):
                 nursery.start_soon(play, seat)
-            while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
-                await trio.sleep(0.01)
+            await arena.connected(names)
             await admin.send("create_match", bots=names, game="tic-tac-toe")
             match = (await admin.expect("match_created"))["match"]
     record = Store(arena.db, read_only=True).match(match)
@@ -371,6 +371,29 @@ async def test_through_the_sdk_an_unreachable_endpoint_resigns_with_the_cause(ar
     assert not any(turn["format_error"] for turn in record["turns"])
 
 
+@asynccontextmanager
+async def bot_run_beside_a_cooperator(
+    arena: Arena, spec: str, names: list[str], tokens: list[str], codes: list[int], *, cooperator_matches: int
+) -> AsyncIterator[Client]:
+    """`arena bot run SPEC --matches 3` as names[0] in a thread (its exit status lands in
+    codes) and an SDK bot that always cooperates as names[1], both logged in; yields an
+    admin connection to make their matches."""
+    from arena.cli import main
+
+    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "3"]
+
+    async def cli() -> None:
+        codes.append(await trio.to_thread.run_sync(main, argv))
+
+    async with arena.admin() as admin, trio.open_nursery() as nursery:
+        nursery.start_soon(cli)
+        nursery.start_soon(
+            lambda: run_bot(lambda turn: "cooperate", arena.url, names[1], tokens[1], games=[], matches=cooperator_matches)
+        )
+        await arena.connected(names)
+        yield admin
+
+
 @pytest.mark.trio
 async def test_bot_run_plays_the_endpoint_and_stops_at_its_spending_cap(
     arena: Arena, endpoint: FakeEndpoint, capsys: pytest.CaptureFixture[str]
@@ -378,25 +401,14 @@ async def test_bot_run_plays_the_endpoint_and_stops_at_its_spending_cap(
     """`arena bot run openai:...` makes a bot per match: its async act must be awaited, and
     max_cost must count what every match spent, not start again at 0 each match. Past the
     cap the command seeks no more and ends with its last match, though more were asked."""
-    from arena.cli import main
-
     names = ["cli-model", "steady"]
     tokens = [await arena.register(name) for name in names]
     cap = 1.5 * TURN_COST  # a match costs one turn: the second match reaches it
     spec = f"openai:base_url={endpoint.url},model=fake-model,price_in={PRICE_IN},price_out={PRICE_OUT},max_cost={cap}"
-    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "3"]
     codes: list[int] = []
     made: list[str] = []
-
-    async def cli() -> None:
-        codes.append(await trio.to_thread.run_sync(main, argv))
-
     with trio.fail_after(30):
-        async with arena.admin() as admin, trio.open_nursery() as nursery:
-            nursery.start_soon(cli)
-            nursery.start_soon(lambda: run_bot(lambda turn: "cooperate", arena.url, names[1], tokens[1], games=[], matches=2))
-            while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
-                await trio.sleep(0.01)
+        async with bot_run_beside_a_cooperator(arena, spec, names, tokens, codes, cooperator_matches=2) as admin:
             for _ in range(2):
                 await admin.send("create_match", bots=names, game=IPD, config={"rounds": 1})
                 made.append((await admin.expect("match_created"))["match"])
@@ -417,24 +429,13 @@ async def test_bot_run_stops_when_a_capped_endpoint_reports_no_usage(
 ) -> None:
     """The command makes a bot per match: each would pay one reply, resign, and seek again
     for ever, unless the run as a whole stops once spending cannot be counted."""
-    from arena.cli import main
-
     endpoint.script = [Reply(body=completion_body("[cooperate]", {}))]
     names = ["unmetered-model", "steady"]
     tokens = [await arena.register(name) for name in names]
     spec = f"openai:base_url={endpoint.url},model=fake-model,price_in={PRICE_IN},price_out={PRICE_OUT},max_cost=1"
-    argv = ["bot", "run", spec, "--url", arena.url, "--name", names[0], "--token", tokens[0], "--game", IPD, "--matches", "3"]
     codes: list[int] = []
-
-    async def cli() -> None:
-        codes.append(await trio.to_thread.run_sync(main, argv))
-
     with trio.fail_after(30):
-        async with arena.admin() as admin, trio.open_nursery() as nursery:
-            nursery.start_soon(cli)
-            nursery.start_soon(lambda: run_bot(lambda turn: "cooperate", arena.url, names[1], tokens[1], games=[], matches=1))
-            while not all(name in arena.server.sessions and arena.server.sessions[name].connected for name in names):
-                await trio.sleep(0.01)
+        async with bot_run_beside_a_cooperator(arena, spec, names, tokens, codes, cooperator_matches=1) as admin:
             await admin.send("create_match", bots=names, game=IPD, config={"rounds": 1})
             match = (await admin.expect("match_created"))["match"]
             while not codes:
