@@ -184,7 +184,9 @@ class ArenaServer:
         self.metrics = Metrics()
         self.skill: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu, for pairing
         self.lobby = Lobby(players=self._players_needed, capacity=self._capacity, rating=self._rating)
-        self.rng = random.Random()
+        # the OS's generator: finished matches publish their seeds, and a Mersenne Twister's
+        # next seeds can be computed from its last 624 words, so players could deal future matches
+        self.rng = random.SystemRandom()
         self._nursery: trio.Nursery | None = None
         self._ws_server: Server | None = None
         self._all_ended = trio.Event()

@@ -624,6 +624,23 @@ async def test_an_ended_match_hides_its_deals_while_a_match_dealt_from_its_seed_
 
 
 @pytest.mark.trio
+async def test_the_server_deals_from_a_generator_its_published_seeds_do_not_reveal(arena: Arena) -> None:
+    """Finished matches publish their seeds, and a Mersenne Twister's next outputs follow from
+    624 of its words: the server draws from the OS, which keeps no state to recover."""
+    with pytest.raises(NotImplementedError):
+        arena.server.rng.getstate()
+    seeds = []
+    async with arena.bot("s1") as s1, arena.bot("s2"):
+        for _ in range(2):
+            match = await start_direct_match(arena, "kuhn-poker", ["s1", "s2"])
+            await s1.send("resign", match=match)
+            await s1.expect("match_end", match=match)
+            _, record = await http_get(arena.url, f"/api/matches/{match}")
+            seeds.append(record["seed"])
+    assert len(set(seeds)) == 2 and all(0 <= seed < 2**62 for seed in seeds)
+
+
+@pytest.mark.trio
 async def test_admin_messages_need_the_admin_token(arena: Arena) -> None:
     async with arena.bot("plain") as plain:
         for kind, fields in (("register", {"name": "x"}), ("create_match", {"bots": ["plain"], "game": "nim"})):
