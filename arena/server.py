@@ -270,7 +270,8 @@ class ArenaServer:
             response.headers["Allow"] = "GET, HEAD"
             return response
         try:
-            status, body = await self._api(url.path, urllib.parse.parse_qs(url.query))
+            # percent-decoded as the query is: a client may escape any character of a path
+            status, body = await self._api(urllib.parse.unquote(url.path), urllib.parse.parse_qs(url.query))
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
             status, body = 503, {"error": "store_unavailable", "message": f"the store cannot be read: {error}"}

@@ -903,6 +903,7 @@ async def test_the_games_are_described_over_http_for_clients_in_any_language(are
     assert {"key": "heaps", "type": "list of int", "default": [3, 4, 5]} in nim["config"]
     status, missing = await http_get(arena.url, "/api/games/tic_tac_toe")
     assert status == 404 and missing["error"] == p.UNKNOWN_GAME and "tic-tac-toe" in missing["message"]
+    assert await http_get(arena.url, "/api/games/kuhn%2Dpoker") == (200, kuhn)  # escaped as clients may
 
 
 @pytest.mark.trio
