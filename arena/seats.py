@@ -178,14 +178,17 @@ class RemoteSeat:
     without a resume the seat forfeits for disconnection.
     """
 
-    def __init__(self, session: BotSession, match_id: str, seat: int) -> None:
+    def __init__(self, session: BotSession, match_id: str, seat: int, away: Callable[[], list[tuple[str, int]]] = list) -> None:
         self.session = session
         self.match_id = match_id
         self.seat = seat
         self.name = session.bot
+        self.away = away  # the other players disconnected now, with the ms each has left
 
     async def start(self, info: Mapping[str, Any]) -> None:
         self.session.send("match_start", **match_start_fields(info, self.seat))
+        for bot, ms in self.away():  # gone before the match was announced: said once it is
+            self.session.send("opponent_gone", match=self.match_id, bot=bot, ms=ms)
 
     async def act(self, turn: Turn) -> Move:
         session = self.session

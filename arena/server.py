@@ -565,9 +565,14 @@ class ArenaServer:
         for match_id in session.matches:
             self._tell_others(session, match_id, "opponent_gone", bot=session.bot, ms=int(session.grace_left() * 1000))
 
+    def _away(self, live: LiveMatch, bot: str) -> list[tuple[str, int]]:
+        """The match's other players now disconnected, with the ms each has left to resume."""
+        others = (self.sessions[other] for other in dict.fromkeys(live.bots) if other != bot)
+        return [(other.bot, int(other.grace_left() * 1000)) for other in others if not other.connected]
+
     def _tell_others(self, session: BotSession, match_id: str, kind: str, **fields: Any) -> None:
         live = self.live.get(match_id)
-        if live is None:
+        if live is None or not live.info:  # not announced yet: its seats start by hearing who is away
             return
         for bot in set(live.bots) - {session.bot}:
             other = self.sessions.get(bot)
@@ -851,7 +856,10 @@ class ArenaServer:
         return live.id, False
 
     async def _run_match(self, live: LiveMatch) -> None:
-        seats = [RemoteSeat(self.sessions[bot], live.id, seat) for seat, bot in enumerate(live.bots)]
+        seats = [
+            RemoteSeat(self.sessions[bot], live.id, seat, functools.partial(self._away, live, bot))
+            for seat, bot in enumerate(live.bots)
+        ]
         result: MatchResult | None = None
         with live.scope:
             try:

@@ -200,6 +200,24 @@ async def test_turns_and_spectators_carry_every_seats_time_bank(arena: Arena) ->
 
 
 @pytest.mark.trio
+async def test_a_bot_gone_before_its_match_is_announced_is_reported_after_match_start(arena_factory: ArenaFactory) -> None:
+    """A bot that drops between its table forming and the match being recorded: its opponent
+    hears of the match first, then that the bot is away, never of a match it does not know."""
+    arena = await arena_factory(limits=Limits(grace_ms=5_000))
+    async with arena.bot("stays") as stays:
+        async with arena.bot("drops"):
+            live, row = arena.server._reserve("tic-tac-toe", ["stays", "drops"], {})
+        with trio.fail_after(5):
+            while arena.server.sessions["drops"].connected:
+                await trio.sleep(0.01)
+        await arena.server._launch(live, row)
+        start = await stays.receive()
+        assert (start["t"], start["match"]) == ("match_start", live.id), start
+        gone = await stays.expect("opponent_gone", match=live.id)
+        assert gone["bot"] == "drops" and 0 < gone["ms"] <= 5_000
+
+
+@pytest.mark.trio
 async def test_a_bot_that_reconnects_mid_match_resumes_and_finishes(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(grace_ms=5_000))
     token = await arena.register("flaky")
