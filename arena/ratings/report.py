@@ -127,6 +127,8 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     variants = [row["variant"] for row in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE status = 'finished'")]
     lines = ["# Arena ratings report", ""]
+    if not variants:  # a page with a title alone reads as a report that failed
+        lines += [f"No finished matches in {store.path} yet: nothing to rate.", ""]
     whole = overall(store)
     if whole is not None:
         score_matrix(whole.agents, whole.variants, whole.scores, out / "scores.png")

@@ -163,6 +163,13 @@ async def test_the_report_writes_a_page_and_non_trivial_plots(tmp_path: Path, ca
     assert "| 1 | perfect |" in page
 
 
+def test_the_report_of_a_store_without_finished_matches_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Store(tmp_path / "arena.db").close()
+    assert main(["report", "--db", str(tmp_path / "arena.db"), "--out", str(tmp_path / "report")]) == 0
+    page = (tmp_path / "report" / "README.md").read_text()
+    assert f"No finished matches in {tmp_path / 'arena.db'} yet" in page and not list((tmp_path / "report").glob("*.png"))
+
+
 def test_ratings_on_a_missing_store_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ratings", "--db", str(tmp_path / "none.db")]) == 2
     assert capsys.readouterr().err.startswith("arena: error: no store at")
