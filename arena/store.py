@@ -190,7 +190,7 @@ def serving_lock(path: Path) -> Iterator[None]:
     except OSError as error:
         raise StoreError(f"cannot use {path} as a store: {error.strerror}", "schema") from None
     with handle:
-        if not _lock(handle, fcntl.LOCK_EX):
+        if not try_flock(handle, fcntl.LOCK_EX):
             raise StoreError(
                 f"another arena server is serving {path}; stop it first, or serve this store with --read-only", "busy"
             )
@@ -204,10 +204,11 @@ def is_served(path: Path) -> bool:
     except OSError:
         return False
     with handle:
-        return not _lock(handle, fcntl.LOCK_SH)  # closing the file lets go of a shared lock at once
+        return not try_flock(handle, fcntl.LOCK_SH)  # closing the file lets go of a shared lock at once
 
 
-def _lock(handle: IO[bytes], kind: int) -> bool:
+def try_flock(handle: IO[bytes], kind: int) -> bool:
+    """Take an flock of ``kind`` without waiting: False when another process holds it."""
     try:
         fcntl.flock(handle, kind | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import fcntl
 import json
 import os
 import re
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import games
-from arena.store import FINISHED, Store, valid_bot_name
+from arena.store import FINISHED, Store, try_flock, valid_bot_name
 from arena.toml_file import read_toml
 from bots.registry import BotSpec, BotSpecError, option_values
 from bots.registry import get as get_bot
@@ -58,6 +59,7 @@ PIPELINE_KEYS = ("model", "out_dir", "updates", "store")  # training keys the pi
 PARTICIPANT_KEYS = ("participants", "challenger", "held_out_opponents")
 PLACEHOLDER = re.compile(r"\{(new|current):([^{}]*)\}")
 RECORD = "night.json"
+LOCK = ".lock"  # held by the run under way: two runs would train into, and promote from, one folder
 PAGE = "NIGHT.md"
 
 
@@ -534,21 +536,36 @@ def run_night(
     progress: Callable[[Any], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) the night of ``night`` (default: today) into ``db`` (default: the
-    file's); returns the night record, also written to ``<nightly dir>/<date>/night.json``."""
+    file's); returns the night record, also written to ``<nightly dir>/<date>/night.json``.
+    One run at a time per nightly folder: a second is refused while the first holds it."""
+    db_path = Path(db if db is not None else config.db)
+    if not db_path.parent.is_dir():
+        raise NightlyError(f"cannot make the store {db_path}: no folder {db_path.parent}")
+    folder = nightly_dir(config, db_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK, "ab") as handle:
+        if not try_flock(handle, fcntl.LOCK_EX):
+            raise NightlyError(f"another arena nightly run is using {folder}; wait for it to end")
+        return _run_night(config, db_path, folder, night or dt.date.today(), log, progress)
+
+
+def _run_night(
+    config: NightlyConfig,
+    db_path: Path,
+    folder: Path,
+    night: dt.date,
+    log: Callable[[str], None],
+    progress: Callable[[Any], None] | None,
+) -> dict[str, Any]:
     from arena.ratings.report import write_report  # matplotlib: fail before training, not after
     from tournaments.runner import held_out_opponents, leaderboards, run_tournament, split_held_out
     from trainer.checkpoints import is_model_folder
 
-    night = night or dt.date.today()
-    db_path = Path(db if db is not None else config.db)
-    folder = nightly_dir(config, db_path)
     night_dir = folder / night.isoformat()
     record_path = night_dir / RECORD
     record: dict[str, Any] = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
     if record.get("finished_at") is not None:
         raise NightlyError(f"the night of {night} ran already (its record is {record_path}); a night runs once")
-    if not db_path.parent.is_dir():
-        raise NightlyError(f"cannot make the store {db_path}: no folder {db_path.parent}")
     Store(db_path).close()  # create or migrate it
     template = _check_tournament(config.path, config.name, config.tournament, config.policies)
     record = {

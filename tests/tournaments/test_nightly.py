@@ -4,7 +4,9 @@ gate, promote), a night resumed after a crash, bad nightly files, and the --at c
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -337,6 +339,18 @@ def test_a_night_is_refused_when_its_store_has_no_folder(tmp_path: Path, tiny_mo
     config = parse(base_config(tiny_model_dir), "nights.toml")
     with pytest.raises(NightlyError, match="no folder"):
         run_night(config, db=tmp_path / "missing" / "arena.db")
+
+
+def test_a_second_run_on_one_nightly_folder_is_refused_while_the_first_holds_it(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """Two runs at once would train into one night's folder and both move the pointer."""
+    config = parse(base_config(tiny_model_dir), "nights.toml")
+    folder = nightly_dir(config, tmp_path / "arena.db")
+    folder.mkdir()
+    with open(folder / ".lock", "ab") as held:  # an flock taken through another open file conflicts, as another process's
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(NightlyError, match=f"another arena nightly run is using {re.escape(str(folder))}"):
+            run_night(config, db=tmp_path / "arena.db")
+    assert not (tmp_path / "arena.db").exists()
 
 
 @pytest.mark.parametrize(
