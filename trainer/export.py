@@ -159,9 +159,10 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, i
     interrupted export never leaves a truncated dataset that a trainer would read as complete.
     The temporary file is created with mode 0666 for the umask to trim, not mkstemp's 0600,
     because the rename makes it the user's file. A destination that cannot be a file is
-    refused before the first row is read.
+    refused before the first row is read. A symbolic link is written through (its target is
+    replaced), as writing to it in place would be: the rename would replace the link itself.
     """
-    path = Path(out)
+    path = Path(out).resolve()
     if path.is_dir():
         raise ExportError(f"cannot write {out}: it is a folder; name a file in it, such as {path / 'trajectories.jsonl'}")
     if path.exists() and not path.is_file():  # a pipe or a device: the rename would put a plain file in its place

@@ -278,6 +278,18 @@ def test_an_output_that_is_no_regular_file_is_refused_not_replaced(
     assert stat.S_ISFIFO(pipe.stat().st_mode) and list(tmp_path.iterdir()) == [pipe]
 
 
+def test_an_output_that_is_a_symbolic_link_writes_its_target_and_keeps_the_link(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "runs").mkdir()
+    target, link = tmp_path / "runs" / "today.jsonl", tmp_path / "latest.jsonl"
+    target.write_text("yesterday\n")
+    link.symlink_to(target)
+    code, _, _ = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(link))
+    assert code == 0 and link.is_symlink() and link.resolve() == target
+    assert target.read_text().startswith('{"') and target.read_text().count("\n") > 1
+
+
 def test_the_exported_file_gets_the_permissions_the_umask_gives_any_new_file(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
