@@ -1066,7 +1066,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
     run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
     run_bot.add_argument("--matches", type=POSITIVE, default=None, help="stop after this many matches (default: play on)")
-    run_bot.add_argument("--delay", type=COUNT, default=0, metavar="MS", help="wait this long before each move")
+    run_bot.add_argument(
+        "--delay", type=COUNT, default=0, metavar="MS", help="wait this long before each move (at most half its time)"
+    )
     run_bot.add_argument("--self-play", action="store_true", help="allow matches against itself")
     run_bot.add_argument("--json", action="store_true", help="print the match results as JSON at the end")
     run_bot.set_defaults(run=cmd_bot_run)

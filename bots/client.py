@@ -114,7 +114,8 @@ async def run_bot(
     admin's ``create_match`` or another bot's challenge).
 
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
-    move, so a person can follow. ``binary`` speaks msgpack (else JSON). Messages are paced
+    move, so a person can follow (at most half the move's time left, which the policy is
+    then told it no longer has). ``binary`` speaks msgpack (else JSON). Messages are paced
     under the rate limit the server's ``welcome`` gives, so a fast game is slowed, never cut.
     A move longer than the welcome's ``soft_cap`` (a reasoning model's long reply) keeps its
     action: the head of its raw reply is cut (it then starts with ``CUT``), then its prompt.
@@ -283,6 +284,11 @@ async def _session(
     async def think(msg: Mapping[str, Any]) -> None:
         key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
         start = state.matches.get(msg["match"], {})
+        deadline_ms = msg.get("deadline_ms")
+        # the pause is for people watching: at most half the time left, and off the policy's time
+        pause_ms = delay_ms if deadline_ms is None else min(delay_ms, deadline_ms // 2)
+        if pause_ms:
+            await trio.sleep(pause_ms / 1000)
         turn = Turn(
             match_id=msg["match"],
             game=start.get("game", ""),
@@ -292,15 +298,13 @@ async def _session(
             observation=Observation(msg["observation"]["text"], msg["observation"].get("data") or {}),
             legal_actions=None if msg.get("legal") is None else tuple(msg["legal"]),
             action_format=msg.get("format"),
-            deadline_ms=msg.get("deadline_ms"),
+            deadline_ms=None if deadline_ms is None else deadline_ms - pause_ms,
             clocks=tuple(msg.get("clocks") or ()),
             retry_reason=msg.get("reason"),
             rules=start.get("rules", ""),
             players=tuple(start.get("players", ())),
             config=start.get("config", {}),
         )
-        if delay_ms:
-            await trio.sleep(delay_ms / 1000)
         try:
             answer = await policy(turn) if is_async else await trio.to_thread.run_sync(policy, turn, abandon_on_cancel=True)
             move = on_the_wire(turn, as_move(answer))

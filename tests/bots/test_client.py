@@ -122,6 +122,34 @@ async def play_admin_match(arena: Arena, policies: dict[str, Any], **fields: Any
 
 
 @pytest.mark.trio
+async def test_a_pause_for_spectators_never_costs_the_match_on_time(arena: Arena) -> None:
+    """``delay_ms`` longer than a move's time used to lose the first move on time; the pause
+    takes at most half of it, and the policy is told what is left."""
+    names = ["paced-a", "paced-b"]
+    tokens = [await arena.register(name) for name in names]
+    deadlines: list[int] = []
+
+    def policy(turn: Turn) -> str:
+        assert turn.deadline_ms is not None and turn.legal_actions is not None
+        deadlines.append(turn.deadline_ms)
+        return turn.legal_actions[0]
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for name, token in zip(names, tokens, strict=True):
+                nursery.start_soon(
+                    functools.partial(run_bot, policy, arena.url, name, token, games=[], matches=1, delay_ms=5_000)
+                )
+            await arena.connected(names)
+            async with arena.admin() as admin:
+                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 400, "bank_ms": 0})
+                match = (await admin.expect("match_created"))["match"]
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["reason"] == "complete", record
+    assert deadlines and all(0 < ms <= 200 for ms in deadlines), deadlines
+
+
+@pytest.mark.trio
 @pytest.mark.parametrize(
     ("junk", "cause"),
     [
