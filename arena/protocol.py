@@ -149,12 +149,13 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "key": ((str,), False),
     },
     "abort_match": {"match": ((str,), True), "reason": ((str,), False)},
+    "seed_salt": {"tournament": ((str,), True)},
 }
 # maps inside a message, checked like the message itself: type -> {field: its fields}
 NESTED_MAPS: dict[str, dict[str, dict[str, tuple[tuple[type, ...], bool]]]] = {
     "hello": {"resume": {"session": ((str,), True), "last_seq": ((int,), True)}},
 }
-ADMIN_TYPES = frozenset({"register", "rotate", "create_match", "abort_match"})
+ADMIN_TYPES = frozenset({"register", "rotate", "create_match", "abort_match", "seed_salt"})
 
 WATCH_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "watch": {"match": ((str,), True)},

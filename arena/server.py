@@ -747,6 +747,11 @@ class ArenaServer:
         live.scope.cancel()
         session.send("match_aborted", match=live.id)
 
+    async def _on_seed_salt(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        tournament = msg["tournament"]
+        salt = await self._store(lambda s: s.seed_salt(tournament))
+        session.send("seed_salt", tournament=tournament, salt=salt)
+
     # ---- matches -------------------------------------------------------------------------
 
     def _players_needed(self, game: str, config: Mapping[str, Any]) -> int:

@@ -384,6 +384,20 @@ class Store:
                 "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)
             )
 
+    def seed_salt(self, tournament: str) -> str:
+        """The tournament's secret, which its seeds are made with (``tournaments.formats.seed_of``):
+        made at its first run and kept, so a rerun deals the same cards. A tournament that has
+        matches from before salts keeps none, so that its remaining deals match the first ones.
+        Two runs starting at once get the same salt: the first one written wins."""
+        key = f"seed_salt:{tournament}"
+        with self.atomic():
+            begun = self.conn.execute("SELECT 1 FROM matches WHERE tournament = ? LIMIT 1", (tournament,)).fetchone()
+            salt = "" if begun is not None else secrets.token_hex(16)
+            self.conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (key, salt))
+        stored = self._meta(key)
+        assert stored is not None
+        return stored
+
     # ---- matches -------------------------------------------------------------------------
 
     def open_match(self, row: Mapping[str, Any]) -> str | None:

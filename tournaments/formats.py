@@ -2,8 +2,9 @@
 
 Every scheduled match has a stable key (the tournament, the game, the format, who plays,
 which game of the pairing), so that a run stopped at any point and started again can
-tell what is missing. Seeds come from the tournament name and the key (crc32), never
-from a random generator: the same tournament always deals the same cards.
+tell what is missing. Seeds come from the tournament name and the deal, keyed by the
+tournament's secret salt (kept in the store), never from a random generator: a run
+started again deals the same cards, and no player can compute them from the names.
 
 - round robin: every pairing plays ``games_per_pairing`` games, seats swapped in pairs
   (the two games of a pair share a seed, so each side sees the same deals from each seat);
@@ -16,6 +17,7 @@ from a random generator: the same tournament always deals the same cards.
 
 from __future__ import annotations
 
+import hmac
 import itertools
 import zlib
 from collections import Counter
@@ -41,9 +43,15 @@ class ScheduledMatch:
     group_size: int | None = None
 
 
-def seed_of(tournament: str, key: str) -> int:
-    """The seed of a match (or of a deal shared by several matches): fixed by the names."""
-    return zlib.crc32(f"{tournament}/{key}".encode())
+def seed_of(tournament: str, key: str, salt: str = "") -> int:
+    """The seed of a match (or of a deal shared by several matches): fixed by the names and
+    the tournament's salt (hex), 62 bits as the server's own. Every name is public, so
+    only the secret salt keeps a player from dealing the cards itself; without one (a
+    tournament begun before salts) the seed is the crc32 it always was."""
+    name = f"{tournament}/{key}".encode()
+    if not salt:
+        return zlib.crc32(name)
+    return int.from_bytes(hmac.digest(bytes.fromhex(salt), name, "sha256")[:8], "big") >> 2
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class Slot:
     game: str
     config: Mapping[str, Any] = field(default_factory=dict)
     label: str = ""  # distinguishes two configs of one game; the game name by default
+    salt: str = ""  # the tournament's secret (see seed_of)
 
     @property
     def prefix(self) -> str:
@@ -66,7 +75,7 @@ class Slot:
             game=self.game,
             config=dict(self.config),
             seats=tuple(seats),
-            seed=seed_of(self.tournament, f"{self.label or self.game}/{deal}"),
+            seed=seed_of(self.tournament, f"{self.label or self.game}/{deal}", self.salt),
             **group,
         )
 

@@ -6,7 +6,9 @@ The schedule, its concurrency, Swiss pairing and progress are the in-process run
 ``create_match`` with the match's stable key (and its tournament, round, group, seed,
 clock and failure rules), so a restarted run is answered with the match already made
 under a key (``existing``) instead of a second one; a spectator connection watches each
-match to its end, which also yields the returns Swiss pairs by.
+match to its end, which also yields the returns Swiss pairs by. The seeds are made with
+the tournament's secret salt, which the admin session asks of the server (``seed_salt``):
+the server's store keeps it, so every rerun deals the same cards and no player can.
 
 In-process participants (registry specs) are registered on the server under a valid bot
 name (``server_name``) as owned by tournaments, and connected from this process through
@@ -299,6 +301,15 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
         raise RemoteTournamentError(f"in-process participant {spec!r} ({name}) could not log in to {url}")
 
 
+async def _seed_salt(admin: Admin, tournament: str) -> str:
+    """The tournament's secret from the server's store, which its seeds are made with: the
+    seeds of this run and of every rerun, wherever it is started from, come from the one kept."""
+    try:
+        return str((await admin.request("seed_salt", "seed_salt", tournament=tournament))["salt"])
+    except AdminError as error:
+        raise RemoteTournamentError(f"{admin.url} would not give the seeds' secret of {tournament!r}: {error.message}") from None
+
+
 async def _token(admin: Admin, name: str) -> str:
     """A token for an in-process participant: its bot registered now, or, when a tournament
     registered it before (this one stopped part-way, or another with the same bot), given a
@@ -391,12 +402,13 @@ async def run_remote_async(
         async with trio.open_nursery() as nursery:
             await nursery.start(admin.run)
             await nursery.start(results.run, admin.limits)
+            salt = await _seed_salt(admin, config.name)
             tokens = {name: await _token(admin, name) for name in names.values() if name not in remote}
             async with trio.open_nursery() as bots:
                 for participant, name in names.items():
                     if name in tokens:
                         await _connect_bot(bots, url, name, participant, tokens[name])
-                summary = await drive(config, play, progress)
+                summary = await drive(config, play, progress, salt)
                 bots.cancel_scope.cancel()
             nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:

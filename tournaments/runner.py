@@ -73,8 +73,8 @@ class Summary:
     finished: list[Finished] = field(default_factory=list)  # every finished match of the schedule, earlier runs' too
 
 
-def slot_of(config: TournamentConfig, entry: GameEntry) -> Slot:
-    return Slot(config.name, entry.name, entry.config, entry.label)
+def slot_of(config: TournamentConfig, entry: GameEntry, salt: str = "") -> Slot:
+    return Slot(config.name, entry.name, entry.config, entry.label, salt)
 
 
 def is_swiss(config: TournamentConfig, entry: GameEntry) -> bool:
@@ -86,9 +86,9 @@ def swiss_rounds(config: TournamentConfig, entry: GameEntry) -> int:
     return config.rounds or min(n if n % 2 else n - 1, max(1, math.ceil(math.log2(n))))
 
 
-def fixed_schedule(config: TournamentConfig, entry: GameEntry) -> list[ScheduledMatch]:
+def fixed_schedule(config: TournamentConfig, entry: GameEntry, salt: str = "") -> list[ScheduledMatch]:
     """The whole schedule of a game in every format but Swiss (paired round by round)."""
-    slot, people, per = slot_of(config, entry), entry.participants, config.games_per_pairing
+    slot, people, per = slot_of(config, entry, salt), entry.participants, config.games_per_pairing
     if entry.players > 2 or config.format == "tables":
         return tables(slot, people, entry.players, config.rounds or len(people))
     if config.format == "round-robin":
@@ -134,9 +134,12 @@ class Finished:
 PlayOne = Callable[[ScheduledMatch], Awaitable[Played]]
 
 
-async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Progress], None] | None = None) -> Summary:
+async def drive(
+    config: TournamentConfig, play: PlayOne, progress: Callable[[Progress], None] | None = None, salt: str = ""
+) -> Summary:
     """Play the whole schedule through ``play``, ``concurrency`` matches at once, Swiss games
-    round by round; the one scheduler of in-process and server runs.
+    round by round; the one scheduler of in-process and server runs. ``salt`` is the
+    tournament's secret, which its seeds are made with (``Store.seed_salt``).
 
     ``play`` plays a scheduled match, or finds the one already made under its key, and
     says how it ended. Swiss pairs each round from the returns of the rounds before, so a
@@ -185,7 +188,7 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
         return ended
 
     async def play_swiss(entry: GameEntry) -> None:
-        slot = slot_of(config, entry)
+        slot = slot_of(config, entry, salt)
         standings = dict.fromkeys(entry.participants, 0.0)
         played: set[frozenset[str]] = set()
         byes: set[str] = set()
@@ -212,7 +215,7 @@ async def drive(config: TournamentConfig, play: PlayOne, progress: Callable[[Pro
             if is_swiss(config, entry):
                 nursery.start_soon(play_swiss, entry)
             else:
-                nursery.start_soon(play_all, entry.label, fixed_schedule(config, entry))
+                nursery.start_soon(play_all, entry.label, fixed_schedule(config, entry, salt))
     report()
     return summary
 
@@ -281,7 +284,8 @@ async def run_tournament_async(
     async with trio.open_nursery() as outer:
         await outer.start(writer.run)
         try:
-            return await drive(config, play, progress)
+            salt = await writer.call(lambda store: store.seed_salt(config.name))
+            return await drive(config, play, progress, salt)
         finally:
             await writer.aclose()
 

@@ -661,7 +661,11 @@ async def test_the_server_deals_from_a_generator_its_published_seeds_do_not_reve
 @pytest.mark.trio
 async def test_admin_messages_need_the_admin_token(arena: Arena) -> None:
     async with arena.bot("plain") as plain:
-        for kind, fields in (("register", {"name": "x"}), ("create_match", {"bots": ["plain"], "game": "nim"})):
+        for kind, fields in (
+            ("register", {"name": "x"}),
+            ("create_match", {"bots": ["plain"], "game": "nim"}),
+            ("seed_salt", {"tournament": "cup"}),
+        ):
             await plain.send(kind, **fields)
             assert (await plain.expect("error"))["code"] == p.NOT_ADMIN
 

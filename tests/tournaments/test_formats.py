@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import zlib
 from collections import Counter
 
 import pytest
 
-from tournaments.formats import Slot, duplicate, gauntlet, points, round_robin, swiss_pairings, tables
+from tournaments.formats import Slot, duplicate, gauntlet, points, round_robin, seed_of, swiss_pairings, tables
 
 SLOT = Slot("cup", "tic-tac-toe")
 PEOPLE = ["a", "b", "c", "d", "e"]
@@ -107,3 +108,17 @@ def test_swiss_points_share_ties_and_give_a_forfeit_nothing(
     returns: list[float], forfeit_seat: int | None, expected: list[float]
 ) -> None:
     assert points(returns, forfeit_seat) == expected
+
+
+def test_a_salted_seed_is_fixed_by_the_salt_and_not_computable_from_the_names() -> None:
+    """Every name a seed is made from is public (a live match shows its tournament); the
+    salt is what keeps a player from dealing the cards itself."""
+    salt, other = "00" * 16, "ff" * 16
+    seed = seed_of("cup", "tic-tac-toe/dup/deal0", salt)
+    assert seed == seed_of("cup", "tic-tac-toe/dup/deal0", salt) and 0 <= seed < 2**62
+    assert seed != seed_of("cup", "tic-tac-toe/dup/deal0", other) != zlib.crc32(b"cup/tic-tac-toe/dup/deal0")
+    assert seed_of("cup", "tic-tac-toe/dup/deal0") == zlib.crc32(b"cup/tic-tac-toe/dup/deal0")  # a tournament begun unsalted
+    salted = duplicate(Slot("cup", "tic-tac-toe", salt=salt), ["a", "b", "c"], deals=2)
+    plain = duplicate(SLOT, ["a", "b", "c"], deals=2)
+    assert [m.key for m in salted] == [m.key for m in plain] and not {m.seed for m in salted} & {m.seed for m in plain}
+    assert len({m.seed for m in salted}) == 2  # the matches of a deal still share it

@@ -79,6 +79,19 @@ async def remote_bot(arena: Arena, name: str, token: str, policy: Any = defect) 
 
 
 @pytest.mark.trio
+async def test_the_seeds_sent_to_the_server_come_from_the_secret_its_store_keeps(arena: Arena) -> None:
+    """The server hides a live match's seed, and a seed computed from public names would give
+    it away; the runner asks the server for the tournament's secret (admin only) instead."""
+    config = cup(["tit-for-tat", "random"])
+    await run_remote_async(config, arena.url, arena.admin_token)
+    salt = await arena.server.writer.call(lambda store: store.seed_salt("cup"))
+    with sqlite3.connect(arena.db) as conn:
+        stored = dict(conn.execute("SELECT caller_key, seed FROM matches").fetchall())
+    assert stored == {m.key: m.seed for m in fixed_schedule(config, config.games[0], salt)}
+    assert not set(stored.values()) & {m.seed for m in fixed_schedule(config, config.games[0])}
+
+
+@pytest.mark.trio
 async def test_in_process_and_remote_bots_play_through_the_server_everyone_is_rated_and_a_rerun_plays_nothing(
     arena: Arena,
 ) -> None:

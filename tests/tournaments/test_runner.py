@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import signal
 import sqlite3
@@ -20,6 +21,7 @@ import games
 from arena.match import play_match
 from arena.seats import LocalSeat, Turn
 from arena.store import Store
+from bots.registry import make_bot
 from tournaments.config import TournamentConfig, load, parse
 from tournaments.formats import ScheduledMatch, points
 from tournaments.runner import Played, _recorded, drive, fixed_schedule, planned, run_tournament, run_tournament_async
@@ -64,6 +66,50 @@ def test_a_run_records_every_match_with_its_tournament_and_round_and_a_rerun_pla
     again = run_tournament(config, db)
     assert again.played == 0 and again.skipped == 20
     assert len(finished_keys(db)) == 20
+
+
+def test_seeds_come_from_the_tournaments_stored_secret_and_a_rerun_deals_the_same(tmp_path: Path) -> None:
+    """A player knows the tournament's name and every key; it must not be able to compute a
+    seed from them, while a rerun (a void match played again) must deal what it dealt."""
+    config = load(cup(tmp_path, per=2))
+    db = tmp_path / "arena.db"
+    run_tournament(config, db)
+
+    def seeds() -> dict[str, int]:
+        with sqlite3.connect(db) as conn:
+            return dict(conn.execute("SELECT caller_key, seed FROM matches WHERE status = 'finished'").fetchall())
+
+    first = seeds()
+    public = {m.key: m.seed for m in fixed_schedule(config, config.games[0])}
+    assert first.keys() == public.keys() and not set(first.values()) & set(public.values())
+    store = Store(db)
+    salt = store.seed_salt("cup")
+    store.close()
+    assert first == {m.key: m.seed for m in fixed_schedule(config, config.games[0], salt)}
+    replayed = sorted(first)[3]
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE matches SET status = 'void' WHERE caller_key = ?", (replayed,))
+    assert run_tournament(config, db).played == 1 and seeds() == first
+
+
+def test_a_tournament_begun_before_salts_keeps_its_seeds(tmp_path: Path) -> None:
+    """Its remaining matches must deal as its first ones did (a duplicate's deals are shared)."""
+    config = load(cup(tmp_path, per=2))
+    db = tmp_path / "arena.db"
+    public = fixed_schedule(config, config.games[0])
+    first = public[0]
+    game = games.get(first.game)
+    bots = [LocalSeat(make_bot(spec, first.game, i)) for i, spec in enumerate(first.seats)]
+    result = trio.run(functools.partial(play_match, game, bots, config=dict(first.config), seed=first.seed))
+    store = Store(db)
+    store.finish_match(result, {"tournament": "cup", "round": first.round, "caller_key": first.key, "source": "tournament"})
+    store.close()
+    run_tournament(config, db)
+    with sqlite3.connect(db) as conn:
+        stored = dict(conn.execute("SELECT caller_key, seed FROM matches").fetchall())
+    store = Store(db)
+    assert stored == {m.key: m.seed for m in public} and store.seed_salt("cup") == ""
+    store.close()
 
 
 def test_swiss_plays_its_rounds_without_repeats_and_resumes_to_the_same_pairings(tmp_path: Path) -> None:
