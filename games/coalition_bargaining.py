@@ -43,6 +43,9 @@ OVER = "over"
 ROUND = "round"
 ROUNDING_SLACK = 1e-9
 """Added before rounding a shrunk pie down, so 100 x 0.29 gives 29, not 28.999... -> 28."""
+MAX_ROUNDS = 100
+"""Every pie is worked out at the start and listed in the rules and each observation: a
+billion rounds took two minutes to set up, the server's whole loop frozen meanwhile."""
 SAMPLE_MESSAGES: tuple[str, ...] = (
     "Vote yes and we all gain.",
     "This is the best you will get.",
@@ -67,6 +70,7 @@ class CoalitionBargainingConfig(BargainingConfig):
         if not 0.0 < self.shrink <= 1.0:
             raise ConfigError(f"config key 'shrink' must be above 0 and at most 1, got {self.shrink}")
         self.at_least("max_rounds", 1)
+        self.at_most("max_rounds", MAX_ROUNDS)
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.pie))

@@ -174,6 +174,7 @@ def test_random_free_action_is_always_legal(players: int) -> None:
         ({"shrink": 0.0}, "shrink"),
         ({"shrink": 1.5}, "shrink"),
         ({"max_rounds": 0}, "max_rounds"),
+        ({"max_rounds": 10**9}, "max_rounds"),  # its pies took two minutes to work out, and filled every turn
         ({"message_chars": -1}, "message_chars"),
     ],
 )
