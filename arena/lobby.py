@@ -61,6 +61,10 @@ class Lobby:
         self.seeks.append(entry)
         return entry
 
+    def waiting_of(self, bot: str) -> int:
+        """How many seeks the bot has waiting."""
+        return sum(1 for seek in self.seeks if seek.bot == bot)
+
     def cancel(self, bot: str, games: Sequence[str] | None = None) -> int:
         """Drop a bot's seeks (those naming any of ``games``, or all); how many went."""
         keep = [s for s in self.seeks if s.bot != bot or (games is not None and not set(games) & set(s.games))]

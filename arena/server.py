@@ -60,6 +60,7 @@ class Limits:
     hello_timeout_s: float = 10.0
     grace_ms: int = 30_000  # a disconnected bot may resume within this window
     max_matches: int = 8  # matches one bot may play at once
+    max_seeks: int = 32  # seeks one bot may have waiting: each pairing pass walks them all
     heartbeat_s: float = 20.0
     queue: int = 1_024  # messages waiting for a slow reader before it is dropped
 
@@ -622,6 +623,10 @@ class ArenaServer:
             raise p.ProtocolError(p.BAD_MESSAGE, "'seek.games' must be a non-empty list of game names")
         for name in names:
             self._check_game(name, msg.get("config"))
+        if self.lobby.waiting_of(session.bot) >= self.limits.max_seeks:
+            raise p.ProtocolError(
+                p.BUSY, f"bot {session.bot!r} has {self.limits.max_seeks} seeks waiting, the most it may; cancel one first"
+            )
         self.lobby.seek(session.bot, names, msg.get("config") or {}, bool(msg.get("self_play", False)))
         if session.acks:
             session.send("seeking", games=names)

@@ -929,6 +929,25 @@ async def test_the_games_are_described_over_http_for_clients_in_any_language(are
 
 
 @pytest.mark.trio
+async def test_a_bot_may_keep_only_max_seeks_seeks_waiting(arena_factory: ArenaFactory) -> None:
+    """Every pairing pass walks the waiting seeks, and one bot's seeks that cannot pair with
+    each other are walked once per seek: 30,000 took 14 s a pass, the server frozen."""
+    arena = await arena_factory(limits=Limits(max_seeks=3))
+    async with arena.bot("hoarder", acks=True) as hoarder:
+        for heaps in ([1, 2], [1, 3], [1, 4]):
+            await hoarder.send("seek", games=["nim"], config={"heaps": heaps})
+            await hoarder.expect("seeking")
+        await hoarder.send("seek", games=["nim"], config={"heaps": [1, 5]})
+        refused = await hoarder.expect("error")
+        assert (refused["code"], refused["ref"]) == (p.BUSY, "seek") and "3 seeks waiting" in refused["message"]
+        assert hoarder.welcome["limits"]["max_seeks"] == 3
+        await hoarder.send("cancel", games=["nim"])
+        await hoarder.expect("cancelled", count=3)
+        await hoarder.send("seek", games=["nim"], config={"heaps": [1, 5]})
+        await hoarder.expect("seeking")
+
+
+@pytest.mark.trio
 async def test_a_burst_of_seeks_never_seats_a_bot_past_its_match_limit(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(max_matches=1))
     async with arena.bot("busy") as busy, arena.bot("o1") as o1, arena.bot("o2") as o2:
