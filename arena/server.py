@@ -46,6 +46,11 @@ from games.registry import UnknownGame
 
 log = logging.getLogger("arena.server")
 
+BOARD_TTL_S = 5.0
+"""How long a computed leaderboard is served again. A game's Nash bootstrap takes a second
+or more over thousands of matches, in a thread that shares the interpreter lock with the
+event loop: twenty requests at once, which anyone may send, slowed every live match."""
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -195,6 +200,8 @@ class ArenaServer:
         self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
+        self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (when computed, leaderboard)
+        self._boards_lock = trio.Lock()
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -290,7 +297,7 @@ class ArenaServer:
         if path == "/metrics":
             return 200, self.metrics_snapshot()
         if path == "/api/leaderboard":
-            return 200, await self._read(functools.partial(leaderboard, game=arg("game")))
+            return 200, await self._leaderboard(arg("game"))
         if path == "/api/games":
             return 200, [game.spec.to_dict() for game in games.all()]
         if path.startswith("/api/games/"):
@@ -342,6 +349,18 @@ class ArenaServer:
         if not self._deals_live(record):
             return _unseeded(record)
         return {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
+
+    async def _leaderboard(self, game: str | None) -> dict[str, Any]:
+        """One leaderboard computed at a time, each served again for ``BOARD_TTL_S``."""
+        game = game or None
+        async with self._boards_lock:
+            cached = self._boards.get(game)
+            if cached is not None and trio.current_time() - cached[0] < BOARD_TTL_S:
+                return cached[1]
+            board = await self._read(functools.partial(leaderboard, game=game))
+            if game is None or game in games.names():  # a made-up name is not kept: anyone may send one
+                self._boards[game] = (trio.current_time(), board)
+            return board
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:
         return await trio.to_thread.run_sync(read, self.db, query)
@@ -1044,8 +1063,7 @@ class ArenaServer:
         elif kind == "replay":
             watcher.send("replay", **await self._replay(await self._resolve(msg["match"])))
         elif kind == "leaderboard":
-            board = await self._read(functools.partial(leaderboard, game=msg.get("game")))
-            watcher.send("leaderboard", **board)
+            watcher.send("leaderboard", **await self._leaderboard(msg.get("game")))
 
     async def _resolve(self, match_id: str) -> str:
         """The id a spectator means: the lobby shows ids cut to 8 characters, so a unique

@@ -738,6 +738,44 @@ async def test_a_finished_match_can_be_replayed_with_full_views(arena: Arena) ->
 
 
 @pytest.mark.trio
+async def test_a_leaderboard_is_computed_once_for_requests_that_come_together(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its Nash bootstrap takes seconds over a big store, in a thread that shares the
+    interpreter lock with every live match: requests anyone may send must not multiply it."""
+    import arena.server as server_module
+
+    computed: list[str | None] = []
+    compute = server_module.leaderboard
+
+    def counted(store: Store, game: str | None) -> dict[str, Any]:
+        computed.append(game)
+        return compute(store, game)
+
+    await play_fixed_match(arena, True, ("l-a", "l-b"))
+    monkeypatch.setattr(server_module, "leaderboard", counted)
+    boards: list[Any] = []
+
+    async def get(path: str) -> None:
+        boards.append((await http_get(arena.url, path))[1])
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(8):
+            nursery.start_soon(get, "/api/leaderboard?game=kuhn-poker")
+    await get("/api/leaderboard?game=kuhn-poker")
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.send("leaderboard", game="kuhn-poker")
+        boards.append({k: v for k, v in (await watcher.expect("leaderboard")).items() if k in ("game", "variants")})
+    assert computed == ["kuhn-poker"] and all(board == boards[0] for board in boards)
+    for made_up in ("no-such-game", "no-such-game"):  # names anyone can invent are not kept
+        await get(f"/api/leaderboard?game={made_up}")
+    monkeypatch.setattr(server_module, "BOARD_TTL_S", 0.0)
+    await get("/api/leaderboard?game=kuhn-poker")
+    assert computed == ["kuhn-poker", "no-such-game", "no-such-game", "kuhn-poker"]
+
+
+@pytest.mark.trio
 async def test_http_endpoints_answer_json(arena: Arena) -> None:
     record = await play_fixed_match(arena, True, ("h-a", "h-b"))
 
