@@ -47,9 +47,11 @@ from games.registry import UnknownGame
 log = logging.getLogger("arena.server")
 
 BOARD_TTL_S = 5.0
-"""How long a computed leaderboard is served again. A game's Nash bootstrap takes a second
-or more over thousands of matches, in a thread that shares the interpreter lock with the
-event loop: twenty requests at once, which anyone may send, slowed every live match."""
+BOARD_DUTY = 0.1
+"""A computed leaderboard is served again for ``BOARD_TTL_S``, or for as long as keeps its
+computing to ``BOARD_DUTY`` of the time if that is longer. A game's Nash bootstrap takes
+seconds over tens of thousands of matches, in a thread that shares the interpreter lock
+with the event loop: twenty requests at once, which anyone may send, slowed every live match."""
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,7 @@ class ArenaServer:
         self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
-        self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (when computed, leaderboard)
+        self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (served until, leaderboard)
         self._boards_lock = trio.Lock()
 
     # ---- lifecycle -----------------------------------------------------------------------
@@ -351,15 +353,17 @@ class ArenaServer:
         return {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
 
     async def _leaderboard(self, game: str | None) -> dict[str, Any]:
-        """One leaderboard computed at a time, each served again for ``BOARD_TTL_S``."""
+        """One leaderboard computed at a time, each served again for a while (``BOARD_DUTY``)."""
         game = game or None
         async with self._boards_lock:
             cached = self._boards.get(game)
-            if cached is not None and trio.current_time() - cached[0] < BOARD_TTL_S:
+            if cached is not None and trio.current_time() < cached[0]:
                 return cached[1]
+            began = trio.current_time()
             board = await self._read(functools.partial(leaderboard, game=game))
+            done = trio.current_time()
             if game is None or game in games.names():  # a made-up name is not kept: anyone may send one
-                self._boards[game] = (trio.current_time(), board)
+                self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
             return board
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:
