@@ -473,6 +473,17 @@ async def test_a_player_count_the_game_does_not_allow_is_a_bad_config_not_a_void
 
 
 @pytest.mark.trio
+async def test_a_seek_for_an_endless_match_is_a_bad_config(arena: Arena) -> None:
+    """A self-play seek needs no opponent: a billion rounds of talk, every turn showing the whole
+    history, held 3.8 GB of the server's memory after 35 s, growing as the square of the rounds."""
+    async with arena.bot("endless") as bot:
+        config = {"rounds": 10**9, "cheap_talk": True, "message_chars": 10**9}
+        await bot.send("seek", games=["iterated-prisoners-dilemma"], config=config, self_play=True)
+        refused = await bot.expect("error")
+        assert refused["code"] == p.BAD_CONFIG and "'rounds'" in refused["message"]
+
+
+@pytest.mark.trio
 async def test_a_superseded_connection_takes_its_seeks_with_it(arena: Arena) -> None:
     token = await arena.register("twice")
     async with arena.bot("twice", token) as old:
