@@ -191,10 +191,11 @@ class ArenaServer:
         self.recent: list[dict[str, Any]] = []
         self.metrics = Metrics()
         self.skill: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu, for pairing
-        self.lobby = Lobby(players=self._players_needed, capacity=self._capacity, rating=self._rating)
-        # the OS's generator: finished matches publish their seeds, and a Mersenne Twister's
-        # next seeds can be computed from its last 624 words, so players could deal future matches
+        # the OS's generator: finished matches publish their seeds and every table its seat order,
+        # and a Mersenne Twister's next outputs follow from its past ones, so players could deal
+        # future matches or time a seek to move first
         self.rng = random.SystemRandom()
+        self.lobby = Lobby(players=self._players_needed, capacity=self._capacity, rating=self._rating, rng=self.rng)
         self._nursery: trio.Nursery | None = None
         self._ws_server: Server | None = None
         self._all_ended = trio.Event()

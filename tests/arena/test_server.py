@@ -670,6 +670,14 @@ async def test_the_server_deals_from_a_generator_its_published_seeds_do_not_reve
 
 
 @pytest.mark.trio
+async def test_the_lobby_orders_seats_from_a_generator_that_seat_orders_do_not_reveal(arena: Arena) -> None:
+    """Every pairing's seat order is public (/watch, /api/matches): with a Mersenne Twister
+    behind it, a bot could work out the next shuffles and seek when it would move first."""
+    with pytest.raises(NotImplementedError):
+        arena.server.lobby.rng.getstate()
+
+
+@pytest.mark.trio
 async def test_admin_messages_need_the_admin_token(arena: Arena) -> None:
     async with arena.bot("plain") as plain:
         for kind, fields in (
