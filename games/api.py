@@ -31,6 +31,15 @@ CATEGORIES: tuple[Category, ...] = ("competitive", "cooperative", "social_dilemm
 MAX_SEED = 2**63 - 1
 """The largest seed: a match's seed is stored and sent as a signed 64-bit integer."""
 
+MAX_TURNS = 1_000
+MAX_MESSAGE_CHARS = 1_000
+MAX_TALK_CHARS = 20_000
+"""Bounds on a match's length (``GameConfig.bound_history``): every turn shows the whole
+history and the server keeps each turn's observation until the match ends, so its memory
+grows as the square of the turns (one bot's self-play seek for a billion rounds of long
+messages held gigabytes within a minute). ``MAX_TALK_CHARS`` bounds what one seat may say
+over a match: a hundred rounds of 200-character messages."""
+
 
 class GameError(Exception):
     """Base of the errors a game raises; the message is meant for the user."""
@@ -111,6 +120,21 @@ class GameConfig:
         value = getattr(self, key)
         if value > high:
             raise ConfigError(f"config key '{key}' must be at most {high}, got {value}")
+
+    def bound_history(self, turns: str, chars: str | None = None, *, talk: bool = True) -> None:
+        """ConfigError when ``turns`` (a match's rounds or moves), its messages' ``chars`` or,
+        when players talk, all one seat may say (``turns`` times ``chars``) pass what a match
+        may hold (``MAX_TURNS``, ``MAX_MESSAGE_CHARS``, ``MAX_TALK_CHARS``)."""
+        self.at_most(turns, MAX_TURNS)
+        if chars is None:
+            return
+        self.at_most(chars, MAX_MESSAGE_CHARS)
+        said = getattr(self, turns) * getattr(self, chars)
+        if talk and said > MAX_TALK_CHARS:
+            raise ConfigError(
+                f"config key '{turns}' times '{chars}' must be at most {MAX_TALK_CHARS} when players talk "
+                f"(every turn shows all that was said), got {getattr(self, turns)} x {getattr(self, chars)}"
+            )
 
     def return_bounds(self) -> tuple[float, float]:
         """The least and greatest return a seat can get under this config."""

@@ -71,6 +71,7 @@ class CoalitionBargainingConfig(BargainingConfig):
             raise ConfigError(f"config key 'shrink' must be above 0 and at most 1, got {self.shrink}")
         self.at_least("max_rounds", 1)
         self.at_most("max_rounds", MAX_ROUNDS)
+        self.bound_history("max_rounds", "message_chars")
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.pie))

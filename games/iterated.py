@@ -31,14 +31,6 @@ TALK = "talk"
 MAX_AMOUNT = 1_000
 """The largest top of a numbered move set: every amount is a listed legal action, so a
 config of a billion (which any bot may send with a seek) would fill the server's memory."""
-MAX_ROUNDS = 1_000
-MAX_MESSAGE_CHARS = 1_000
-MAX_TALK_CHARS = 20_000
-"""Bounds on a match's length: every turn shows the whole history and the server keeps each
-turn's observation until the match ends, so its memory grows as the square of the rounds (a
-bot's self-play seek for a billion rounds of long messages held gigabytes within a minute).
-``MAX_TALK_CHARS`` bounds what one seat may say over a match (rounds times message_chars):
-a hundred rounds of the default 200 characters."""
 MOVE = "move"
 OVER = "over"
 
@@ -114,14 +106,8 @@ class IteratedConfig(GameConfig):
     def check(self) -> None:
         super().check()
         self.at_least("rounds", 1)
-        self.at_most("rounds", MAX_ROUNDS)
         self.at_least("message_chars", 1)
-        self.at_most("message_chars", MAX_MESSAGE_CHARS)
-        if self.cheap_talk and self.rounds * self.message_chars > MAX_TALK_CHARS:
-            raise ConfigError(
-                f"config key 'rounds' times 'message_chars' must be at most {MAX_TALK_CHARS} with cheap talk "
-                f"(every turn shows all that was said), got {self.rounds} x {self.message_chars}"
-            )
+        self.bound_history("rounds", "message_chars", talk=self.cheap_talk)
 
     def action_space(self) -> tuple[str, ...] | None:
         return None if self.cheap_talk else self.move_space()

@@ -58,6 +58,7 @@ class IteratedUltimatumConfig(BargainingConfig):
     def check(self) -> None:
         super().check()
         self.at_least("rounds", 1)
+        self.bound_history("rounds", "message_chars")
         self.at_least("pie", 1)
         self.at_most("pie", MAX_AMOUNT)
 

@@ -38,6 +38,7 @@ class LewisSignallingConfig(GameConfig):
         if not 2 <= self.signals <= len(LETTERS):
             raise ConfigError(f"config key 'signals' must be 2 to {len(LETTERS)}, got {self.signals}")
         self.at_least("rounds", 1)
+        self.bound_history("rounds")
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.rounds))

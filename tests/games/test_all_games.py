@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import games
 import games.registry
-from games.api import MAX_SEED, Game, GameError, IllegalAction
+from games.api import MAX_MESSAGE_CHARS, MAX_SEED, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, GameError, IllegalAction
 from games.chance import ChanceRng
 from games.tic_tac_toe import TicTacToe
 
@@ -346,3 +346,26 @@ def test_a_seat_observes_only_the_public_view_and_its_private_information(table:
                 break
     assert hidden_differs > 0, "no two states differed only in hidden information: the test proved nothing"
     assert private_differs > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "turns", "chars"),
+    [
+        ("buyer-seller", "max_turns", "message_chars"),
+        ("item-negotiation", "max_turns", "message_chars"),
+        ("multi-issue-negotiation", "max_turns", "message_chars"),
+        ("iterated-ultimatum", "rounds", "message_chars"),
+        ("coalition-bargaining", "max_rounds", "message_chars"),
+        ("lewis-signalling", "rounds", None),
+    ],
+)
+def test_a_history_too_long_to_hold_is_a_config_error(name: str, turns: str, chars: str | None) -> None:
+    """Each turn shows every move and message before it, and the server keeps each turn's
+    observation until the match ends; a self-play seek needs no opponent to ask for more."""
+    game = games.get(name)
+    cases = [({turns: MAX_TURNS + 1}, turns)]
+    if chars is not None:
+        cases += [({chars: MAX_MESSAGE_CHARS + 1}, chars), ({turns: 100, chars: MAX_TALK_CHARS // 100 + 1}, turns)]
+    for values, key in cases:
+        with pytest.raises(ConfigError, match=f"'{key}'"):
+            game.new(values)

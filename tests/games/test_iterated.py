@@ -9,20 +9,8 @@ import random
 import pytest
 
 import games
-from games.api import ConfigError, Game, IllegalAction
-from games.iterated import (
-    MAX_AMOUNT,
-    MAX_MESSAGE_CHARS,
-    MAX_ROUNDS,
-    MAX_TALK_CHARS,
-    Choices,
-    IteratedGame,
-    MatrixGame,
-    amount,
-    normalise,
-    or_list,
-    require_order,
-)
+from games.api import MAX_MESSAGE_CHARS, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, IllegalAction
+from games.iterated import MAX_AMOUNT, Choices, IteratedGame, MatrixGame, amount, normalise, or_list, require_order
 from games.iterated_chicken import IteratedChicken
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.iterated_rock_paper_scissors import IteratedRockPaperScissors
@@ -198,10 +186,10 @@ def test_a_match_too_long_to_hold_is_a_config_error(game: type[IteratedGame]) ->
     """Every turn shows the whole history and the server keeps every turn's observation until
     the match ends, so the memory grows with the square of the rounds: one bot's self-play
     seek for a billion rounds of talk with unbounded messages held 3.8 GB after 35 s."""
-    game.new({"rounds": MAX_ROUNDS, "cheap_talk": False})
+    game.new({"rounds": MAX_TURNS, "cheap_talk": False})
     game.new({"rounds": MAX_TALK_CHARS // MAX_MESSAGE_CHARS, "cheap_talk": True, "message_chars": MAX_MESSAGE_CHARS})
     for values, key in [
-        ({"rounds": MAX_ROUNDS + 1, "cheap_talk": False}, "rounds"),
+        ({"rounds": MAX_TURNS + 1, "cheap_talk": False}, "rounds"),
         ({"message_chars": MAX_MESSAGE_CHARS + 1}, "message_chars"),
         ({"rounds": MAX_TALK_CHARS // 200 + 1, "cheap_talk": True, "message_chars": 200}, "rounds"),
     ]:
