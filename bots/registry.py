@@ -10,6 +10,7 @@ import hashlib
 import importlib
 import inspect
 import pkgutil
+import secrets
 import typing
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -134,3 +135,10 @@ def seat_seed(match_seed: int, seat: int) -> int:
     one-way hash of it, since a bot that could read the match seed back could deal the match."""
     digest = hashlib.blake2b(f"{match_seed}/{seat}".encode(), digest_size=8, person=b"arena-seat-seed").digest()
     return int.from_bytes(digest, "big") >> 1
+
+
+def secret_seed() -> int:
+    """The seed of a bot playing through a server, which never tells it the match seed. Not
+    made from what the bot is told (its match id, seat, opponents): its opponent is told
+    all of that too, and could draw the bot's moves first from the same generator."""
+    return secrets.randbits(63)

@@ -32,7 +32,10 @@ from websockets.uri import parse_uri
 import games
 from arena import protocol as p
 from arena.match import Clock, MatchResult, outcomes_of
+from arena.seats import Turn
 from arena.server import ArenaServer, Limits, bound_port, open_listeners
+from bots.base import Bot
+from bots.registry import make_bot
 
 ADMIN_TOKEN = "test-admin-token"
 
@@ -54,6 +57,13 @@ class Arena:
         with trio.fail_after(10):
             while not all(name in self.server.sessions and self.server.sessions[name].connected for name in names):
                 await trio.sleep(0.01)
+
+    async def moves(self, match_id: str, bot: str) -> list[str]:
+        """The actions the server accepted from ``bot`` in a match, in order."""
+        assert self.server.writer is not None
+        record = await self.server.writer.call(lambda store: store.match(match_id))
+        seat = record["players"].index(bot)
+        return [t["action"] for t in record["turns"] if t["seat"] == seat and t["accepted"]]
 
     @asynccontextmanager
     async def socket(self, path: str = "/bot") -> AsyncIterator[ClientConnection]:
@@ -95,6 +105,23 @@ class Arena:
     async def admin(self) -> AsyncIterator[Client]:
         async with self.bot("admin", self.admin_token) as client:
             yield client
+
+
+class Foresight:
+    """The policy of a bot that, at each of its turns in a two-seat game, first draws its
+    opponent's move from the generator of a ``spec`` bot seeded by ``seed(match id, seat)``:
+    what it foresees is what such an opponent plays if that is how it was seeded."""
+
+    def __init__(self, spec: str, seed: Callable[[str, int], int], answer: str) -> None:
+        self.spec, self.seed, self.answer = spec, seed, answer
+        self.guessers: dict[str, Bot] = {}
+        self.foreseen: dict[str, list[str]] = {}
+
+    def __call__(self, turn: Turn) -> str:
+        if turn.match_id not in self.guessers:
+            self.guessers[turn.match_id] = make_bot(self.spec, turn.game, self.seed(turn.match_id, 1 - turn.seat))
+        self.foreseen.setdefault(turn.match_id, []).append(self.guessers[turn.match_id].act(turn))
+        return self.answer
 
 
 class Client:

@@ -43,7 +43,7 @@ from arena import protocol as p
 from arena.seats import Turn
 from bots.base import Bot
 from bots.client import BotStopped, Pacer, connect_failure, run_bot
-from bots.registry import make_bot, seat_seed
+from bots.registry import make_bot, secret_seed
 from tournaments.config import TournamentConfig, TournamentConfigError, remote_name
 from tournaments.formats import ScheduledMatch
 from tournaments.runner import Played, Progress, Summary, drive
@@ -271,7 +271,7 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
     """Connect an in-process participant as an SDK bot; return once the server welcomed it.
 
     It seeks nothing: it plays the matches the admin makes for it, one bot per (match,
-    seat), seeded by the match and seat as ``arena bot run`` seeds them."""
+    seat), seeded as ``arena bot run`` seeds them (``secret_seed``)."""
     welcomed = trio.Event()
     players: dict[tuple[str, int], Bot] = {}
 
@@ -279,7 +279,7 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
         key = (turn.match_id, turn.seat)
         bot = players.get(key)
         if bot is None:
-            bot = players[key] = make_bot(spec, turn.game, seat_seed(zlib.crc32(turn.match_id.encode()), turn.seat))
+            bot = players[key] = make_bot(spec, turn.game, secret_seed())
         return bot.act(turn)
 
     def seen(msg: dict[str, Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,7 +18,8 @@ import trio
 from arena.cli import main
 from arena.seats import Turn
 from bots.client import run_bot
-from tests.conftest import Arena, ServeProcess
+from bots.registry import seat_seed
+from tests.conftest import Arena, Foresight, ServeProcess
 from tournaments.config import parse
 from tournaments.remote import RemoteTournamentError, RemoteUsageError, run_remote_async, server_name
 from tournaments.runner import Progress, fixed_schedule
@@ -89,6 +91,19 @@ async def test_the_seeds_sent_to_the_server_come_from_the_secret_its_store_keeps
         stored = dict(conn.execute("SELECT caller_key, seed FROM matches").fetchall())
     assert stored == {m.key: m.seed for m in fixed_schedule(config, config.games[0], salt)}
     assert not set(stored.values()) & {m.seed for m in fixed_schedule(config, config.games[0])}
+
+
+@pytest.mark.trio
+async def test_an_opponent_that_knows_the_match_id_cannot_foresee_an_in_process_participants_moves(arena: Arena) -> None:
+    """The match id is in the opponent's own match_start; a participant seeded from it alone
+    (as it was, through crc32) plays moves the opponent can draw first from the same generator."""
+    config = cup(["random", "remote:alice"])
+    alice = Foresight("random", lambda match, seat: seat_seed(zlib.crc32(match.encode()), seat), "defect")
+    async with remote_bot(arena, "alice", await register(arena, "alice"), alice):
+        await run_remote_async(config, arena.url, arena.admin_token)
+    played = {match: await arena.moves(match, server_name("random")) for match in alice.foreseen}
+    assert len(played) == 2 and all(len(moves) == 10 for moves in played.values())
+    assert alice.foreseen != played  # 20 fair coin flips: all foreseen by chance once in a million runs
 
 
 @pytest.mark.trio
