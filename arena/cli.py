@@ -370,14 +370,12 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
-    import zlib
-
     import trio
 
     import games
     from arena.seats import SeatForfeit, Turn, policy_callable
     from bots.client import BotStopped, run_bot
-    from bots.registry import make_bot, parse_spec
+    from bots.registry import make_bot, parse_spec, secret_seed
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
@@ -425,7 +423,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
                 raise SeatForfeit("spending_cap", self.why())
             bot = self.players.get(turn.match_id)
             if bot is None:
-                bot = self.players[turn.match_id] = make_bot(spec, turn.game, zlib.crc32(f"{turn.match_id}/{turn.seat}".encode()))
+                bot = self.players[turn.match_id] = make_bot(spec, turn.game, secret_seed())
             act, is_async = policy_callable(bot)
             return await act(turn) if is_async else await trio.to_thread.run_sync(act, turn, abandon_on_cancel=True)
 

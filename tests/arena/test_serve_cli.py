@@ -3,8 +3,10 @@ live match, read-only), `play --db` and `bot run`, on real stores and real proce
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,9 @@ from arena.cli import main
 from arena.store import Store
 from bots.client import BotRun, run_bot
 from bots.registry import make_bot
-from tests.conftest import Arena, Client, ServeProcess, http_get
+from tests.conftest import Arena, Client, Foresight, ServeProcess, http_get
+
+IPD = "iterated-prisoners-dilemma"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -327,6 +331,30 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
     assert f"match {result['match']}: finished" in out
     record = Store(arena.db, read_only=True).match(result["match"])
     assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["cli-bot", "sdk-bot"]
+
+
+@pytest.mark.trio
+async def test_bot_run_plays_moves_its_opponent_cannot_foresee_from_the_match_id(
+    arena: Arena, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The opponent is told the match id and the seats; a bot seeded from them alone (as
+    bot run's were, through crc32) plays moves the opponent can draw first from its generator."""
+    tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
+    sdk_bot = Foresight("random", lambda match, seat: zlib.crc32(f"{match}/{seat}".encode()), "defect")
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                functools.partial(run_bot, sdk_bot, arena.url, "sdk-bot", tokens["sdk-bot"], games=[IPD], matches=2)
+            )
+            code, _, err = await run_in_thread(
+                capsys,
+                *("bot", "run", "random", "--url", arena.url, "--name", "cli-bot", "--token", tokens["cli-bot"]),
+                *("--game", IPD, "--matches", "2"),
+            )
+    assert code == 0, err
+    played = {match: await arena.moves(match, "cli-bot") for match in sdk_bot.foreseen}
+    assert len(played) == 2 and all(len(moves) == 10 for moves in played.values())
+    assert sdk_bot.foreseen != played  # 20 fair coin flips: all foreseen by chance once in a million runs
 
 
 @pytest.mark.trio
