@@ -157,12 +157,18 @@ async def test_a_run_stopped_mid_match_voids_what_it_left_and_the_rerun_plays_ea
             await trio.sleep(0.05)
     assert {r["status"] for r in matches(arena.db)} == {"void"}  # aborted: nobody forfeits for the runner's stop
 
+    def seeds(status: str) -> dict[str, int]:
+        with sqlite3.connect(arena.db) as conn:
+            return dict(conn.execute("SELECT caller_key, seed FROM matches WHERE status = ?", (status,)).fetchall())
+
+    voided = seeds("void")
     async with remote_bot(arena, "alice", token):
         done = await run_remote_async(config, arena.url, arena.admin_token)
     assert (done.played, done.skipped, done.voided) == (2, 0, 0)
     finished = Counter(r["caller_key"] for r in matches(arena.db) if r["status"] == "finished")
     assert sorted(finished) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
     assert set(finished.values()) == {1}
+    assert voided.items() <= seeds("finished").items()  # the server kept the secret: the rerun dealt the same cards
 
 
 @pytest.mark.trio
