@@ -21,6 +21,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,37 +320,42 @@ class ArenaServer:
             if status not in (None, LIVE, FINISHED, VOID):
                 return 400, {"error": p.BAD_MESSAGE, "message": f"status must be {LIVE}, {FINISHED} or {VOID}"}
 
-            def page(store: Store) -> list[dict[str, Any]] | StoreError:
+            def page(store: Store) -> tuple[list[dict[str, Any]], set[str]] | StoreError:
                 try:
-                    return store.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
+                    found = store.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
                 except StoreError as error:  # no match `before`: the caller's fault, unlike failing to open the store
                     return error
+                return found, store.deals_to_play(record["id"] for record in found)
 
-            found = await self._read(page)
-            if isinstance(found, StoreError):
-                return 400, {"error": p.BAD_MESSAGE, "message": str(found)}
-            return 200, [self._withheld(record) for record in found]
+            answer = await self._read(page)
+            if isinstance(answer, StoreError):
+                return 400, {"error": p.BAD_MESSAGE, "message": str(answer)}
+            found, to_play = answer
+            return 200, [self._withheld(record, to_play) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")
-            record = await self._read(lambda s: s.match(match_id))
+            record, to_play = await self._read(lambda s: (s.match(match_id), s.deals_to_play([match_id])))
             if record is None:
                 return 404, {"error": p.UNKNOWN_MATCH, "message": f"no match {match_id!r}"}
-            return 200, self._withheld(record)
+            return 200, self._withheld(record, to_play)
         if path in ("/bot", "/watch"):
             return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
 
     def _seed_in_play(self, seed: int | None, besides: str | None) -> bool:
-        """Whether a live match other than ``besides`` was dealt from ``seed``. The matches of a
-        duplicate group share one seed and run at once, so the first to end must keep its seed,
-        full view and turns (every seat's observations: the others' cards) until they end too."""
+        """Whether a live match other than ``besides`` was dealt from ``seed``."""
         return any(live.seed == seed and live.id != besides for live in self.live.values())
 
-    def _deals_live(self, record: Mapping[str, Any]) -> bool:
-        return record["status"] != LIVE and self._seed_in_play(record.get("seed"), record["id"])
+    def _deals_live(self, record: Mapping[str, Any], to_play: AbstractSet[str]) -> bool:
+        """Whether an ended match's seed still has cards to deal: to a live match, or to a match
+        of its group not finished yet (``to_play``, from ``Store.deals_to_play``). Until then it
+        keeps its seed, full view and turns (every seat's observations: the others' cards). A
+        tournament plays the matches of a duplicate group that share a bot one after another,
+        so when the first ends the group's next ones may not even be made yet."""
+        return record["status"] != LIVE and (record["id"] in to_play or self._seed_in_play(record.get("seed"), record["id"]))
 
-    def _withheld(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        if not self._deals_live(record):
+    def _withheld(self, record: Mapping[str, Any], to_play: AbstractSet[str]) -> dict[str, Any]:
+        if not self._deals_live(record, to_play):
             return _unseeded(record)
         return {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
 
@@ -950,7 +956,8 @@ class ArenaServer:
         # Shielded: the writer commits a job even when its caller is cancelled, so an abort or a
         # shutdown landing now would tell the seats "void" about a match stored as finished and rated.
         with trio.CancelScope(shield=True):
-            rated = await self._store(lambda s: s.finish_match(result))  # committed before anyone hears the result
+            # committed before anyone hears the result
+            rated, to_play = await self._store(lambda s: (s.finish_match(result), s.deals_to_play([live.id])))
         for (bot, variant), rating in rated.items():
             self.skill[(bot, variant)] = rating.mu
         if result.status == "finished":
@@ -959,7 +966,8 @@ class ArenaServer:
             self.metrics.matches_voided += 1
         summary = _public_summary(result.summary()) | {"players": result.players}
         if any(live.id in watcher.watching for watcher in self.watchers):  # every live match is looked at only then
-            view = {} if self._seed_in_play(live.seed, live.id) else result.final_view
+            ended = {"id": live.id, "seed": live.seed, "status": result.status}
+            view = {} if self._deals_live(ended, to_play) else result.final_view
             self._to_watchers(live.id, "result", **summary, view=view)
         self._remember(summary)
 
@@ -1060,10 +1068,10 @@ class ArenaServer:
                 watcher.watching.add(live.id)
                 watcher.send("snapshot", **live.summary(), status=LIVE, view=live.state.public_view() if live.state else {})
                 return
-            record = await self._read(lambda s: s.match(match_id, turns=False))
+            record, to_play = await self._read(lambda s: (s.match(match_id, turns=False), s.deals_to_play([match_id])))
             if record is None:
                 raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
-            view = {} if self._deals_live(record) else record.get("final_view") or {}
+            view = {} if self._deals_live(record, to_play) else record.get("final_view") or {}
             watcher.send("snapshot", **_finished_summary(record), view=view)
         elif kind == "replay":
             watcher.send("replay", **await self._replay(await self._resolve(msg["match"])))
@@ -1085,10 +1093,10 @@ class ArenaServer:
         return found[0] if found else match_id
 
     async def _replay(self, match_id: str) -> dict[str, Any]:
-        record = await self._read(lambda s: s.match(match_id))
+        record, to_play = await self._read(lambda s: (s.match(match_id), s.deals_to_play([match_id])))
         if record is None or record["status"] != FINISHED:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"no finished match {match_id!r} to replay")
-        if self._deals_live(record):
+        if self._deals_live(record, to_play):
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"match {match_id!r} can be replayed once the matches dealt its cards end")
         views = await trio.to_thread.run_sync(_replay_views, record)
         return {**_finished_summary(record), "views": views, "turns": record["turns"]}

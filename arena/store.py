@@ -22,7 +22,7 @@ import queue
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -430,6 +430,16 @@ class Store:
             "SELECT id, status FROM matches WHERE caller_key = ? AND status != ? ORDER BY created_at LIMIT 1", (key, VOID)
         ).fetchone()
         return None if row is None else dict(row)
+
+    def deals_to_play(self, match_ids: Iterable[str]) -> set[str]:
+        """The matches among ``match_ids`` whose group (matches dealt from one seed) has fewer
+        finished matches than its size: their cards are still to be dealt to someone."""
+        rows = self.conn.execute(
+            "SELECT m.id FROM matches m WHERE m.id IN (SELECT value FROM json_each(?)) AND m.group_size > "
+            "(SELECT COUNT(*) FROM matches g WHERE g.group_id = m.group_id AND g.status = ?)",
+            (json.dumps(list(match_ids)), FINISHED),
+        )
+        return {row[0] for row in rows}
 
     def finish_match(self, result: MatchResult, meta: Mapping[str, Any] | None = None) -> dict[tuple[str, str], Rating]:
         """Commit a match's result, seats, every turn and the ratings it moves in one

@@ -653,6 +653,37 @@ async def test_an_ended_match_hides_its_deals_while_a_match_dealt_from_its_seed_
 
 
 @pytest.mark.trio
+async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has_finished(arena: Arena) -> None:
+    """A tournament plays the matches of a duplicate group that share a bot one after another:
+    when the first ends, the next one dealt from its seed may not be made yet, and its bots
+    must not read the cards they are about to be dealt."""
+    group = {"seed": 11, "group": "cup/kuhn-poker/dup/deal0", "group_size": 2}
+    async with arena.bot("d1") as d1, arena.bot("d2") as d2, arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        first = await start_direct_match(arena, "kuhn-poker", ["d1", "d2"], **group)
+        await watcher.send("watch", match=first)
+        await watcher.expect("snapshot")
+        await d1.send("resign", match=first)
+        await d1.expect("match_end", match=first)
+        assert (await watcher.expect("result", match=first))["view"] == {}
+        _, record = await http_get(arena.url, f"/api/matches/{first}")
+        assert record["status"] == "finished"
+        assert "seed" not in record and "final_view" not in record and "turns" not in record
+        _, listed = await http_get(arena.url, "/api/matches")
+        assert [row["id"] for row in listed] == [first] and "seed" not in listed[0]
+        await watcher.send("watch", match=first)
+        assert (await watcher.expect("snapshot", match=first))["view"] == {}
+        await watcher.send("replay", match=first)
+        assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
+        second = await start_direct_match(arena, "kuhn-poker", ["d2", "d1"], **group)
+        await d2.send("resign", match=second)
+        await d2.expect("match_end", match=second)
+    _, record = await http_get(arena.url, f"/api/matches/{first}")
+    assert record["seed"] == 11 and record["final_view"] and record["turns"] is not None
+
+
+@pytest.mark.trio
 async def test_the_server_deals_from_a_generator_its_published_seeds_do_not_reveal(arena: Arena) -> None:
     """Finished matches publish their seeds, and a Mersenne Twister's next outputs follow from
     624 of its words: the server draws from the OS, which keeps no state to recover."""
