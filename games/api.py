@@ -37,8 +37,10 @@ MAX_TALK_CHARS = 20_000
 """Bounds on a match's length (``GameConfig.bound_history``): every turn shows the whole
 history and the server keeps each turn's observation until the match ends, so its memory
 grows as the square of the turns (one bot's self-play seek for a billion rounds of long
-messages held gigabytes within a minute). ``MAX_TALK_CHARS`` bounds what one seat may say
-over a match: a hundred rounds of 200-character messages."""
+messages held gigabytes within a minute). ``MAX_TURNS`` is for two players; with more, each
+round holds more and is told to more seats, so fewer rounds are allowed (1,000 rounds of
+two players hold about 60 MB). ``MAX_TALK_CHARS`` bounds what one seat may say over a
+match: a hundred rounds of 200-character messages."""
 
 
 class GameError(Exception):
@@ -122,10 +124,11 @@ class GameConfig:
             raise ConfigError(f"config key '{key}' must be at most {high}, got {value}")
 
     def bound_history(self, turns: str, chars: str | None = None, *, talk: bool = True) -> None:
-        """ConfigError when ``turns`` (a match's rounds or moves), its messages' ``chars`` or,
-        when players talk, all one seat may say (``turns`` times ``chars``) pass what a match
-        may hold (``MAX_TURNS``, ``MAX_MESSAGE_CHARS``, ``MAX_TALK_CHARS``)."""
-        self.at_most(turns, MAX_TURNS)
+        """ConfigError when ``turns`` (a match's rounds or moves; fewer with more players), its
+        messages' ``chars`` or, when players talk, all one seat may say (``turns`` times
+        ``chars``) pass what a match may hold (``MAX_TURNS``, ``MAX_MESSAGE_CHARS``,
+        ``MAX_TALK_CHARS``)."""
+        self.at_most(turns, MAX_TURNS * 2 // max(self.players, 2))
         if chars is None:
             return
         self.at_most(chars, MAX_MESSAGE_CHARS)

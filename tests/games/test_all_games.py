@@ -369,3 +369,13 @@ def test_a_history_too_long_to_hold_is_a_config_error(name: str, turns: str, cha
     for values, key in cases:
         with pytest.raises(ConfigError, match=f"'{key}'"):
             game.new(values)
+
+
+def test_more_players_may_play_fewer_rounds() -> None:
+    """Each round of public goods lists every seat's contribution and is shown to every seat:
+    1,000 rounds of 8 players would hold about a gigabyte, 1,000 of 2 about 60 MB."""
+    public_goods = games.get("public-goods")
+    public_goods.new({"players": 2, "rounds": MAX_TURNS})
+    public_goods.new({"players": 8, "rounds": MAX_TURNS // 4})
+    with pytest.raises(ConfigError, match="'rounds' must be at most 250"):
+        public_goods.new({"players": 8, "rounds": MAX_TURNS // 4 + 1})

@@ -186,10 +186,12 @@ def test_a_match_too_long_to_hold_is_a_config_error(game: type[IteratedGame]) ->
     """Every turn shows the whole history and the server keeps every turn's observation until
     the match ends, so the memory grows with the square of the rounds: one bot's self-play
     seek for a billion rounds of talk with unbounded messages held 3.8 GB after 35 s."""
-    game.new({"rounds": MAX_TURNS, "cheap_talk": False})
-    game.new({"rounds": MAX_TALK_CHARS // MAX_MESSAGE_CHARS, "cheap_talk": True, "message_chars": MAX_MESSAGE_CHARS})
+    game.new({"players": 2, "rounds": MAX_TURNS, "cheap_talk": False})
+    game.new(
+        {"players": 2, "rounds": MAX_TALK_CHARS // MAX_MESSAGE_CHARS, "cheap_talk": True, "message_chars": MAX_MESSAGE_CHARS}
+    )
     for values, key in [
-        ({"rounds": MAX_TURNS + 1, "cheap_talk": False}, "rounds"),
+        ({"players": 2, "rounds": MAX_TURNS + 1, "cheap_talk": False}, "rounds"),
         ({"message_chars": MAX_MESSAGE_CHARS + 1}, "message_chars"),
         ({"rounds": MAX_TALK_CHARS // 200 + 1, "cheap_talk": True, "message_chars": 200}, "rounds"),
     ]:
