@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import json
 import operator
+import os
 import queue
 import secrets
 import sqlite3
@@ -727,6 +728,7 @@ class StoreWriter:
 
     def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
         store = Store(self.path)
+        served = _file_id(self.path)
         try:
             opened()
             while True:
@@ -736,12 +738,24 @@ class StoreWriter:
                         batch.append(self._jobs.get_nowait())
                 jobs = [job for job in batch if job is not None]
                 if jobs:
-                    _run_batch(store, jobs)
+                    if _file_id(self.path) == served:
+                        _run_batch(store, jobs)
+                    else:
+                        _fail(jobs, self._orphaned())
                     token.run_sync_soon(_wake, jobs)
                 if len(jobs) < len(batch):
                     return
         finally:
             store.close()
+
+    def _orphaned(self) -> sqlite3.OperationalError:
+        """Why nothing more is written once the store's file was deleted or replaced: the open
+        connection would go on committing to the old file, which no reader and no restart
+        sees, while every match it took in was announced as recorded and rated."""
+        return sqlite3.OperationalError(
+            f"the store file {self.path} was deleted or replaced while the server ran: nothing more is"
+            " written to it; stop the server and put the store back"
+        )
 
     async def call(self, work: Callable[[Store], T]) -> T:
         if self._closed:
@@ -776,6 +790,20 @@ def _run_batch(store: Store, jobs: list[_Job]) -> None:
     except Exception as error:
         for job in jobs:
             job.value, job.error = None, job.error or error
+
+
+def _fail(jobs: list[_Job], error: BaseException) -> None:
+    for job in jobs:
+        job.value, job.error = None, error
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The file at ``path`` (device and inode), None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _wake(jobs: list[_Job]) -> None:

@@ -1169,3 +1169,17 @@ async def test_a_match_that_cannot_be_voided_in_the_store_is_told_void_and_left_
             assert (await client.expect("match_end", match=match))["status"] == "void"
         assert arena.server.live == {}
     assert Store(arena.db, read_only=True).match(match)["status"] == "live"  # type: ignore[index]  # a start voids it
+
+
+@pytest.mark.trio
+async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_result_that_is_lost(arena: Arena) -> None:
+    async with arena.bot("gone-a") as a, arena.bot("gone-b") as b:
+        match = await start_direct_match(arena, "nim", ["gone-a", "gone-b"], config={"heaps": [1]}, seed=1)
+        await a.expect("turn", match=match)
+        arena.db.unlink()  # the server's connection still writes, to a file nobody will ever read again
+        await a.send("move", match=match, seat=0, step=0, attempt=0, action="take 1 from 1")
+        for client in (a, b):
+            end = await client.expect("match_end", match=match)
+            assert end["status"] == "void" and "deleted or replaced" in end["detail"]
+    status, body = await http_get(arena.url, "/health")
+    assert status == 200 and body["status"] == "ok"
