@@ -236,6 +236,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
     import signal
 
     import trio
@@ -281,6 +282,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     break
                 await server.shutdown()
 
+    # Dated lines on stderr for a process that runs for weeks: the arena's own at INFO (one a
+    # match), the libraries' warnings and errors only (websockets logs every HTTP request at INFO).
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("arena").setLevel(logging.INFO)
     tune_gc_for_serving()
     try:
         trio.run(main)

@@ -218,7 +218,9 @@ class ArenaServer:
                 if self.writer is not None:
                     await nursery.start(self.writer.run)
                     self.new_admin_token = await self.writer.call(lambda s: s.ensure_admin_token(self.admin_token))
-                    await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
+                    voided = await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
+                    if voided:
+                        log.warning("voided %d match%s left live when the server last stopped", voided, "es" * (voided > 1))
                     for row in await self.writer.call(lambda s: s.ratings()):
                         self.skill[(row["bot"], row["variant"])] = row["mu"]
                 else:
@@ -1012,8 +1014,12 @@ class ArenaServer:
         self._pair_soon()  # seats freed by this match may complete waiting tables
 
     def _remember(self, summary: Mapping[str, Any]) -> None:
+        """Keep an ended match for the lobby, and log it: the operator's one line per match."""
         self.recent.insert(0, dict(summary))
         del self.recent[20:]
+        how = summary.get("detail") if summary["status"] == VOID else f"{summary.get('reason')}, returns {summary.get('returns')}"
+        players = " v ".join(summary["players"])
+        log.info("match %s %s %s: %s, %s", summary["match"], summary["game"], players, summary["status"], how)
 
     # ---- spectators ----------------------------------------------------------------------
 

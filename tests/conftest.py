@@ -221,6 +221,7 @@ class ServeProcess:
         )
         self.url = ""
         self.lines: list[str] = []
+        self.log = ""  # its stderr, read by ``stop``
 
     async def start(self, timeout: float = 20) -> str:
         assert self.proc.stdout is not None
@@ -237,9 +238,9 @@ class ServeProcess:
                     return self.url
 
     async def stop(self, timeout: float = 15) -> int:
-        """SIGINT, as Ctrl-C does; the exit status. The rest of stdout lands in ``lines``."""
+        """SIGINT, as Ctrl-C does; the exit status. The rest of stdout lands in ``lines``, stderr in ``log``."""
         self.proc.send_signal(signal.SIGINT)
-        out, _ = await trio.to_thread.run_sync(lambda: self.proc.communicate(timeout=timeout))
+        out, self.log = await trio.to_thread.run_sync(lambda: self.proc.communicate(timeout=timeout))
         self.lines.extend(out.splitlines(keepends=True))
         return self.proc.returncode
 

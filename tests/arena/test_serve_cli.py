@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sqlite3
 import zlib
 from pathlib import Path
@@ -223,6 +224,35 @@ async def test_ctrl_c_with_a_live_match_exits_0_and_voids_the_match_with_its_rea
     record = Store(db, read_only=True).match(ends[0]["match"])
     assert record is not None and record["status"] == "void" and record["reason"] == "void"
     assert "shutting down" in record["detail"] and record["returns"] is None and record["ended_at"]
+
+
+@pytest.mark.trio
+async def test_the_serve_log_dates_each_match_end_and_what_a_start_voided(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    tokens = {name: store.register_bot(name) for name in ("first", "second")}
+    row = {"id": "c" * 32, "game": "nim", "variant": "nim", "config": {}, "seed": 1, "players": list(tokens)}
+    store.open_match({**row, "clock": {}, "source": "server", "created_at": 1.0})  # left live by a server that was killed
+    store.close()
+    server = ServeProcess("--db", str(db))
+    try:
+        url = await server.start()
+        async with trio.open_nursery() as nursery:
+            for seat, name in enumerate(tokens):
+                nursery.start_soon(
+                    lambda seat=seat, name=name: run_bot(
+                        random_policy("nim", seat), url, name, tokens[name], games=["nim"], matches=1
+                    )
+                )
+        assert await server.stop() == 0
+    finally:
+        server.kill()
+    played = Store(db, read_only=True).matches(status="finished")[0]
+    dated = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "
+    assert re.search(dated + r"WARNING .*voided 1 match left live", server.log, re.MULTILINE)
+    ended = [line for line in server.log.splitlines() if played["id"] in line]
+    assert len(ended) == 1 and re.match(dated + "INFO", ended[0]), server.log
+    assert "nim" in ended[0] and "first" in ended[0] and "second" in ended[0] and "finished" in ended[0]
 
 
 @pytest.mark.trio
