@@ -27,6 +27,7 @@ CLOSE_NORMAL = 1000
 CLOSE_GOING_AWAY = 1001  # the server shuts down
 CLOSE_POLICY = 1008  # repeated abuse: flooding, endless bad frames
 CLOSE_TOO_BIG = 1009  # a frame over the hard cap (the websocket layer closes)
+CLOSE_INTERNAL = 1011  # a fault of the server's, such as a store it cannot read
 CLOSE_AUTH_FAILED = 4001  # unknown bot or wrong token
 CLOSE_SUPERSEDED = 4002  # another connection logged in with the same token
 CLOSE_BAD_VERSION = 4003  # a protocol version this server does not speak

@@ -521,7 +521,12 @@ class ArenaServer:
                 return None
             bot, token = hello["bot"], hello["token"]
             assert self.writer is not None
-            ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
+            try:
+                ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
+            except sqlite3.Error as error:  # the store is gone or broken: one line a try, not a traceback
+                log.warning("bot %s cannot log in: %s", bot, error)
+                await ws.aclose(p.CLOSE_INTERNAL, "the server cannot read its store")
+                return None
             if not ok:
                 await ws.aclose(p.CLOSE_AUTH_FAILED, "unknown bot or wrong token")
                 return None

@@ -1172,7 +1172,10 @@ async def test_a_match_that_cannot_be_voided_in_the_store_is_told_void_and_left_
 
 
 @pytest.mark.trio
-async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_result_that_is_lost(arena: Arena) -> None:
+async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_result_that_is_lost(
+    arena: Arena, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = await arena.register("gone-later")
     async with arena.bot("gone-a") as a, arena.bot("gone-b") as b:
         match = await start_direct_match(arena, "nim", ["gone-a", "gone-b"], config={"heaps": [1]}, seed=1)
         await a.expect("turn", match=match)
@@ -1181,5 +1184,11 @@ async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_res
         for client in (a, b):
             end = await client.expect("match_end", match=match)
             assert end["status"] == "void" and "deleted or replaced" in end["detail"]
+    async with arena.socket() as ws:  # a login cannot be checked: refused in one logged line, not a traceback
+        client = Client(ws)
+        await client.send("hello", bot="gone-later", token=token)
+        assert await until_closed(client) == 1011
+    assert [record.getMessage() for record in caplog.records if record.name.startswith("websockets")] == []
+    assert any("gone-later" in record.getMessage() and "deleted" in record.getMessage() for record in caplog.records)
     status, body = await http_get(arena.url, "/health")
     assert status == 200 and body["status"] == "ok"
