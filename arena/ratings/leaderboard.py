@@ -26,19 +26,24 @@ from arena.store import FINISHED, Store, where
 
 Pair = tuple[str, str, float]
 
-SELF_PLAY = "(SELECT match_id FROM seats GROUP BY match_id HAVING COUNT(DISTINCT bot) < COUNT(*))"
-"""Matches where one bot holds two seats. The store does not rate them (a bot against itself
-says nothing about strength), and the leaderboard leaves them out of competitive games too:
-counted per seat, one match showed as two games, a win and a loss against itself. In a
-cooperative game they stay, once per match: a team of copies of one bot is how its play is
-measured (Hanabi's self-play score)."""
+SELF_PLAY = (
+    "EXISTS (SELECT 1 FROM seats a JOIN seats b ON b.match_id = a.match_id AND b.seat > a.seat AND b.bot = a.bot"
+    " WHERE a.match_id = {match})"
+)
+"""Whether one bot holds two seats of the match whose id ``{match}`` names. The store does not
+rate such matches (a bot against itself says nothing about strength), and the leaderboard
+leaves them out of competitive games too: counted per seat, one match showed as two games, a
+win and a loss against itself. In a cooperative game they stay, once per match: a team of
+copies of one bot is how its play is measured (Hanabi's self-play score). Asked per match,
+through the seats' primary key: a list of every self-play match in the store read every
+seat, three times for each variant's leaderboard, however few matches the variant had."""
 
 
 def _not_self_play(matches: str) -> str:
     """An SQL condition on the ``matches`` alias: not a self-play match of a competitive game."""
     quoted = ("'" + game.spec.name.replace("'", "''") + "'" for game in games.all() if game.spec.teams == "all")
     cooperative = ", ".join(quoted)
-    return f"({matches}.game IN ({cooperative}) OR {matches}.id NOT IN {SELF_PLAY})"
+    return f"({matches}.game IN ({cooperative}) OR NOT {SELF_PLAY.format(match=f'{matches}.id')})"
 
 
 @dataclass(frozen=True)

@@ -236,3 +236,23 @@ def test_self_play_is_left_out_of_the_records_as_it_is_out_of_the_ratings(
     store.finish_match(match_record("coordination", ["random", "random"], [1.0, 1.0]))
     (team,) = variant_leaderboard(store, "coordination", resamples=10)
     assert (team["bot"], team["games"], team["mean_return"]) == ("random", 1, 1.0)
+
+
+def test_a_small_variants_leaderboard_reads_its_own_matches_not_the_whole_store(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """Leaving self-play out read every seat of the store, three times per variant: a game's
+    leaderboard took seconds per variant of a handful of matches in a store of 60,000."""
+    from arena.ratings.leaderboard import variant_leaderboard
+    from tests.arena.test_store import sqlite_work
+
+    store = Store(tmp_path / "a.db")
+    small = games.get("nim").Config(heaps=(1, 2)).to_dict()
+    for _ in range(3):
+        store.finish_match(replace(match_record("nim", ["a", "b"], [1.0, -1.0]), config=small))
+    variant = 'nim{"heaps":[1,2]}'
+    alone = sqlite_work(store, lambda: variant_leaderboard(store, variant, resamples=10))
+    with store.atomic():
+        for index in range(2000):
+            store.finish_match(match_record("nim", [f"other{index % 5}", f"other{index % 7 + 5}"], [1.0, -1.0]))
+    assert sqlite_work(store, lambda: variant_leaderboard(store, variant, resamples=10)) < 2 * alone
