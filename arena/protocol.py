@@ -77,6 +77,7 @@ BOT_EXISTS = "bot_exists"
 BOT_OFFLINE = "bot_offline"
 BUSY = "busy"  # the bot already plays as many matches as it may
 READ_ONLY = "read_only"
+STORE_UNAVAILABLE = "store_unavailable"  # the store cannot be read: removed, locked, or from a newer arena
 
 ERROR_CODES = (
     BAD_FRAME,
@@ -95,6 +96,7 @@ ERROR_CODES = (
     BOT_OFFLINE,
     BUSY,
     READ_ONLY,
+    STORE_UNAVAILABLE,
 )
 
 

@@ -288,7 +288,7 @@ class ArenaServer:
             status, body = await self._api(urllib.parse.unquote(url.path), urllib.parse.parse_qs(url.query))
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
-            status, body = 503, {"error": "store_unavailable", "message": f"the store cannot be read: {error}"}
+            status, body = 503, {"error": p.STORE_UNAVAILABLE, "message": f"the store cannot be read: {error}"}
         response = _json_response(connection, status, body)
         if request.method == "HEAD":  # the GET's headers, Content-Length included, and no body
             response.body = b""
@@ -1059,6 +1059,11 @@ class ArenaServer:
                     except p.ProtocolError as error:
                         self.metrics.errors += 1
                         watcher.send("error", code=error.code, message=error.message, ref=_ref(msg))
+                    except (StoreError, sqlite3.Error) as error:  # as HTTP's 503: the spectator stays, and may ask again
+                        log.warning("spectator's %s: the store cannot be read: %s", _ref(msg), error)
+                        self.metrics.errors += 1
+                        message = f"the store cannot be read: {error}"
+                        watcher.send("error", code=p.STORE_UNAVAILABLE, message=message, ref=_ref(msg))
                 if connection.closing is None:
                     nursery.cancel_scope.cancel()
         finally:

@@ -1192,3 +1192,17 @@ async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_res
     assert any("gone-later" in record.getMessage() and "deleted" in record.getMessage() for record in caplog.records)
     status, body = await http_get(arena.url, "/health")
     assert status == 200 and body["status"] == "ok"
+
+
+@pytest.mark.trio
+async def test_a_spectator_asking_of_a_store_that_cannot_be_read_gets_an_error_and_stays(arena: Arena) -> None:
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        arena.db.unlink()
+        for kind, fields in (("leaderboard", {"game": "nim"}), ("watch", {"match": "0" * 32}), ("replay", {"match": "0" * 32})):
+            await watcher.send(kind, **fields)
+            error = await watcher.expect("error")
+            assert error["code"] == "store_unavailable" and "no store" in error["message"]
+        await watcher.send("ping")
+        await watcher.expect("pong")
