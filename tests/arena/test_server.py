@@ -622,6 +622,40 @@ async def test_a_spectator_of_live_kuhn_poker_never_sees_the_hidden_card(arena: 
         assert result["match"] == match
 
 
+async def resign_with_deals_shown(arena: Arena, resigner: Client, last: str, ended: str) -> None:
+    """``resigner`` ends ``last``, the last match dealt from seed 11: ``ended`` shows it all now."""
+    await resigner.send("resign", match=last)
+    await resigner.expect("match_end", match=last)
+    _, record = await http_get(arena.url, f"/api/matches/{ended}")
+    assert record["seed"] == 11 and record["final_view"] and record["turns"] is not None
+
+
+async def start_watched(arena: Arena, watcher: Client, bots: list[str], **fields: Any) -> str:
+    """A kuhn-poker match the admin makes, watched by ``watcher`` from its start."""
+    match = await start_direct_match(arena, "kuhn-poker", bots, **fields)
+    await watcher.send("watch", match=match)
+    await watcher.expect("snapshot")
+    return match
+
+
+async def resign_with_deals_withheld(arena: Arena, watcher: Client, resigner: Client, ended: str) -> None:
+    """``resigner`` ends the match, which then shows nothing of its deals: an empty view in its
+    result and snapshot, no seed, full view or turns over HTTP, no replay."""
+    await resigner.send("resign", match=ended)
+    await resigner.expect("match_end", match=ended)
+    assert (await watcher.expect("result", match=ended))["view"] == {}
+    _, record = await http_get(arena.url, f"/api/matches/{ended}")
+    assert record["status"] == "finished"
+    assert "seed" not in record and "final_view" not in record and "turns" not in record
+    _, listed = await http_get(arena.url, "/api/matches")
+    shown = [row for row in listed if row["id"] == ended]
+    assert shown and "seed" not in shown[0] and not shown[0].get("final_view")
+    await watcher.send("watch", match=ended)
+    assert (await watcher.expect("snapshot", match=ended))["view"] == {}
+    await watcher.send("replay", match=ended)
+    assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
+
+
 @pytest.mark.trio
 async def test_an_ended_match_hides_its_deals_while_a_match_dealt_from_its_seed_is_live(arena: Arena) -> None:
     """A duplicate group's matches share a seed and run at once: the first to end must not show
@@ -630,26 +664,10 @@ async def test_an_ended_match_hides_its_deals_while_a_match_dealt_from_its_seed_
         async with arena.socket("/watch") as ws:
             watcher = Client(ws, binary=False)
             await watcher.expect("lobby")
-            ended = await start_direct_match(arena, "kuhn-poker", ["d1", "d2"], seed=11)
-            await watcher.send("watch", match=ended)
-            await watcher.expect("snapshot")
+            ended = await start_watched(arena, watcher, ["d1", "d2"], seed=11)
             live = await start_direct_match(arena, "kuhn-poker", ["d3", "d4"], seed=11)
-            await d1.send("resign", match=ended)
-            await d1.expect("match_end", match=ended)
-            assert (await watcher.expect("result", match=ended))["view"] == {}
-            _, record = await http_get(arena.url, f"/api/matches/{ended}")
-            assert record["status"] == "finished"
-            assert "seed" not in record and "final_view" not in record and "turns" not in record
-            _, listed = await http_get(arena.url, "/api/matches")
-            assert all("seed" not in row and not row.get("final_view") for row in listed)
-            await watcher.send("watch", match=ended)
-            assert (await watcher.expect("snapshot", match=ended))["view"] == {}
-            await watcher.send("replay", match=ended)
-            assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
-        await d3.send("resign", match=live)
-        await d3.expect("match_end", match=live)
-    _, record = await http_get(arena.url, f"/api/matches/{ended}")
-    assert record["seed"] == 11 and record["final_view"] and record["turns"] is not None
+            await resign_with_deals_withheld(arena, watcher, d1, ended)
+        await resign_with_deals_shown(arena, d3, live, ended)
 
 
 @pytest.mark.trio
@@ -661,26 +679,10 @@ async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has
     async with arena.bot("d1") as d1, arena.bot("d2") as d2, arena.socket("/watch") as ws:
         watcher = Client(ws, binary=False)
         await watcher.expect("lobby")
-        first = await start_direct_match(arena, "kuhn-poker", ["d1", "d2"], **group)
-        await watcher.send("watch", match=first)
-        await watcher.expect("snapshot")
-        await d1.send("resign", match=first)
-        await d1.expect("match_end", match=first)
-        assert (await watcher.expect("result", match=first))["view"] == {}
-        _, record = await http_get(arena.url, f"/api/matches/{first}")
-        assert record["status"] == "finished"
-        assert "seed" not in record and "final_view" not in record and "turns" not in record
-        _, listed = await http_get(arena.url, "/api/matches")
-        assert [row["id"] for row in listed] == [first] and "seed" not in listed[0]
-        await watcher.send("watch", match=first)
-        assert (await watcher.expect("snapshot", match=first))["view"] == {}
-        await watcher.send("replay", match=first)
-        assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
+        first = await start_watched(arena, watcher, ["d1", "d2"], **group)
+        await resign_with_deals_withheld(arena, watcher, d1, first)
         second = await start_direct_match(arena, "kuhn-poker", ["d2", "d1"], **group)
-        await d2.send("resign", match=second)
-        await d2.expect("match_end", match=second)
-    _, record = await http_get(arena.url, f"/api/matches/{first}")
-    assert record["seed"] == 11 and record["final_view"] and record["turns"] is not None
+        await resign_with_deals_shown(arena, d2, second, first)
 
 
 @pytest.mark.trio
