@@ -1022,9 +1022,11 @@ class ArenaServer:
         """Keep an ended match for the lobby, and log it: the operator's one line per match."""
         self.recent.insert(0, dict(summary))
         del self.recent[20:]
-        how = summary.get("detail") if summary["status"] == VOID else f"{summary.get('reason')}, returns {summary.get('returns')}"
-        players = " v ".join(summary["players"])
-        log.info("match %s %s %s: %s, %s", summary["match"], summary["game"], players, summary["status"], how)
+        if log.isEnabledFor(logging.INFO):  # a match's end is the hot path: nothing built for a line not written
+            returns = f"{summary.get('reason')}, returns {summary.get('returns')}"
+            how = summary.get("detail") if summary["status"] == VOID else returns
+            players = " v ".join(summary["players"])
+            log.info("match %s %s %s: %s, %s", summary["match"], summary["game"], players, summary["status"], how)
 
     # ---- spectators ----------------------------------------------------------------------
 
