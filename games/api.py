@@ -132,11 +132,11 @@ class GameConfig:
         if chars is None:
             return
         self.at_most(chars, MAX_MESSAGE_CHARS)
-        said = getattr(self, turns) * getattr(self, chars)
-        if talk and said > MAX_TALK_CHARS:
+        length, size = getattr(self, turns), getattr(self, chars)
+        if talk and length * size > MAX_TALK_CHARS:
             raise ConfigError(
                 f"config key '{turns}' times '{chars}' must be at most {MAX_TALK_CHARS} when players talk "
-                f"(every turn shows all that was said), got {getattr(self, turns)} x {getattr(self, chars)}"
+                f"(every turn shows all that was said), got {length} x {size}"
             )
 
     def return_bounds(self) -> tuple[float, float]:

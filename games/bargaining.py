@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from games import render
-from games.api import MAX_MESSAGE_CHARS, Game, GameConfig, IllegalAction, Observation, did_you_mean, read_number
+from games.api import Game, GameConfig, IllegalAction, Observation, did_you_mean, read_number
 
 ACCEPT = "accept"
 ACCEPT_PROBABILITY = 1 / 3
@@ -45,7 +45,6 @@ class BargainingConfig(GameConfig):
     def check(self) -> None:
         super().check()
         self.at_least("message_chars", 0)
-        self.at_most("message_chars", MAX_MESSAGE_CHARS)
 
 
 @dataclass(frozen=True)
