@@ -257,7 +257,8 @@ def duplicate_ranks(group: Sequence[DuplicateMatch], size: int) -> dict[tuple[st
     seeds (the same deals) are compared, as in duplicate bridge: each team's mean score
     over the seeds every team played. A group with fewer than ``size`` matches is not
     finished and rates nobody (None), so that a team is never judged on easier deals
-    than its rivals; so does a group with a single team, or with no seed in common.
+    than its rivals; so does a group of one partnership (the same bots, whatever their seats:
+    a tournament's pair of games with seats swapped), or with no seed in common.
 
     When teams share a bot (a tournament's duplicate format seats every participant with
     every other, in both seat orders), TrueSkill cannot put one player on two teams of one
@@ -269,7 +270,7 @@ def duplicate_ranks(group: Sequence[DuplicateMatch], size: int) -> dict[tuple[st
     by_team: dict[tuple[str, ...], dict[int, list[float]]] = {}
     for match in group:
         by_team.setdefault(tuple(match.team), {}).setdefault(match.seed, []).append(float(match.score))
-    if len(by_team) < 2:
+    if len({frozenset(team) for team in by_team}) < 2:
         return None
     shared = set.intersection(*(set(seeds) for seeds in by_team.values()))
     if not shared:
