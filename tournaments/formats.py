@@ -88,11 +88,18 @@ def _check(participants: Sequence[str], least: int = 2) -> None:
 
 
 def _pair_games(slot: Slot, tail: str, round_: int, a: str, b: str, games: int) -> list[ScheduledMatch]:
-    """``games`` games of a against b, seats swapped in pairs; the two games of a pair share a seed."""
-    return [
-        slot.match(f"{tail}/{a}~{b}/g{g}", round_, (a, b) if g % 2 == 0 else (b, a), f"{tail}/{a}~{b}/pair{g // 2}")
-        for g in range(games)
-    ]
+    """``games`` games of a against b, seats swapped in pairs; the two games of a pair share a seed.
+
+    The games of a pair form a group, so that the server keeps the first one's seed, final view
+    and turns back until the second has been played: with them, either player could deal the
+    second game's cards itself (the opponent's hand, the deck). A tournament begun before salts
+    (``Slot.salt`` empty) made its pairs without groups and goes on so."""
+    out = []
+    for g in range(games):
+        deal = f"{tail}/{a}~{b}/pair{g // 2}"
+        group = {"group_id": f"{slot.prefix}/{deal}", "group_size": min(2, games - g // 2 * 2)} if slot.salt else {}
+        out.append(slot.match(f"{tail}/{a}~{b}/g{g}", round_, (a, b) if g % 2 == 0 else (b, a), deal, **group))
+    return out
 
 
 def circle_rounds(participants: Sequence[str]) -> list[list[tuple[str, str]]]:

@@ -5,10 +5,22 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
-from tournaments.formats import Slot, duplicate, gauntlet, points, round_robin, seed_of, swiss_pairings, tables
+from tournaments.formats import (
+    ScheduledMatch,
+    Slot,
+    duplicate,
+    gauntlet,
+    points,
+    round_robin,
+    seed_of,
+    swiss_pairings,
+    swiss_round,
+    tables,
+)
 
 SLOT = Slot("cup", "tic-tac-toe")
 PEOPLE = ["a", "b", "c", "d", "e"]
@@ -79,6 +91,33 @@ def test_duplicate_plays_identical_seeds_across_pairings_in_both_seat_orders() -
         assert {m.group_size for m in group} == {6} and len({m.group_id for m in group}) == 1
         assert {m.seats for m in group} == {p for pair in itertools.combinations("abc", 2) for p in (pair, pair[::-1])}
     assert len({m.seed for m in matches}) == 2
+
+
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        lambda slot: round_robin(slot, PEOPLE, games_per_pairing=5),
+        lambda slot: gauntlet(slot, "champ", ["x", "y"], games_per_pairing=5),
+        lambda slot: swiss_round(slot, 1, [("a", "b"), ("c", "d")], games_per_pairing=5),
+    ],
+)
+def test_the_games_of_a_pair_sharing_a_seed_form_a_group_so_the_server_withholds_the_deal(
+    schedule: Callable[[Slot], list[ScheduledMatch]],
+) -> None:
+    """Both games of a pair deal the same cards with seats swapped: the first one's seed must not
+    be public before the second is played. Five games a pairing: two pairs and a lone fifth game."""
+    matches = schedule(Slot("cup", "kuhn-poker", salt="00" * 16))
+    by_group: dict[str | None, list[ScheduledMatch]] = {}
+    for m in matches:
+        by_group.setdefault(m.group_id, []).append(m)
+    assert None not in by_group
+    for group in by_group.values():
+        assert len({m.seed for m in group}) == 1 and {m.group_size for m in group} == {len(group)}
+        assert len({frozenset(m.seats) for m in group}) == 1 and len({m.seats for m in group}) == len(group)
+    assert sorted(len(group) for group in by_group.values()) == sorted([2, 2, 1] * (len(matches) // 5))
+    assert len({m.seed for m in matches}) == len(by_group)  # no deal is shared across groups
+    unsalted = schedule(Slot("cup", "kuhn-poker"))  # a tournament begun before salts goes on without groups
+    assert {(m.group_id, m.group_size) for m in unsalted} == {(None, None)}
 
 
 def test_gauntlet_plays_the_challenger_against_each_of_the_field() -> None:

@@ -88,9 +88,14 @@ async def test_the_seeds_sent_to_the_server_come_from_the_secret_its_store_keeps
     await run_remote_async(config, arena.url, arena.admin_token)
     salt = await arena.server.writer.call(lambda store: store.seed_salt("cup"))
     with sqlite3.connect(arena.db) as conn:
-        stored = dict(conn.execute("SELECT caller_key, seed FROM matches").fetchall())
-    assert stored == {m.key: m.seed for m in fixed_schedule(config, config.games[0], salt)}
+        rows = conn.execute("SELECT caller_key, seed, group_id, group_size FROM matches").fetchall()
+    stored = {key: seed for key, seed, *_ in rows}
+    schedule = fixed_schedule(config, config.games[0], salt)
+    assert stored == {m.key: m.seed for m in schedule}
     assert not set(stored.values()) & {m.seed for m in fixed_schedule(config, config.games[0])}
+    # the two games of a pair deal the same cards: the server is told they are a group, and
+    # holds the first one's seed back until the second is played
+    assert {key: (group, size) for key, _, group, size in rows} == {m.key: (m.group_id, 2) for m in schedule}
 
 
 @pytest.mark.trio

@@ -85,7 +85,11 @@ def test_seeds_come_from_the_tournaments_stored_secret_and_a_rerun_deals_the_sam
     store = Store(db)
     salt = store.seed_salt("cup")
     store.close()
-    assert first == {m.key: m.seed for m in fixed_schedule(config, config.games[0], salt)}
+    schedule = fixed_schedule(config, config.games[0], salt)
+    assert first == {m.key: m.seed for m in schedule}
+    with sqlite3.connect(db) as conn:
+        groups = {key: (group, size) for key, group, size in conn.execute("SELECT caller_key, group_id, group_size FROM matches")}
+    assert groups == {m.key: (m.group_id, 2) for m in schedule}  # each pair of games sharing a deal is a group
     replayed = sorted(first)[3]
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE matches SET status = 'void' WHERE caller_key = ?", (replayed,))
@@ -109,6 +113,7 @@ def test_a_tournament_begun_before_salts_keeps_its_seeds(tmp_path: Path) -> None
         stored = dict(conn.execute("SELECT caller_key, seed FROM matches").fetchall())
     store = Store(db)
     assert stored == {m.key: m.seed for m in public} and store.seed_salt("cup") == ""
+    assert store.conn.execute("SELECT COUNT(*) FROM matches WHERE group_id IS NOT NULL").fetchone()[0] == 0
     store.close()
 
 
