@@ -65,6 +65,15 @@ class Lobby:
         """How many seeks the bot has waiting."""
         return sum(1 for seek in self.seeks if seek.bot == bot)
 
+    def take(self, bot: str, game: str, config: Mapping[str, Any]) -> Seek | None:
+        """Withdraw the bot's oldest seek that would sit at ``game`` under ``config`` (identical
+        as sent, as pairing compares them), None when it has none."""
+        key = json.dumps(dict(config), sort_keys=True)
+        for index, seek in enumerate(self.seeks):
+            if seek.bot == bot and game in seek.games and seek.config_key == key:
+                return self.seeks.pop(index)
+        return None
+
     def cancel(self, bot: str, games: Sequence[str] | None = None) -> int:
         """Drop a bot's seeks (those naming any of ``games``, or all); how many went."""
         keep = [s for s in self.seeks if s.bot != bot or (games is not None and not set(games) & set(s.games))]

@@ -76,6 +76,7 @@ BAD_CONFIG = "bad_config"
 BOT_EXISTS = "bot_exists"
 BOT_OFFLINE = "bot_offline"
 BUSY = "busy"  # the bot already plays as many matches as it may
+NOT_SEEKING = "not_seeking"  # a challenged bot has no waiting seek for that game and config
 READ_ONLY = "read_only"
 STORE_UNAVAILABLE = "store_unavailable"  # the store cannot be read: removed, locked, or from a newer arena
 
@@ -95,6 +96,7 @@ ERROR_CODES = (
     BOT_EXISTS,
     BOT_OFFLINE,
     BUSY,
+    NOT_SEEKING,
     READ_ONLY,
     STORE_UNAVAILABLE,
 )

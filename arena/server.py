@@ -676,6 +676,9 @@ class ArenaServer:
         session.send("cancelled", count=self.lobby.cancel(session.bot, names))
 
     async def _on_challenge(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+        """A challenge takes one of the named bot's waiting seeks: a bot plays only what it asked
+        for, so that nobody can push a connected bot (and the model behind it, paid by the
+        token) into rated matches of games it never sought."""
         config = self._check_game(msg["game"], msg.get("config"))
         opponent = msg["bot"]
         if opponent == session.bot:
@@ -683,6 +686,10 @@ class ArenaServer:
         if self._players_needed(msg["game"], config) != 2:
             raise p.ProtocolError(p.BAD_CONFIG, f"a challenge is for two players; {msg['game']} with this config needs more")
         self._require_ready([session.bot, opponent])
+        if self.lobby.take(opponent, msg["game"], msg.get("config") or {}) is None:
+            raise p.ProtocolError(
+                p.NOT_SEEKING, f"bot {opponent!r} has no seek waiting for {msg['game']} with this config: a challenge takes one"
+            )
         bots = [session.bot, opponent]
         self.rng.shuffle(bots)
         await self._launch(*self._reserve(msg["game"], bots, config))

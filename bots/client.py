@@ -111,7 +111,7 @@ async def run_bot(
     match has ended; returns what happened.
 
     With no ``games`` the bot seeks nothing and plays the matches made for it (by an
-    admin's ``create_match`` or another bot's challenge).
+    admin's ``create_match``; a challenge takes one of its seeks, so it never meets one).
 
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
     move, so a person can follow (at most half the move's time left, which the policy is
@@ -255,7 +255,7 @@ async def _session(
 
     async def seek(new_match: bool = False) -> None:
         if new_match and state.seeking:
-            # the match may not have come from the seek (a challenge, an admin's match): one
+            # the match may not have come from the seek (an admin's match): one
             # left waiting would seat the bot in more matches than it asked for
             state.seeking = False
             await send("cancel")

@@ -151,3 +151,16 @@ def test_a_tie_in_rating_distance_goes_to_the_oldest_seek_on_either_side() -> No
         lobby.seek(bot, ["duel"], {})
     lobby.capacity = lambda bot: 2
     assert [set(table.bots) for table in lobby.pair()] == [{"ann", "cy"}, {"dee", "bob"}]
+
+
+def test_a_challenge_takes_the_bots_oldest_seek_of_that_game_and_config_as_sent() -> None:
+    lobby = lobby_with(
+        [("ann", ["trio"], {}, False), ("ann", ["trio", "duel"], {"size": 4}, False), ("ann", ["duel"], {"size": 4}, True)],
+        {bot: 1 for bot in BOTS},
+    )
+    oldest, middle, newest = lobby.seeks
+    assert lobby.take("bob", "duel", {"size": 4}) is None  # another bot's seek
+    assert lobby.take("ann", "duel", {}) is None  # {} was not sent with a duel
+    assert lobby.take("ann", "duel", {"size": 4}) is middle
+    assert lobby.take("ann", "duel", {"size": 4}) is newest
+    assert lobby.take("ann", "duel", {"size": 4}) is None and lobby.seeks == [oldest]

@@ -498,13 +498,33 @@ async def test_a_superseded_connection_takes_its_seeks_with_it(arena: Arena) -> 
 
 
 @pytest.mark.trio
-async def test_a_challenge_starts_a_match_with_the_named_bot(arena: Arena) -> None:
+async def test_a_challenge_takes_a_seek_of_the_named_bot_and_starts_a_match_at_once(arena: Arena) -> None:
     async with arena.bot("challenger") as challenger, arena.bot("target") as target:
-        await challenger.send("challenge", bot="target", game="kuhn-poker")
+        await target.send("seek", games=["nim", "kuhn-poker"], config={"players": 2})
+        await target.expect("seeking")
+        await challenger.send("challenge", bot="target", game="kuhn-poker", config={"players": 2})
         start = await target.expect("match_start")
         assert sorted(start["players"]) == ["challenger", "target"] and start["game"] == "kuhn-poker"
+        assert arena.server.lobby.seeks == []  # the seek is spent: it stands for one match
         await challenger.send("challenge", bot="nobody", game="kuhn-poker")
         assert (await challenger.expect("error"))["code"] == p.BOT_OFFLINE
+
+
+@pytest.mark.trio
+async def test_a_challenge_cannot_seat_a_bot_in_a_game_it_does_not_seek(arena: Arena) -> None:
+    """Nobody may push a connected bot (and the model behind it, paid by the token) into rated
+    matches it never asked for: a challenge needs a waiting seek of the same game and config."""
+    async with arena.bot("griefer") as griefer, arena.bot("target") as target:
+        await griefer.send("challenge", bot="target", game="tic-tac-toe")
+        refused = await griefer.expect("error")
+        assert refused["code"] == p.NOT_SEEKING and "target" in refused["message"]
+        await target.send("seek", games=["tic-tac-toe"], config={"players": 2})
+        await target.expect("seeking")
+        for game, config in (("connect-four", {"players": 2}), ("tic-tac-toe", {}), ("tic-tac-toe", None)):
+            fields = {"config": config} if config is not None else {}
+            await griefer.send("challenge", bot="target", game=game, **fields)
+            assert (await griefer.expect("error"))["code"] == p.NOT_SEEKING  # another game, or the config not as sought
+        assert [seek.bot for seek in arena.server.lobby.seeks] == ["target"] and not arena.server.live
 
 
 # ---- security ------------------------------------------------------------------------

@@ -80,8 +80,8 @@ async def test_a_move_thought_out_while_the_connection_dropped_is_sent_after_the
 
 
 @pytest.mark.trio
-async def test_a_challenge_taken_while_seeking_withdraws_the_seek_so_matches_stays_exact(arena: Arena) -> None:
-    """A match the bot did not seek (a challenge) leaves its seek waiting in the lobby: kept
+async def test_a_match_made_by_the_admin_while_seeking_withdraws_the_seek_so_matches_stays_exact(arena: Arena) -> None:
+    """A match the bot did not seek (the admin's) leaves its seek waiting in the lobby: kept
     there, it pairs with the next seeker, and a run of matches=1 plays two."""
     token = await arena.register("counted")
     runs: list[BotRun] = []
@@ -91,16 +91,16 @@ async def test_a_challenge_taken_while_seeking_withdraws_the_seek_so_matches_sta
 
     lobby = arena.server.lobby
     with trio.fail_after(20):
-        async with arena.bot("challenger") as challenger, trio.open_nursery() as nursery:
+        async with arena.bot("opponent") as opponent, arena.admin() as admin, trio.open_nursery() as nursery:
             nursery.start_soon(play)
             await wait_until(lambda: any(s.bot == "counted" for s in lobby.seeks))
-            await challenger.send("challenge", bot="counted", game="nim")
-            start = await challenger.expect("match_start")
+            await admin.send("create_match", bots=["counted", "opponent"], game="nim")
+            start = await opponent.expect("match_start")
             await wait_until(lambda: not any(s.bot == "counted" for s in lobby.seeks), timeout=3)
-            while (msg := await challenger.receive())["t"] != "match_end":
+            while (msg := await opponent.receive())["t"] != "match_end":
                 if msg["t"] == "turn":
                     fields = {key: msg[key] for key in ("match", "seat", "step", "attempt")}
-                    await challenger.send("move", action=msg["legal"][0], **fields)
+                    await opponent.send("move", action=msg["legal"][0], **fields)
     assert [end["match"] for end in runs[0].results] == [start["match"]]
 
 
