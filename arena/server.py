@@ -53,6 +53,9 @@ BOARD_DUTY = 0.1
 computing to ``BOARD_DUTY`` of the time if that is longer. A game's Nash bootstrap takes
 seconds over tens of thousands of matches, in a thread that shares the interpreter lock
 with the event loop: twenty requests at once, which anyone may send, slowed every live match."""
+TABLE_RETRY_S = 5.0
+"""How long the bots of a table that could not start (the store could not record it) are told
+to wait before seeking again: they would all be back at once, and fail again while it lasts."""
 
 
 @dataclass(frozen=True)
@@ -850,6 +853,13 @@ class ArenaServer:
             await self._launch(live, row)
         except (p.ProtocolError, GameError, KeyError, sqlite3.Error) as error:  # sqlite3: a full disk, say
             log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
+            # the table spent a seek of each of its bots: unless told, they would wait for ever
+            code = error.code if isinstance(error, p.ProtocolError) else p.STORE_UNAVAILABLE
+            message = f"a {live.game.spec.name} table you were seated at could not start ({error}); your seek is spent"
+            for bot in set(live.bots):
+                session = self.sessions.get(bot)
+                if session is not None:
+                    session.send("error", code=code, message=message, ref="seek", retry_after=TABLE_RETRY_S)
 
     def _reserve(
         self,

@@ -383,6 +383,12 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
     return move
 
 
+async def _seek_after(seconds: float, seek: Callable[..., Awaitable[None]]) -> None:
+    await trio.sleep(seconds)
+    with contextlib.suppress(ConnectionClosed):  # the next welcome seeks anyway
+        await seek()
+
+
 async def _receive(
     ws: Any,
     state: _State,
@@ -442,3 +448,5 @@ async def _receive(
                 raise BotStopped(f"the server refused this bot's {what} ({msg.get('code')}): {msg.get('message')}")
             if msg.get("ref") == "seek":
                 state.seeking = False
+                if msg.get("retry_after") is not None:  # a table that could not start spent the seek
+                    nursery.start_soon(_seek_after, float(msg["retry_after"]), seek)

@@ -1175,6 +1175,10 @@ async def test_a_store_that_cannot_be_written_drops_the_paired_table_and_the_ser
                 while arena.server.lobby.seeks or arena.server.live:  # paired, then failing to record the match
                     await trio.sleep(0.01)
         assert not any(msg["t"] == "match_start" for msg in a.seen + b.seen)  # (it crashed the server)
+        for client in (a, b):  # their seeks are spent: unless told, they would wait for ever
+            told = await client.expect("error")
+            assert told["code"] == p.STORE_UNAVAILABLE and told["ref"] == "seek" and told["retry_after"] > 0
+            assert "disk is full" in told["message"]
         await a.send("seek", games=["tic-tac-toe"])
         await b.send("seek", games=["tic-tac-toe"])
         await a.expect("match_start")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import sqlite3
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 import trio
 
 from arena import protocol as p
+from arena import server as server_module
 from arena.seats import Move, Policy, SeatForfeit, Turn
 from arena.server import Limits
 from arena.store import Store
@@ -102,6 +104,38 @@ async def test_a_match_made_by_the_admin_while_seeking_withdraws_the_seek_so_mat
                     fields = {key: msg[key] for key in ("match", "seat", "step", "attempt")}
                     await opponent.send("move", action=msg["legal"][0], **fields)
     assert [end["match"] for end in runs[0].results] == [start["match"]]
+
+
+@pytest.mark.trio
+async def test_a_bot_whose_table_could_not_start_seeks_again_when_told_and_plays(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store failed to record the table (a full disk, for a while): its seeks are spent, and
+    the server says so with a time to wait; the SDK seeks again then, and the bots play."""
+    monkeypatch.setattr(server_module, "TABLE_RETRY_S", 0.2)
+    failures = [sqlite3.OperationalError("database or disk is full")]
+    open_match = Store.open_match
+
+    def flaky(store: Store, row: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return open_match(store, row)
+
+    monkeypatch.setattr(Store, "open_match", flaky)
+    names = ["spent1", "spent2"]
+    tokens = [await arena.register(name) for name in names]
+    runs: list[BotRun] = []
+
+    async def play(name: str, token: str) -> None:
+        runs.append(await run_bot(first_legal, arena.url, name, token, games=["nim"], matches=1))
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            for name, token in zip(names, tokens, strict=True):
+                nursery.start_soon(play, name, token)
+    assert not failures and len(runs) == 2
+    for run in runs:
+        assert [error["code"] for error in run.errors] == [p.STORE_UNAVAILABLE] and len(run.results) == 1
 
 
 async def play_admin_match(arena: Arena, policies: dict[str, Any], **fields: Any) -> dict[str, Any]:
