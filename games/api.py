@@ -72,6 +72,11 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
 MAX_NUMBER_DIGITS = 18
 """Longer numbers are no amount, slot or card in any game; int() refuses past 4300 digits."""
 
+MAX_NAME_CHARS = 32
+"""The longest name a config may give an option or an item: it is in every observation, and
+in the lobby's list of waiting seeks that every spectator is sent (26 options of 2,400
+characters made one seek's config 62 KB)."""
+
 
 def read_number(text: str, most_digits: int = MAX_NUMBER_DIGITS) -> int | None:
     """The whole number ``text`` writes in at most ``most_digits`` decimal digits, or None.

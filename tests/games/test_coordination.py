@@ -126,6 +126,7 @@ def test_every_seat_must_choose() -> None:
         ({"options": ("Red", "blue")}, r"'options' must hold lower-case words.*write 'red'"),
         ({"options": ("red", " blue")}, "'options' must hold lower-case words"),
         ({"options": ("red", "")}, "'options' must hold lower-case words"),
+        ({"options": ("red", "b" * 33)}, "'options': an option is 33 characters, the most is 32"),
         ({"rounds": 0}, "'rounds' must be at least 1"),
         ({"option": ("a", "b")}, "unknown config key 'option'"),
         ({"players": 1}, "2 to 8 players"),

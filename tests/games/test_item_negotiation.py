@@ -246,6 +246,7 @@ def test_other_item_names_work() -> None:
         ({"items": ("a", "b", "c", "d", "e", "f")}, "items"),
         ({"items": ("books", "books")}, "items"),
         ({"items": ("Big Books",)}, "items"),
+        ({"items": ("hats", "b" * 33)}, "items"),  # a usable name, but longer than MAX_NAME_CHARS
         ({"total_value": 2}, "total_value"),
         ({"total_value": 31}, "total_value"),
         ({"max_turns": 0}, "max_turns"),
