@@ -390,12 +390,13 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         game.new(config)
         cap = float(getattr(make_bot(spec, game.spec.name), "max_cost", 0.0))
 
-    class PerMatch:
-        """A fresh bot per match (its seed and state belong to that match) with one spending
-        account: a cap such as the openai bot's max_cost holds for the run, not per match."""
+    class PerSeat:
+        """A fresh bot per seat of each match (its seed and state belong to that seat: playing
+        itself, one object for both seats would see both hands) with one spending account: a
+        cap such as the openai bot's max_cost holds for the run, not per match."""
 
         def __init__(self) -> None:
-            self.players: dict[str, Any] = {}
+            self.players: dict[tuple[str, int], Any] = {}  # (match, seat) -> bot
             self.closed_spent = 0.0
             self.closed_unmetered = False
 
@@ -419,20 +420,21 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             return f"spent ${self.spent:.6f} of the ${cap:g} cap"
 
         def finish(self, match: str) -> None:
-            bot = self.players.pop(match, None)
-            self.closed_spent += float(getattr(bot, "spent", 0.0))
-            self.closed_unmetered |= bool(getattr(bot, "unmetered", False))
+            for key in [key for key in self.players if key[0] == match]:
+                bot = self.players.pop(key)
+                self.closed_spent += float(getattr(bot, "spent", 0.0))
+                self.closed_unmetered |= bool(getattr(bot, "unmetered", False))
 
         async def act(self, turn: Turn) -> Any:
             if self.exhausted:
                 raise SeatForfeit("spending_cap", self.why())
-            bot = self.players.get(turn.match_id)
+            bot = self.players.get((turn.match_id, turn.seat))
             if bot is None:
-                bot = self.players[turn.match_id] = make_bot(spec, turn.game, secret_seed())
+                bot = self.players[(turn.match_id, turn.seat)] = make_bot(spec, turn.game, secret_seed())
             act, is_async = policy_callable(bot)
             return await act(turn) if is_async else await trio.to_thread.run_sync(act, turn, abandon_on_cancel=True)
 
-    policy = PerMatch()
+    policy = PerSeat()
 
     def report(msg: dict[str, Any]) -> None:
         if msg["t"] == "match_end":

@@ -18,6 +18,7 @@ from websockets.exceptions import ConnectionClosed
 from arena import protocol as p
 from arena.cli import main
 from arena.store import Store
+from bots import registry
 from bots.client import BotRun, run_bot
 from bots.registry import make_bot
 from tests.conftest import Arena, Client, Foresight, ServeProcess, http_get
@@ -361,6 +362,39 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
     assert f"match {result['match']}: finished" in out
     record = Store(arena.db, read_only=True).match(result["match"])
     assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["cli-bot", "sdk-bot"]
+
+
+@pytest.mark.trio
+async def test_bot_run_playing_itself_gives_each_seat_a_bot_of_its_own(
+    arena: Arena, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot keeps what it saw (a model's conversation, a learner's record): one object for both
+    seats of a self-play match would see both hands of a card game."""
+    seats_of_each: list[set[int]] = []
+
+    def recording(spec: Any, game: str, seed: int = 0) -> Any:
+        bot = make_bot(spec, game, seed)
+        seats: set[int] = set()
+        seats_of_each.append(seats)
+        act = bot.act
+
+        def noted(turn: Any) -> Any:
+            seats.add(turn.seat)
+            return act(turn)
+
+        bot.act = noted  # type: ignore[method-assign]
+        return bot
+
+    monkeypatch.setattr(registry, "make_bot", recording)
+    token = await arena.register("narcissus")
+    with trio.fail_after(20):
+        code, _, err = await run_in_thread(
+            capsys,
+            *("bot", "run", "random", "--url", arena.url, "--name", "narcissus", "--token", token),
+            *("--game", "kuhn-poker", "--matches", "1", "--self-play"),
+        )
+    assert code == 0, err
+    assert sorted(sorted(seats) for seats in seats_of_each if seats) == [[0], [1]]
 
 
 @pytest.mark.trio
