@@ -77,6 +77,7 @@ class Limits:
     grace_ms: int = 30_000  # a disconnected bot may resume within this window
     max_matches: int = 8  # matches one bot may play at once
     max_seeks: int = 32  # seeks one bot may have waiting: each pairing pass walks them all
+    max_steps: int = 10_000  # steps a match may take before it is voided (see _on_match_event)
     heartbeat_s: float = 20.0
     queue: int = 1_024  # messages waiting for a slow reader before it is dropped
 
@@ -963,6 +964,12 @@ class ArenaServer:
                 if session.acks:
                     session.send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
             live.step, live.clocks = event.step, event.data["clocks"]
+            if event.step >= self.limits.max_steps and not event.state.is_over:
+                # Games bound their length, but not every config of every game (Pig when nobody
+                # holds, a plugin): the server keeps each turn until the end, so an endless match
+                # between two colluding bots (or one playing itself) would grow without bound.
+                live.void_reason = f"the match reached {self.limits.max_steps} steps without ending"
+                live.scope.cancel()
             if any(live.id in watcher.watching for watcher in self.watchers):
                 view = event.state.public_view()
                 self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=view, clocks=live.clocks)

@@ -1039,6 +1039,29 @@ async def test_the_games_are_described_over_http_for_clients_in_any_language(are
 
 
 @pytest.mark.trio
+async def test_a_match_that_reaches_max_steps_without_ending_is_void(arena_factory: ArenaFactory) -> None:
+    """Pig never ends when nobody holds, and the server keeps every turn until the end: one bot
+    playing itself (or two colluding) grew the server's memory without bound."""
+    arena = await arena_factory(limits=Limits(max_steps=40))
+    token = await arena.register("gambler")
+    welcomes: list[dict[str, Any]] = []
+
+    def seen(msg: dict[str, Any]) -> None:
+        if msg["t"] == "welcome":
+            welcomes.append(msg)
+
+    with trio.fail_after(20):
+        run = await run_bot(
+            lambda turn: "roll", arena.url, "gambler", token, games=["pig"], self_play=True, matches=1, on_message=seen
+        )
+    [end] = {result["match"]: result for result in run.results}.values()  # one match_end per seat
+    assert end["status"] == "void" and "reached 40 steps without ending" in end["detail"]
+    assert run.errors == [] and welcomes[0]["limits"]["max_steps"] == 40
+    record = Store(arena.db, read_only=True).match(end["match"])
+    assert record is not None and record["status"] == "void" and record["detail"] == end["detail"]
+
+
+@pytest.mark.trio
 async def test_a_bot_may_keep_only_max_seeks_seeks_waiting(arena_factory: ArenaFactory) -> None:
     """Every pairing pass walks the waiting seeks, and one bot's seeks that cannot pair with
     each other are walked once per seek: 30,000 took 14 s a pass, the server frozen."""
