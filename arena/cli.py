@@ -242,7 +242,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import trio
 
     from arena.match import Clock
-    from arena.server import ArenaServer, Limits, bound_port, open_listeners, tune_gc_for_serving
+    from arena.server import ArenaServer, Limits, bound_port, open_listeners, raise_open_files_limit, tune_gc_for_serving
     from arena.store import StoreError
 
     admin_token = None
@@ -287,6 +287,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("arena").setLevel(logging.INFO)
     tune_gc_for_serving()
+    raise_open_files_limit()
     try:
         trio.run(main)
     except* StoreError as refused:  # not a store, or another server serves it: nothing was served

@@ -16,6 +16,7 @@ import gc
 import logging
 import random
 import re
+import resource
 import sqlite3
 import time
 import urllib.parse
@@ -1269,6 +1270,28 @@ def tune_gc_for_serving() -> None:
     the rare cycles a match leaves, a cancelled deadline's traceback say: memory stays flat."""
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
+
+
+OPEN_FILES_WANTED = 1 << 16
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit on open files towards its hard limit; the new soft limit.
+
+    Every connection is a file, and the usual soft limit of 1,024 (where the hard limit is
+    usually far higher) would refuse bots past about a thousand, the server's accept loop
+    then failing with EMFILE until some leave. As far as ``OPEN_FILES_WANTED`` (65,536) is
+    enough for a server on one event loop; an operator's higher soft limit is kept, and so is
+    the soft limit where the system refuses more (macOS caps it below an unlimited hard one)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_WANTED)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return soft
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (ValueError, OSError):
+        return soft
+    return wanted
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

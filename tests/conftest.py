@@ -211,13 +211,14 @@ class ServeProcess:
     returns the exit status; ``kill()`` (SIGKILL) belongs in a ``finally``.
     """
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, **popen: Any) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "arena.cli", "serve", "--port", "0", *args],
             cwd=Path(__file__).resolve().parents[1],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            **popen,
         )
         self.url = ""
         self.lines: list[str] = []

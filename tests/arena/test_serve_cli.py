@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import resource
 import sqlite3
 import zlib
 from pathlib import Path
@@ -17,6 +18,7 @@ from websockets.exceptions import ConnectionClosed
 
 from arena import protocol as p
 from arena.cli import main
+from arena.server import OPEN_FILES_WANTED
 from arena.store import Store
 from bots import registry
 from bots.client import BotRun, run_bot
@@ -181,6 +183,28 @@ async def test_serve_prints_its_port_and_an_admin_token_only_at_first_start(
         second.kill()
     assert not [line for line in second.lines if "admin token" in line]
     assert admin_token not in "".join(second.lines)
+
+
+@pytest.mark.trio
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads the server's limits in /proc")
+async def test_serve_raises_its_open_files_limit_so_a_thousand_bots_can_connect(tmp_path: Path) -> None:
+    """Each connection is a file: under the usual soft limit of 1,024 the server refused bots
+    past about a thousand, however high the hard limit."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard <= 512:
+        pytest.skip(f"the hard limit on open files here is {hard}")
+    server = ServeProcess(
+        "--db", str(tmp_path / "arena.db"), preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+    )
+    try:
+        await server.start()
+        limits = Path(f"/proc/{server.proc.pid}/limits").read_text()
+        assert await server.stop() == 0
+    finally:
+        server.kill()
+    [line] = [line for line in limits.splitlines() if line.startswith("Max open files")]
+    expected = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_WANTED)
+    assert int(line.split()[3]) == expected > 512
 
 
 @pytest.mark.trio
