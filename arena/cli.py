@@ -369,8 +369,8 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 
     try:
         return trio.run(ask)
-    except (OSError, InvalidHandshake, trio.BrokenResourceError) as error:
-        raise UsageError(f"cannot reach {url}: {connect_failure(error)}") from None
+    except (OSError, InvalidHandshake, trio.BrokenResourceError) as error:  # a failure while running, as for bot run
+        raise RuntimeError(f"cannot reach {url}: {connect_failure(error)}") from None
     except InvalidURI as error:
         raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
 

@@ -449,7 +449,7 @@ async def test_bot_run_plays_moves_its_opponent_cannot_foresee_from_the_match_id
 @pytest.mark.parametrize(
     ("argv", "status"),
     [
-        (["bot", "register", "tls", "--admin-token", "t"], 2),
+        (["bot", "register", "tls", "--admin-token", "t"], 1),  # as bot run and tournament run: a failure, not bad input
         (["bot", "run", "random", "--name", "tls", "--token", "t", "--game", "nim"], 1),
     ],
 )
@@ -461,6 +461,22 @@ async def test_wss_to_a_server_without_tls_is_one_line_not_a_traceback(
         code, out, err = await run_in_thread(capsys, *argv, "--url", url)
     assert (code, out) == (status, "") and err.count("\n") == 1
     assert err.startswith(f"arena: error: cannot reach {url}: ") and "TLS" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bot", "register", "far", "--admin-token", "t"],
+        ["bot", "rotate", "far", "--admin-token", "t"],
+        ["bot", "run", "random", "--name", "far", "--token", "t", "--game", "nim"],
+    ],
+)
+def test_a_server_that_cannot_be_reached_is_one_line_and_status_1_for_every_command(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    code = main([*argv, "--url", "ws://127.0.0.1:9"])  # the discard port: nothing listens
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("arena: error: cannot reach ws://127.0.0.1:9") and err.count("\n") == 1
 
 
 def test_tokens_never_look_like_command_line_options() -> None:
