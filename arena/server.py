@@ -21,7 +21,7 @@ import sqlite3
 import time
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -706,7 +706,13 @@ class ArenaServer:
             )
         bots = [session.bot, opponent]
         self.rng.shuffle(bots)
-        await self._launch(*self._reserve(msg["game"], bots, config))
+        live, row = self._reserve(msg["game"], bots, config)
+        try:
+            await self._launch(live, row)
+        except sqlite3.Error as error:  # a full disk, say: the opponent's seek is spent all the same
+            log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
+            self._tell_seek_spent(live, error, [opponent])
+            raise p.ProtocolError(p.STORE_UNAVAILABLE, f"the match could not start: {error}") from None
 
     async def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         match_id, seat = msg["match"], msg["seat"]
@@ -864,13 +870,17 @@ class ArenaServer:
             await self._launch(live, row)
         except (p.ProtocolError, GameError, KeyError, sqlite3.Error) as error:  # sqlite3: a full disk, say
             log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
-            # the table spent a seek of each of its bots: unless told, they would wait for ever
-            code = error.code if isinstance(error, p.ProtocolError) else p.STORE_UNAVAILABLE
-            message = f"a {live.game.spec.name} table you were seated at could not start ({error}); your seek is spent"
-            for bot in set(live.bots):
-                session = self.sessions.get(bot)
-                if session is not None:
-                    session.send("error", code=code, message=message, ref="seek", retry_after=TABLE_RETRY_S)
+            self._tell_seek_spent(live, error, set(live.bots))
+
+    def _tell_seek_spent(self, live: LiveMatch, error: Exception, bots: Iterable[str]) -> None:
+        """Tell ``bots``, whose seeks a match that could not start has spent (a table, or a
+        challenge), to seek again after ``TABLE_RETRY_S``: unless told, they would wait for ever."""
+        code = error.code if isinstance(error, p.ProtocolError) else p.STORE_UNAVAILABLE
+        message = f"a {live.game.spec.name} table you were seated at could not start ({error}); your seek is spent"
+        for bot in bots:
+            session = self.sessions.get(bot)
+            if session is not None:
+                session.send("error", code=code, message=message, ref="seek", retry_after=TABLE_RETRY_S)
 
     def _reserve(
         self,

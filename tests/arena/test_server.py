@@ -527,6 +527,29 @@ async def test_a_challenge_cannot_seat_a_bot_in_a_game_it_does_not_seek(arena: A
         assert [seek.bot for seek in arena.server.lobby.seeks] == ["target"] and not arena.server.live
 
 
+@pytest.mark.trio
+async def test_a_challenge_that_cannot_start_tells_the_challenged_bot_its_seek_is_spent(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The challenge took the opponent's seek, then the store could not record the match (a full
+    disk): unless told, the opponent waits for ever on a seek that is gone, as a paired table's bots did."""
+
+    def full(store: Store, row: Any) -> Any:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    async with arena.bot("eager") as challenger, arena.bot("seeker") as seeker:
+        await seeker.send("seek", games=["nim"])
+        await seeker.expect("seeking")
+        with monkeypatch.context() as patched:
+            patched.setattr(Store, "open_match", full)
+            await challenger.send("challenge", bot="seeker", game="nim")
+            refused = await challenger.expect("error")
+        assert refused["code"] == p.STORE_UNAVAILABLE and refused["ref"] == "challenge"
+        told = await seeker.expect("error", timeout=3)
+        assert told["code"] == p.STORE_UNAVAILABLE and told["ref"] == "seek" and told["retry_after"] > 0
+        assert arena.server.lobby.seeks == [] and not arena.server.live
+
+
 # ---- security ------------------------------------------------------------------------
 
 
