@@ -46,6 +46,9 @@ class AscendingCardsConfig(GameConfig):
                 f"config key 'ticks' must be at least cards_per_player ({self.cards_per_player}): "
                 f"a player plays one card per tick, got {self.ticks}"
             )
+        # a match lasts as many steps as ticks when players wait their turn (as mind-timer does):
+        # unbounded, a seek for a million ticks was accepted, then voided at the server's max_steps
+        self.bound_history("ticks")
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.players * self.cards_per_player))

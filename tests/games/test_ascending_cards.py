@@ -176,6 +176,8 @@ def test_a_player_without_cards_no_longer_moves() -> None:
         ({"max_card": 1001}, r"'max_card' must be from 4 .* to 1000"),
         ({"lives": 0}, "'lives' must be at least 1"),
         ({"cards_per_player": 3, "ticks": 2}, "'ticks' must be at least cards_per_player"),
+        ({"ticks": 1001}, "'ticks' must be at most 1000"),  # as the rounds of other games (bound_history)
+        ({"players": 8, "ticks": 251}, "'ticks' must be at most 250"),
         ({"tick": 3}, "unknown config key 'tick'"),
         ({"players": 1}, "2 to 8 players"),
         ({"players": 9}, "2 to 8 players"),
