@@ -384,9 +384,11 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
 
 
 async def _seek_after(seconds: float, seek: Callable[..., Awaitable[None]]) -> None:
+    """Seek afresh once a match that could not start has spent a seek: its seeks still waiting
+    are withdrawn first (``new_match``), since the one spent need not be the one waiting now."""
     await trio.sleep(seconds)
     with contextlib.suppress(ConnectionClosed):  # the next welcome seeks anyway
-        await seek()
+        await seek(new_match=True)
 
 
 async def _receive(
@@ -446,7 +448,12 @@ async def _receive(
             if msg.get("code") == p.READ_ONLY or (msg.get("ref") == "seek" and msg.get("code") in FATAL_SEEK_ERRORS):
                 what = msg.get("ref") or "hello"
                 raise BotStopped(f"the server refused this bot's {what} ({msg.get('code')}): {msg.get('message')}")
-            if msg.get("ref") == "seek":
+            if msg.get("ref") == "seek" and msg.get("retry_after") is not None:
+                # A match that could not start spent a seek, not always the one waiting now: the
+                # error may be replayed after a resume whose welcome sought again, or come after
+                # an admin's match made the bot seek again. Marked as still seeking, the bot
+                # withdraws what waits and seeks afresh after the wait (it sought once more on
+                # top, and was seated in more matches than it asked for).
+                nursery.start_soon(_seek_after, float(msg["retry_after"]), seek)
+            elif msg.get("ref") == "seek":
                 state.seeking = False
-                if msg.get("retry_after") is not None:  # a table that could not start spent the seek
-                    nursery.start_soon(_seek_after, float(msg["retry_after"]), seek)

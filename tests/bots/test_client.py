@@ -138,6 +138,27 @@ async def test_a_bot_whose_table_could_not_start_seeks_again_when_told_and_plays
         assert [error["code"] for error in run.errors] == [p.STORE_UNAVAILABLE] and len(run.results) == 1
 
 
+@pytest.mark.trio
+async def test_a_bot_told_a_seek_was_spent_while_another_waits_seeks_afresh_and_keeps_one(arena: Arena) -> None:
+    """The spent seek need not be the one waiting now: the error is replayed after a resume, whose
+    welcome the bot already sought again after, or comes after an admin's match made it seek
+    again. Seeking once more on top of the seek waiting seated it in more matches than asked."""
+    token = await arena.register("once")
+    lobby = arena.server.lobby
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "once", token, games=["nim"], matches=1))
+            await wait_until(lambda: any(s.bot == "once" for s in lobby.seeks))
+            [waiting] = lobby.seeks
+            arena.server.sessions["once"].send(
+                "error", code=p.STORE_UNAVAILABLE, message="a table could not start", ref="seek", retry_after=0.05
+            )
+            await wait_until(lambda: [s.id for s in lobby.seeks] != [waiting.id], timeout=3)  # sought afresh
+            await trio.sleep(0.3)  # no second seek follows
+            assert [s.bot for s in lobby.seeks] == ["once"]
+            nursery.cancel_scope.cancel()
+
+
 async def play_admin_match(arena: Arena, policies: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """One match made by the admin between SDK bots (seats in the order given); its record."""
     names = list(policies)
