@@ -975,15 +975,18 @@ class ArenaServer:
                 if session.acks:
                     session.send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
             live.step, live.clocks = event.step, event.data["clocks"]
+            if any(live.id in watcher.watching for watcher in self.watchers):
+                view = event.state.public_view()
+                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=view, clocks=live.clocks)
             if event.step >= self.limits.max_steps and not event.state.is_over:
                 # Games bound their length, but not every config of every game (Pig when nobody
                 # holds, a plugin): the server keeps each turn until the end, so an endless match
                 # between two colluding bots (or one playing itself) would grow without bound.
                 live.void_reason = f"the match reached {self.limits.max_steps} steps without ending"
                 live.scope.cancel()
-            if any(live.id in watcher.watching for watcher in self.watchers):
-                view = event.state.public_view()
-                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=view, clocks=live.clocks)
+                # play_match stops at this checkpoint, before it asks the next step's turn: a bot
+                # asked would pay for a reply to a match already void (and be told stale_move)
+                return trio.lowlevel.checkpoint()
         elif event.kind == "rejected":
             seat = event.data["seat"]
             retries_left = live.max_retries - event.data["attempt"]

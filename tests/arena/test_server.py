@@ -1068,10 +1068,13 @@ async def test_a_match_that_reaches_max_steps_without_ending_is_void(arena_facto
     arena = await arena_factory(limits=Limits(max_steps=40))
     token = await arena.register("gambler")
     welcomes: list[dict[str, Any]] = []
+    asked: list[int] = []
 
     def seen(msg: dict[str, Any]) -> None:
         if msg["t"] == "welcome":
             welcomes.append(msg)
+        elif msg["t"] == "turn":
+            asked.append(msg["step"])
 
     with trio.fail_after(20):
         run = await run_bot(
@@ -1079,6 +1082,9 @@ async def test_a_match_that_reaches_max_steps_without_ending_is_void(arena_facto
         )
     [end] = {result["match"]: result for result in run.results}.values()  # one match_end per seat
     assert end["status"] == "void" and "reached 40 steps without ending" in end["detail"]
+    # nobody is asked the turn of a step that will not be played: the bot paid for a reply
+    # (a model's tokens) and, answering before the void reached it, got error stale_move
+    assert max(asked) == 39
     assert run.errors == [] and welcomes[0]["limits"]["max_steps"] == 40
     record = Store(arena.db, read_only=True).match(end["match"])
     assert record is not None and record["status"] == "void" and record["detail"] == end["detail"]
