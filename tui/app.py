@@ -321,8 +321,9 @@ class WatchApp(App[None]):
 
     def refresh_screens(self, kind: str | None = None) -> None:
         """Redraw the screen on top if ``kind`` (a message type; None: anything) concerns it.
-        A lobby comes with every move of every match: those that arrive together are drawn
-        once, after the last, or drawing each of them left keys waiting for seconds."""
+        Lobbies come up to four a second, and a slow terminal may read several at once: those
+        that arrive together are drawn once, after the last, or drawing each of them left keys
+        waiting for seconds."""
         screen = self.screen
         if not (isinstance(screen, Refreshable) and (kind is None or kind in screen.KINDS)):
             return
