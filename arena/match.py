@@ -35,6 +35,10 @@ TIMEOUT = "timeout"
 ILLEGAL = "illegal"
 CRASH = "crash"
 VOID = "void"
+MAX_STEPS = 10_000
+"""Steps a match may take before it is void. Games bound their length, but not every config of
+every game (Pig when nobody holds, a plugin's game): a match between two bots that never end
+it would never return, and a server keeps each of its turns until the end."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,10 @@ class _Forfeit(Exception):
         self.seat = seat
         self.reason = reason
         self.detail = detail
+
+
+class _TooLong(Exception):
+    """The match reached ``max_steps`` without ending: void, no seat's fault."""
 
 
 class _Match:
@@ -354,6 +362,7 @@ async def play_match(
     max_retries: int = 2,
     match_id: str | None = None,
     on_event: EventHandler | None = None,
+    max_steps: int = MAX_STEPS,
 ) -> MatchResult:
     """Play one match of ``game`` between ``seats`` (one per player, in seat order).
 
@@ -387,6 +396,8 @@ async def play_match(
             except SeatForfeit as gave_up:
                 raise _Forfeit(index, gave_up.reason, gave_up.detail) from gave_up
         while not state.is_over:
+            if state.step_count >= max_steps:
+                raise _TooLong(f"the match reached {max_steps} steps without ending")
             movers = state.to_move()
             actions = await match.ask_all(movers)
             rewards = state.step(actions)
@@ -400,6 +411,9 @@ async def play_match(
     except _Forfeit as forfeit:
         reason, detail, forfeit_seat = forfeit.reason, forfeit.detail, forfeit.seat
         returns = forfeit_returns(state, forfeit.seat)
+    except _TooLong as too_long:
+        status, reason, detail = "void", VOID, str(too_long)
+        returns = [0.0] * state.num_players
     except Exception as error:  # the engine's own fault, never a seat's: void, unrated
         status, reason, detail = "void", VOID, f"engine fault: {type(error).__name__}: {error}"
         returns = [0.0] * state.num_players

@@ -36,7 +36,7 @@ import games
 from arena import protocol as p
 from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby
-from arena.match import Clock, MatchEvent, MatchResult, check_max_retries, play_match
+from arena.match import MAX_STEPS, Clock, MatchEvent, MatchResult, check_max_retries, play_match
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
@@ -78,7 +78,7 @@ class Limits:
     grace_ms: int = 30_000  # a disconnected bot may resume within this window
     max_matches: int = 8  # matches one bot may play at once
     max_seeks: int = 32  # seeks one bot may have waiting: each pairing pass walks them all
-    max_steps: int = 10_000  # steps a match may take before it is voided (see _on_match_event)
+    max_steps: int = MAX_STEPS  # steps a match may take before it is void (play_match)
     heartbeat_s: float = 20.0
     queue: int = 1_024  # messages waiting for a slow reader before it is dropped
 
@@ -957,6 +957,7 @@ class ArenaServer:
                     max_retries=live.max_retries,
                     match_id=live.id,
                     on_event=functools.partial(self._on_match_event, live),
+                    max_steps=self.limits.max_steps,
                 )
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
                 log.exception("match %s failed", live.id)
@@ -978,15 +979,6 @@ class ArenaServer:
             if any(live.id in watcher.watching for watcher in self.watchers):
                 view = event.state.public_view()
                 self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=view, clocks=live.clocks)
-            if event.step >= self.limits.max_steps and not event.state.is_over:
-                # Games bound their length, but not every config of every game (Pig when nobody
-                # holds, a plugin): the server keeps each turn until the end, so an endless match
-                # between two colluding bots (or one playing itself) would grow without bound.
-                live.void_reason = f"the match reached {self.limits.max_steps} steps without ending"
-                live.scope.cancel()
-                # play_match stops at this checkpoint, before it asks the next step's turn: a bot
-                # asked would pay for a reply to a match already void (and be told stale_move)
-                return trio.lowlevel.checkpoint()
         elif event.kind == "rejected":
             seat = event.data["seat"]
             retries_left = live.max_retries - event.data["attempt"]

@@ -51,6 +51,22 @@ async def test_a_complete_match_records_returns_outcomes_and_the_action_log() ->
 
 
 @pytest.mark.trio
+async def test_a_match_that_reaches_max_steps_without_ending_is_void_and_asks_no_further_turn() -> None:
+    """Pig never ends when nobody holds: a tournament of two such bots never finished."""
+    asked: list[int] = []
+
+    async def always_roll(turn: Turn) -> str:
+        asked.append(turn.step)
+        return "roll"
+
+    seats = [LocalSeat(always_roll, name=name) for name in ("a", "b")]
+    result = await play_match(games.get("pig"), seats, seed=3, max_steps=25)
+    assert (result.status, result.reason, result.detail) == ("void", "void", "the match reached 25 steps without ending")
+    assert result.returns == [0.0, 0.0] and result.outcomes == ["void", "void"]
+    assert len(result.actions) == len(result.turns) == 25 and max(asked) == 24
+
+
+@pytest.mark.trio
 async def test_illegal_answers_are_retried_with_the_reason_then_accepted() -> None:
     reasons: list[str | None] = []
 

@@ -1088,6 +1088,7 @@ async def test_a_match_that_reaches_max_steps_without_ending_is_void(arena_facto
     assert run.errors == [] and welcomes[0]["limits"]["max_steps"] == 40
     record = Store(arena.db, read_only=True).match(end["match"])
     assert record is not None and record["status"] == "void" and record["detail"] == end["detail"]
+    assert len(record["turns"]) == 40 and record["returns"] == [0.0, 0.0]  # kept for the audit, rated for nobody
 
 
 @pytest.mark.trio
