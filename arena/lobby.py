@@ -32,7 +32,12 @@ class Seek:
     @functools.cached_property
     def config_key(self) -> str:
         """Computed once: pairing compares it for every pair of waiting seeks."""
-        return json.dumps(dict(self.config), sort_keys=True)
+        return config_key(self.config)
+
+
+def config_key(config: Mapping[str, Any]) -> str:
+    """A config as pairing compares them: identical as sent, whatever the order of its keys."""
+    return json.dumps(dict(config), sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class Lobby:
     def take(self, bot: str, game: str, config: Mapping[str, Any]) -> Seek | None:
         """Withdraw the bot's oldest seek that would sit at ``game`` under ``config`` (identical
         as sent, as pairing compares them), None when it has none."""
-        key = json.dumps(dict(config), sort_keys=True)
+        key = config_key(config)
         for index, seek in enumerate(self.seeks):
             if seek.bot == bot and game in seek.games and seek.config_key == key:
                 return self.seeks.pop(index)

@@ -1280,8 +1280,8 @@ def tune_gc_for_serving() -> None:
 OPEN_FILES_WANTED = 1 << 16
 
 
-def raise_open_files_limit() -> int:
-    """Raise this process's soft limit on open files towards its hard limit; the new soft limit.
+def raise_open_files_limit() -> None:
+    """Raise this process's soft limit on open files towards its hard limit.
 
     Every connection is a file, and the usual soft limit of 1,024 (where the hard limit is
     usually far higher) would refuse bots past about a thousand, the server's accept loop
@@ -1290,13 +1290,9 @@ def raise_open_files_limit() -> int:
     the soft limit where the system refuses more (macOS caps it below an unlimited hard one)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_WANTED)
-    if soft == resource.RLIM_INFINITY or soft >= wanted:
-        return soft
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    except (ValueError, OSError):
-        return soft
-    return wanted
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

@@ -128,6 +128,13 @@ class GameConfig:
         if value > high:
             raise ConfigError(f"config key '{key}' must be at most {high}, got {value}")
 
+    def bound_names(self, key: str, what: str) -> None:
+        """ConfigError naming ``key`` when one of the names it lists (``what``: "an option")
+        is longer than ``MAX_NAME_CHARS``."""
+        for name in getattr(self, key):
+            if len(name) > MAX_NAME_CHARS:
+                raise ConfigError(f"config key '{key}': {what} is {len(name)} characters, the most is {MAX_NAME_CHARS}")
+
     def bound_history(self, turns: str, chars: str | None = None, *, talk: bool = True) -> None:
         """ConfigError when ``turns`` (a match's rounds or moves; fewer with more players), its
         messages' ``chars`` or, when players talk, all one seat may say (``turns`` times

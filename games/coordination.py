@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from games.api import MAX_NAME_CHARS, ConfigError, GameSpec
+from games.api import ConfigError, GameSpec
 from games.iterated import Choices, IteratedConfig, IteratedGame, normalise, or_list
 
 MAX_PLAYERS = 8
@@ -30,9 +30,8 @@ class CoordinationConfig(IteratedConfig):
         super().check()
         if not 2 <= len(self.options) <= MAX_OPTIONS:
             raise ConfigError(f"config key 'options' must list 2 to {MAX_OPTIONS} options, got {len(self.options)}")
+        self.bound_names("options", "an option")
         for option in self.options:
-            if len(option) > MAX_NAME_CHARS:
-                raise ConfigError(f"config key 'options': an option is {len(option)} characters, the most is {MAX_NAME_CHARS}")
             if not option or option != normalise(option):
                 suggestion = f"; write {normalise(option)!r}" if normalise(option) else ""
                 raise ConfigError(f"config key 'options' must hold lower-case words, single-spaced, got {option!r}{suggestion}")

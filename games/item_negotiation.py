@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 from games import render
-from games.api import MAX_NAME_CHARS, ConfigError, GameSpec, IllegalAction, Observation, View
+from games.api import ConfigError, GameSpec, IllegalAction, Observation, View
 from games.bargaining import (
     ACCEPT,
     AlternatingOffers,
@@ -59,9 +59,8 @@ class ItemNegotiationConfig(AlternatingOffersConfig):
         super().check()
         if not 1 <= len(self.items) <= MAX_ITEM_TYPES:
             raise ConfigError(f"config key 'items' must name 1 to {MAX_ITEM_TYPES} item types, got {len(self.items)}")
+        self.bound_names("items", "an item name")
         for name in self.items:
-            if len(name) > MAX_NAME_CHARS:
-                raise ConfigError(f"config key 'items': an item name is {len(name)} characters, the most is {MAX_NAME_CHARS}")
             if not _ITEM_NAME.fullmatch(name):
                 raise ConfigError(
                     f"config key 'items': {name!r} is not a usable item name (lowercase letters, digits, '_' or '-', "
