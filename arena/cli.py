@@ -242,7 +242,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import trio
 
     from arena.match import Clock
-    from arena.server import ArenaServer, Limits, bound_port, open_listeners, raise_open_files_limit, tune_gc_for_serving
+    from arena.server import (
+        OPEN_FILES_SPARE,
+        ArenaServer,
+        Limits,
+        bound_port,
+        open_listeners,
+        raise_open_files_limit,
+        tune_gc_for_serving,
+    )
     from arena.store import StoreError
 
     admin_token = None
@@ -261,7 +269,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             args.db,
             clock=Clock(move_ms=args.move_ms),
             max_retries=args.retries,
-            limits=Limits(grace_ms=args.grace_ms, max_matches=args.max_matches),
+            limits=Limits(
+                grace_ms=args.grace_ms,
+                max_matches=args.max_matches,
+                max_connections=args.max_connections,
+                max_per_address=args.max_per_address,
+            ),
             read_only=args.read_only,
             admin_token=admin_token,
         )
@@ -287,7 +300,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("arena").setLevel(logging.INFO)
     tune_gc_for_serving()
-    raise_open_files_limit()
+    open_files = raise_open_files_limit()
+    if open_files < args.max_connections + OPEN_FILES_SPARE:
+        logging.getLogger("arena").warning(
+            "the open-files limit (%d) is below --max-connections (%d) plus %d for the store and the listeners: "
+            "past about %d connections new ones fail (EMFILE) instead of being refused; raise `ulimit -n` or lower "
+            "--max-connections",
+            open_files,
+            args.max_connections,
+            OPEN_FILES_SPARE,
+            max(0, open_files - OPEN_FILES_SPARE),
+        )
     try:
         trio.run(main)
     except* StoreError as refused:  # not a store, or another server serves it: nothing was served
@@ -1024,6 +1047,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
     serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
     serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
+    serve.add_argument(
+        "--max-connections", type=int, default=10_000, help="open websockets, bots and spectators, at once (default 10000)"
+    )
+    serve.add_argument(
+        "--max-per-address",
+        type=int,
+        default=1_000,
+        help="open websockets from one client address (default 1000); behind a reverse proxy every client has its address",
+    )
     serve.set_defaults(run=cmd_serve)
 
     ratings = commands.add_parser(

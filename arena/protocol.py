@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
 import msgpack
+from websockets.exceptions import InvalidStatus
 
 PROTOCOL_VERSION = 1
 
@@ -28,6 +30,7 @@ CLOSE_GOING_AWAY = 1001  # the server shuts down
 CLOSE_POLICY = 1008  # repeated abuse: flooding, endless bad frames
 CLOSE_TOO_BIG = 1009  # a frame over the hard cap (the websocket layer closes)
 CLOSE_INTERNAL = 1011  # a fault of the server's, such as a store it cannot read
+CLOSE_TRY_AGAIN = 1013  # the server holds as many connections as it may (from everyone, or from this address)
 CLOSE_AUTH_FAILED = 4001  # unknown bot or wrong token
 CLOSE_SUPERSEDED = 4002  # another connection logged in with the same token
 CLOSE_BAD_VERSION = 4003  # a protocol version this server does not speak
@@ -59,6 +62,17 @@ def http_base(url: str) -> str:
     return scheme + endpoint(url, "").removeprefix(parts.scheme)
 
 
+def server_full_wait(error: BaseException) -> float | None:
+    """For a client whose handshake failed: the seconds a full server asked it to wait (its
+    ``503 server_full`` and ``Retry-After``, section 15), or None when that was not the cause."""
+    if not isinstance(error, InvalidStatus) or error.response.status_code != HTTPStatus.SERVICE_UNAVAILABLE:
+        return None
+    try:
+        return max(0.0, float(error.response.headers.get("Retry-After", "")))
+    except ValueError:  # absent, or an HTTP date (a proxy's): the client's backoff alone paces it
+        return 0.0
+
+
 # ---- error codes (the `code` of an `error` message) ------------------------------------
 
 BAD_FRAME = "bad_frame"  # not msgpack / JSON, or not a map
@@ -79,6 +93,7 @@ BUSY = "busy"  # the bot already plays as many matches as it may
 NOT_SEEKING = "not_seeking"  # a challenged bot has no waiting seek for that game and config
 READ_ONLY = "read_only"
 STORE_UNAVAILABLE = "store_unavailable"  # the store cannot be read: removed, locked, or from a newer arena
+SERVER_FULL = "server_full"  # HTTP 503 to a websocket handshake (never an `error` message): too many connections
 
 ERROR_CODES = (
     BAD_FRAME,

@@ -10,6 +10,7 @@ it is acted on, and each failure is answered with an ``error`` carrying a code f
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import gc
@@ -62,6 +63,10 @@ JSON-encoded for it alone) and the server relayed 39% fewer moves."""
 TABLE_RETRY_S = 5.0
 """How long the bots of a table that could not start (the store could not record it) are told
 to wait before seeking again: they would all be back at once, and fail again while it lasts."""
+FULL_RETRY_S = 5
+"""The ``Retry-After`` (seconds) of a handshake refused because the server holds as many
+connections as it may: places free as clients leave, and a client retrying at once would be
+refused again while costing the server a handshake each time."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,10 @@ class Limits:
     max_steps: int = MAX_STEPS  # steps a match may take before it is void (play_match)
     heartbeat_s: float = 20.0
     queue: int = 1_024  # messages waiting for a slow reader before it is dropped
+    # What the whole server takes, not one connection (kept off the wire, as the heartbeat):
+    # each open websocket holds a file descriptor, two tasks and its buffers
+    max_connections: int = 10_000  # open websockets, /bot and /watch together
+    max_per_address: int = 1_000  # open websockets from one client address (a proxy's, behind one)
 
     def __post_init__(self) -> None:
         wrong = [name for name, value in asdict(self).items() if not (value >= 0 if name == "grace_ms" else value > 0)]
@@ -94,7 +103,8 @@ class Limits:
 
     def to_wire(self) -> dict[str, Any]:
         limits = asdict(self)
-        del limits["heartbeat_s"]
+        for server_wide in ("heartbeat_s", "max_connections", "max_per_address"):
+            del limits[server_wide]
         return limits
 
 
@@ -127,6 +137,7 @@ class Metrics:
     errors: int = 0
     matches_finished: int = 0
     matches_voided: int = 0
+    connections_refused: int = 0  # handshakes answered 503 and websockets closed 1013: the server was full
 
     def count_frame_out(self) -> None:
         self.frames_out += 1
@@ -211,6 +222,8 @@ class ArenaServer:
         self._ws_server: Server | None = None
         self._all_ended = trio.Event()
         self._open: set[Connection] = set()  # connections whose pump still runs
+        self._websockets = 0  # open /bot and /watch websockets, counted against Limits.max_connections
+        self._per_address: collections.Counter[str] = collections.Counter()  # the same, by client address
         self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
@@ -291,7 +304,13 @@ class ArenaServer:
         url = urllib.parse.urlsplit(request.path)
         upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
         if url.path in ("/bot", "/watch") and upgrade:
-            return None
+            refusal = self._refusal(_client_address(connection))
+            if refusal is None:
+                return None
+            self.metrics.connections_refused += 1
+            response = _json_response(connection, 503, {"error": p.SERVER_FULL, "message": refusal})
+            response.headers["Retry-After"] = str(FULL_RETRY_S)
+            return response
         if request.method not in ("GET", "HEAD"):  # websockets hands us every method; none of ours changes anything
             message = f"{url.path} answers GET and HEAD only"
             response = _json_response(connection, 405, {"error": "method_not_allowed", "message": message})
@@ -404,18 +423,45 @@ class ArenaServer:
             "errors": self.metrics.errors,
             "matches_finished": self.metrics.matches_finished,
             "matches_voided": self.metrics.matches_voided,
+            "connections": self._websockets,
+            "connections_refused": self.metrics.connections_refused,
             "uptime_s": round(time.time() - self.metrics.started, 1),
         }
 
     # ---- connections ---------------------------------------------------------------------
 
+    def _refusal(self, address: str) -> str | None:
+        """Why a new websocket from ``address`` is refused, or None when there is room for it."""
+        if self._websockets >= self.limits.max_connections:
+            return f"the server holds {self.limits.max_connections} connections, the most it takes; retry later"
+        if self._per_address[address] >= self.limits.max_per_address:
+            return f"{self.limits.max_per_address} connections are open from {address}, the most one address may hold"
+        return None
+
     async def _route(self, ws: ServerConnection) -> None:
-        """Only /bot and /watch get here: ``_http`` answers every other path before the upgrade."""
-        path = urllib.parse.urlsplit(ws.request.path).path if ws.request else ""
-        if path == "/bot":
-            await self._bot_connection(ws)
-        else:
-            await self._watch_connection(ws)
+        """Only /bot and /watch get here: ``_http`` answers every other path before the upgrade.
+
+        ``_http`` refused the handshakes that found the server full; those it let through at
+        the same moment are counted here, and any beyond the limits is closed (1013)."""
+        address = _client_address(ws)
+        refusal = self._refusal(address)
+        if refusal is not None:
+            self.metrics.connections_refused += 1
+            await ws.aclose(p.CLOSE_TRY_AGAIN, refusal)
+            return
+        self._websockets += 1
+        self._per_address[address] += 1
+        try:
+            path = urllib.parse.urlsplit(ws.request.path).path if ws.request else ""
+            if path == "/bot":
+                await self._bot_connection(ws)
+            else:
+                await self._watch_connection(ws)
+        finally:
+            self._websockets -= 1
+            self._per_address[address] -= 1
+            if not self._per_address[address]:
+                del self._per_address[address]
 
     def _connection(self, ws: ServerConnection, binary: bool) -> tuple[Connection, trio.MemoryReceiveChannel[Any], DirectWrite]:
         send, receive = trio.open_memory_channel[Any](self.limits.queue)
@@ -1248,6 +1294,14 @@ def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return views
 
 
+def _client_address(connection: ServerConnection) -> str:
+    """The peer's host, or "" once its socket is gone (a peer that left mid-handshake)."""
+    try:
+        return str(connection.remote_address[0])
+    except (OSError, TypeError, IndexError):  # not connected any more; or a socket family without a host
+        return ""
+
+
 def _json_response(connection: ServerConnection, status: int, body: Any) -> Response:
     response = connection.respond(status, p.dumps(body, default=str))
     del response.headers["Content-Type"]  # respond() sets text/plain; headers append, they do not replace
@@ -1278,21 +1332,25 @@ def tune_gc_for_serving() -> None:
 
 
 OPEN_FILES_WANTED = 1 << 16
+OPEN_FILES_SPARE = 64  # files the server holds besides its websockets: listeners, the store, its readers
 
 
-def raise_open_files_limit() -> None:
+def raise_open_files_limit() -> int:
     """Raise this process's soft limit on open files towards its hard limit.
 
     Every connection is a file, and the usual soft limit of 1,024 (where the hard limit is
     usually far higher) would refuse bots past about a thousand, the server's accept loop
     then failing with EMFILE until some leave. As far as ``OPEN_FILES_WANTED`` (65,536) is
     enough for a server on one event loop; an operator's higher soft limit is kept, and so is
-    the soft limit where the system refuses more (macOS caps it below an unlimited hard one)."""
+    the soft limit where the system refuses more (macOS caps it below an unlimited hard one).
+    Returns the soft limit now in force, for the caller to set against its connection limit."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = OPEN_FILES_WANTED if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_WANTED)
     if soft != resource.RLIM_INFINITY and soft < wanted:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return OPEN_FILES_WANTED if soft == resource.RLIM_INFINITY else soft
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:

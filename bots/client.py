@@ -129,9 +129,10 @@ async def run_bot(
         return _finished(policy, run, state, matches)
 
     reached = False  # a server that was never reached is a wrong URL or a server not started: say so
+    wait = 0.0  # what a full server asked the next attempt to wait (its Retry-After)
 
     async def play(policies: trio.Nursery) -> None:
-        nonlocal reached
+        nonlocal reached, wait
         while not done():
             try:
                 async with connect(p.endpoint(url, p.BOT_PATH), max_size=None, proxy=None) as ws:
@@ -165,13 +166,17 @@ async def run_bot(
             except (OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
                 if isinstance(error, InvalidURI):
                     raise BotStopped(f"bad server URL {url!r}: {error}") from None
+                full = p.server_full_wait(error)
+                if full is not None:
+                    reached = True  # a server that is there, with no room yet: wait as it asks
+                    wait = max(wait, full)
                 if not reached:
                     raise BotStopped(f"cannot reach {url}: {connect_failure(error)}") from None
                 log.warning("connection to %s failed: %s", url, connect_failure(error))
             if done():
                 return
             run.reconnects += 1
-            delay = next(delays)
+            delay, wait = max(next(delays), wait), 0.0
             log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
             await trio.sleep(delay)
 

@@ -74,6 +74,7 @@ class Feed:
         delays = self.delays()
         attempt = 0
         address = p.endpoint(self.url, p.WATCH_PATH)
+        wait = 0.0  # what a full server asked the next attempt to wait (its Retry-After)
         while True:
             self.on_status(Status("connecting", self.url, attempt=attempt))
             try:
@@ -88,7 +89,11 @@ class Feed:
                 if error.response.status_code == 404:  # a URL with a path: retrying cannot help
                     self.on_status(Status("failed", f"{self.url} has no /watch: give the server's address, ws://host:port"))
                     return
-                reason = f"{self.url} refused the spectator: HTTP {error.response.status_code}"
+                full = p.server_full_wait(error)
+                if full is not None:
+                    reason, wait = f"{self.url} is full (it holds as many connections as it takes)", full
+                else:
+                    reason = f"{self.url} refused the spectator: HTTP {error.response.status_code}"
             except ConnectionClosed as error:
                 reason = (
                     f"connection lost ({error.rcvd.code} {error.rcvd.reason})".replace(" )", ")")
@@ -101,7 +106,7 @@ class Feed:
                 self.connected = False
                 self._outbox = None
             attempt += 1
-            delay = next(delays)
+            delay, wait = max(next(delays), wait), 0.0
             self.on_status(Status("disconnected", reason, retry_in=delay, attempt=attempt))
             await asyncio.sleep(delay)
 

@@ -22,7 +22,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.trio.client import ClientConnection, connect
 
 from arena import protocol as p
@@ -331,6 +331,115 @@ async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_fact
         await trio.sleep(error["retry_after"] + 0.05)
         await patient.send("ping")
         await patient.expect("pong")
+    await arena.server.shutdown()
+
+
+# ---- connections -----------------------------------------------------------------------------
+
+
+async def refused_handshake(url: str, stream: trio.SocketStream | None = None) -> InvalidStatus:
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(url, proxy=None, stream=stream):
+            pass
+    return refused.value
+
+
+@pytest.mark.trio
+async def test_a_full_server_refuses_new_websockets_with_503_and_serves_those_it_holds(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(max_connections=2))
+    async with arena.bot("holder") as holder, arena.socket("/watch") as watching:
+        for path in ("/bot", "/watch"):
+            refused = await refused_handshake(arena.url + path)
+            assert refused.response.status_code == 503 and refused.response.headers["Retry-After"] == "5"
+            body = json.loads(refused.response.body)
+            assert body["error"] == p.SERVER_FULL and "2 connections" in body["message"]
+        await holder.send("ping")  # those it holds are served as before, plain HTTP too
+        await holder.expect("pong")
+        assert json.loads(await watching.recv())["t"] == "lobby"
+        status, metrics = await http_get(arena.url, "/metrics")
+        assert status == 200 and metrics["connections"] == 2 and metrics["connections_refused"] == 2
+    with trio.fail_after(5):  # each place is free again once its websocket has closed
+        while arena.server.metrics_snapshot()["connections"]:
+            await trio.sleep(0.01)
+    await still_serving(arena, "after-full")
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_one_address_may_hold_max_per_address_websockets_and_another_address_more(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(max_per_address=1))
+    host, port = arena.url.removeprefix("ws://").split(":")
+    async with arena.socket("/watch"):
+        refused = await refused_handshake(arena.url + "/watch")
+        assert refused.response.status_code == 503
+        assert "1 connections are open from 127.0.0.1" in json.loads(refused.response.body)["message"]
+        neighbour = await trio.open_tcp_stream(host, int(port), local_address="127.0.0.2")  # Linux routes all of 127/8 to lo
+        async with connect(arena.url + "/watch", proxy=None, stream=neighbour) as other:
+            assert json.loads(await other.recv())["t"] == "lobby"
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_handshakes_racing_for_the_last_place_get_it_once_and_the_rest_are_refused(arena_factory: ArenaFactory) -> None:
+    """Handshakes in flight together all pass the check before the upgrade; those past the
+    limit when their websocket opens are closed with 1013 instead of the 503."""
+    arena = await arena_factory(limits=Limits(max_connections=1))
+    outcomes: list[str] = []
+    opened = trio.Event()
+
+    async def knock() -> None:
+        try:
+            async with connect(arena.url + "/watch", proxy=None) as ws:
+                try:
+                    await ws.recv()
+                except ConnectionClosed as closed:
+                    assert closed.rcvd is not None
+                    outcomes.append(f"closed {closed.rcvd.code}")
+                    return
+                outcomes.append("open")
+                opened.set()
+                await trio.sleep_forever()
+        except InvalidStatus as refused:
+            outcomes.append(f"refused {refused.response.status_code}")
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(12):
+            nursery.start_soon(knock)
+        with trio.fail_after(10):
+            await opened.wait()
+            while len(outcomes) < 12:
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    assert outcomes.count("open") == 1, outcomes
+    assert all(each in ("open", "refused 503", f"closed {p.CLOSE_TRY_AGAIN}") for each in outcomes), outcomes
+    assert arena.server.metrics.connections_refused == 11
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_the_sdk_waits_for_a_place_on_a_full_server_and_then_plays(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("arena.server.FULL_RETRY_S", 0)  # what a server may say; the test need not wait 5 s
+    arena = await arena_factory(limits=Limits(max_connections=2))
+    names = ["late", "other"]
+    tokens = [await arena.register(name) for name in names]
+    runs: dict[str, Any] = {}
+
+    async def play(name: str, token: str) -> None:
+        bot = make_bot("random", "nim", seed=len(name))
+        runs[name] = await run_bot(bot.act, arena.url, name, token, games=["nim"], matches=1)
+
+    async with trio.open_nursery() as nursery:
+        async with arena.socket("/watch"):  # both places taken before the first bot comes
+            async with arena.socket("/watch"):
+                nursery.start_soon(play, names[0], tokens[0])
+                with trio.fail_after(10):
+                    while not arena.server.metrics.connections_refused:
+                        await trio.sleep(0.01)
+            await arena.connected(names[:1])  # it took the place freed, at its next try
+        nursery.start_soon(play, names[1], tokens[1])
+    assert runs["late"].reconnects >= 1 and runs["late"].results[0]["match"] == runs["other"].results[0]["match"]
     await arena.server.shutdown()
 
 

@@ -92,6 +92,7 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("bots --game chess", "unknown game 'chess'"),
         ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
         ("serve --max-matches 0", "limits out of range: max_matches=0"),
+        ("serve --max-connections 0 --max-per-address 0", "limits out of range: max_connections=0, max_per_address=0"),
         ("serve --retries -1", "max_retries must be from 0 to 100, got -1"),
         ("serve --move-ms 0", "clock needs move_ms > 0"),
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),

@@ -109,3 +109,22 @@ def test_a_url_that_cannot_be_connected_to_fails_saying_why_instead_of_connectin
             assert "bad server URL 'ws://127.0.0.1:99999': Port out of range" in plain(app.screen.query_one("#status"))
 
     asyncio.run(scenario())
+
+
+def test_a_full_server_is_said_to_be_full_and_retried_after_the_wait_it_asks() -> None:
+    def full(ws: ServerConnection, request: Any) -> Any:
+        response = ws.respond(503, '{"error": "server_full", "message": "no room"}\n')
+        response.headers["Retry-After"] = "7"
+        return response
+
+    async def scenario() -> None:
+        async with serve(stand_in, "127.0.0.1", 0, process_request=full) as server:
+            url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            app = WatchApp(url, fetch_stored=False)
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_until(pilot, lambda: app.connection.attempt >= 1, what="the refusal")
+                assert app.connection.state == "disconnected" and app.connection.retry_in == 7
+                status = plain(app.screen.query_one("#status"))
+                assert f"{url} is full (it holds as many connections as it takes)" in status, status
+
+    asyncio.run(scenario())
