@@ -689,6 +689,10 @@ class ArenaServer:
         except p.ProtocolError as error:
             self.metrics.errors += 1
             session.send("error", code=error.code, message=error.message, ref=_ref(msg))
+        except sqlite3.Error as error:  # the store, not the message (a full disk, a deleted file): worth a retry
+            log.warning("%r from %s: the store failed: %s", _ref(msg), session.bot, error)
+            self.metrics.errors += 1
+            session.send("error", code=p.STORE_UNAVAILABLE, message=f"the store failed: {error}", ref=_ref(msg))
         except Exception as error:  # a shape no check foresaw: the sender gets an error, the server goes on
             log.exception("message %r from %s failed", _ref(msg), session.bot)
             self.metrics.errors += 1

@@ -1263,6 +1263,24 @@ async def test_a_store_that_cannot_be_written_drops_the_paired_table_and_the_ser
 
 
 @pytest.mark.trio
+async def test_admin_messages_the_store_cannot_write_get_store_unavailable_not_bad_message(arena: Arena) -> None:
+    """They were answered bad_message, which tells an admin tool the fault is its own."""
+    async with arena.bot("rw-a") as a, arena.bot("rw-b"), arena.admin() as admin:
+        await refuse_writes(arena, True)
+        for kind, fields in [
+            ("register", {"name": "rw-new"}),
+            ("rotate", {"name": "rw-a"}),
+            ("create_match", {"bots": ["rw-a", "rw-b"], "game": "nim"}),
+        ]:
+            await admin.send(kind, **fields)
+            error = await admin.expect("error", ref=kind)
+            assert error["code"] == p.STORE_UNAVAILABLE and "readonly" in error["message"], error
+        await admin.send("ping")  # the admin session goes on
+        await admin.expect("pong")
+        assert not any(msg["t"] == "match_start" for msg in a.seen)
+
+
+@pytest.mark.trio
 async def test_a_match_that_cannot_be_voided_in_the_store_is_told_void_and_left_for_the_next_start(arena: Arena) -> None:
     async with arena.bot("late1") as a, arena.bot("late2") as b, arena.admin() as admin:
         await admin.send("create_match", bots=["late1", "late2"], game="nim")
