@@ -181,7 +181,7 @@ WATCH_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "watch": {"match": ((str,), True)},
     "unwatch": {"match": ((str,), True)},
     "replay": {"match": ((str,), True)},
-    "lobby": {},
+    "lobby": {"game": ((str, type(None)), False)},
     "leaderboard": {"game": ((str,), False)},
     "ping": {},
 }

@@ -14,6 +14,7 @@ import collections
 import contextlib
 import functools
 import gc
+import itertools
 import logging
 import random
 import re
@@ -60,6 +61,17 @@ LOBBY_INTERVAL_S = 0.25
 is sent. Each lists every live match, and on a busy server matches start and end hundreds of
 times a second: sent on each change, one spectator took 568 lobby messages a second (23 MB/s,
 JSON-encoded for it alone) and the server relayed 39% fewer moves."""
+LOBBY_LIST_LIMIT = 100
+"""The most live matches, and waiting seeks, one ``lobby`` message lists (the newest), with
+their counts beside. Each lobby went to every spectator four times a second listing every live
+match: about a megabyte with 4,000 of them, JSON-encoded for each spectator, so that a few
+spectators of a big server took the event loop from its bots. A spectator who follows one
+game asks for that game's lobby, and sees its newest matches however many others there are."""
+LOBBY_RECENT = 20
+"""Ended matches a ``lobby`` lists, newest first (of the spectator's game, when it chose one)."""
+RECENT_KEPT = 200
+"""Ended matches the server keeps for the lobbies: enough that a game played less than the
+others still has its last results to show when a spectator follows it."""
 TABLE_RETRY_S = 5.0
 """How long the bots of a table that could not start (the store could not record it) are told
 to wait before seeking again: they would all be back at once, and fail again while it lasts."""
@@ -179,6 +191,7 @@ class Watcher:
     connection: Connection
     watching: set[str] = field(default_factory=set)
     seq: int = 0
+    game: str | None = None  # the game whose lobby it follows (its last `lobby` request said), None: every game
 
     def send(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -1110,7 +1123,7 @@ class ArenaServer:
     def _remember(self, summary: Mapping[str, Any]) -> None:
         """Keep an ended match for the lobby, and log it: the operator's one line per match."""
         self.recent.insert(0, dict(summary))
-        del self.recent[20:]
+        del self.recent[RECENT_KEPT:]
         if log.isEnabledFor(logging.INFO):  # a match's end is the hot path: nothing built for a line not written
             returns = f"{summary.get('reason')}, returns {summary.get('returns')}"
             how = summary.get("detail") if summary["status"] == VOID else returns
@@ -1119,10 +1132,21 @@ class ArenaServer:
 
     # ---- spectators ----------------------------------------------------------------------
 
-    def _lobby_fields(self) -> dict[str, Any]:
-        # A copy: a busy connection encodes the message later, after more matches may have ended.
-        live = [match.summary() for match in self.live.values()]
-        return {"live": live, "recent": list(self.recent), "waiting": self.lobby.waiting()}
+    def _lobby_fields(self, game: str | None) -> dict[str, Any]:
+        """The lobby of one game, or of all (None); built anew for each message, as a busy
+        connection encodes it later, after more matches may have ended."""
+        live = [match for match in self.live.values() if game in (None, match.game.spec.name)]
+        waiting = [seek for seek in self.lobby.waiting() if game is None or game in seek["games"]]
+        recent = (summary for summary in self.recent if game in (None, summary["game"]))
+        return {
+            "game": game,
+            "live": [match.summary() for match in live[-LOBBY_LIST_LIMIT:]],
+            "live_count": len(live),
+            "live_games": dict(collections.Counter(match.game.spec.name for match in self.live.values())),
+            "recent": list(itertools.islice(recent, LOBBY_RECENT)),
+            "waiting": waiting[-LOBBY_LIST_LIMIT:],
+            "waiting_count": len(waiting),
+        }
 
     def _broadcast_lobby(self) -> None:
         """Tell spectators of the change, with the next lobby message (see ``LOBBY_INTERVAL_S``)."""
@@ -1136,10 +1160,11 @@ class ArenaServer:
 
     def _send_lobby(self) -> None:
         self._lobby_changed = trio.Event()
-        if self.watchers:
-            fields = self._lobby_fields()
-            for watcher in list(self.watchers):
-                watcher.send("lobby", **fields)
+        lobbies: dict[str | None, dict[str, Any]] = {}  # one per game followed, shared by its spectators
+        for watcher in list(self.watchers):
+            if watcher.game not in lobbies:
+                lobbies[watcher.game] = self._lobby_fields(watcher.game)
+            watcher.send("lobby", **lobbies[watcher.game])
 
     def _to_watchers(self, target: str, kind: str, **fields: Any) -> None:
         for watcher in list(self.watchers):
@@ -1151,7 +1176,7 @@ class ArenaServer:
         watcher = Watcher(connection)
         self.watchers.add(watcher)
         try:
-            watcher.send("lobby", **self._lobby_fields())
+            watcher.send("lobby", **self._lobby_fields(watcher.game))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, ws, connection, outgoing, direct)
                 async for msg in self._frames(ws, connection, watcher.send):
@@ -1175,7 +1200,14 @@ class ArenaServer:
         if kind == "ping":
             watcher.send("pong")
         elif kind == "lobby":
-            watcher.send("lobby", **self._lobby_fields())
+            if "game" in msg:  # from now on its lobbies are of this game (null: of every game)
+                if msg["game"] is not None:
+                    try:
+                        games.get(msg["game"])
+                    except GameError as error:
+                        raise p.ProtocolError(p.UNKNOWN_GAME, str(error)) from None
+                watcher.game = msg["game"]
+            watcher.send("lobby", **self._lobby_fields(watcher.game))
         elif kind == "unwatch":
             watcher.watching.discard(msg["match"])
         elif kind == "watch":

@@ -106,6 +106,7 @@ class WatchApp(App[None]):
         self.feed: Feed | None = None
         self.received = 0
         self.lobby_redraw = False  # a redraw for the lobby messages that arrived together is due
+        self.lobby_game: str | None = None  # the game whose lobby the server is asked for; None: every game
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -142,7 +143,8 @@ class WatchApp(App[None]):
         self.refresh_status()
 
     def _ask_again(self) -> None:
-        """After (re)connecting: watch again what is open; the lobby comes by itself."""
+        """After (re)connecting: watch again what is open; the lobby comes by itself (of the
+        game followed, once asked again)."""
         for screen in self.screen_stack:
             if isinstance(screen, ReplayScreen) and screen.match not in self.replays:
                 screen.ask()
@@ -155,6 +157,14 @@ class WatchApp(App[None]):
         if self.fetch_stored and self.url is not None:
             self.run_worker(self._fetch_stored_games(), group="stored-games", exclusive=True, exit_on_error=False)
         self.ask_stored(*self.stored_query)
+        if self.lobby_game is not None:  # a new connection's lobbies are of every game until asked
+            self.send("lobby", game=self.lobby_game)
+
+    def follow_game(self, game: str | None) -> None:
+        """Have the server's lobbies list ``game``'s live matches (None: every game's)."""
+        if game != self.lobby_game:
+            self.lobby_game = game
+            self.send("lobby", game=game)
 
     def ask_stored(self, game: str | None, limit: int) -> None:
         """List the store's newest ``limit`` matches of ``game`` (None: every game)."""
@@ -478,12 +488,14 @@ class LobbyScreen(Refreshable):
         if self.focused is table and table.row_count == 0 and recent.row_count:
             recent.focus()  # nothing live to open: the results are what can be opened or replayed
         which = f"game: {self.game}" if self.game else "all games"
-        waiting = f" · {len(lobby.waiting)} seek(s) waiting" if lobby.waiting else ""
+        waiting = f" · {lobby.waiting_count} seek(s) waiting" if lobby.waiting_count else ""
+        total = lobby.live_count(self.game)
+        shown = f"{len(live)} newest of {total}" if total > len(live) and not lobby.stale else str(len(live))
         loading = "" if lobby.received or app.url is None else " · waiting for the server"
         if lobby.stale:
             loading = " · as last heard before the disconnect: they may have ended"
         self.query_one("#live-title", Static).update(
-            Text.assemble(("Live matches", "bold"), f"  {len(live)} · {which}{waiting}{loading}", style="")
+            Text.assemble(("Live matches", "bold"), f"  {shown} · {which}{waiting}{loading}", style="")
         )
         self.query_one("#recent-title", Static).update(
             Text.assemble(("Recent results", "bold"), f"  {self._results_note(results)}")
@@ -539,7 +551,10 @@ class LobbyScreen(Refreshable):
         self._filter_changed()
 
     def _filter_changed(self) -> None:
-        """One game's newest page is read from the store: the newest page of all games may hold none of it."""
+        """The server is asked for that game's lobby, as its newest live matches may not be among
+        those of every game it lists; and one game's newest page is read from the store, as the
+        newest page of all games may hold none of it."""
+        self.watch_app.follow_game(self.game)
         self.watch_app.ask_stored(self.game, self.watch_app.page)
         self.refresh_data()
 

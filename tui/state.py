@@ -8,6 +8,7 @@ was wrong, which the app reports in its status line instead of crashing.
 
 from __future__ import annotations
 
+import collections
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -206,6 +207,8 @@ class Lobby:
     stored_games: list[str] = field(default_factory=list)  # every game with a stored match
     stored_more: bool = False  # the store holds older matches than those read
     waiting: list[dict[str, Any]] = field(default_factory=list)
+    waiting_count: int = 0  # seeks waiting in all (of the game asked for): the list holds the newest
+    live_games: dict[str, int] = field(default_factory=dict)  # every game with live matches, and how many
     received: bool = False
     stale: bool = False  # the connection dropped: the live list is the last one heard
 
@@ -213,7 +216,18 @@ class Lobby:
         live = [LiveEntry.parse(item) for item in need(msg, "live", list)]
         recent = [Result.parse(item) for item in need(msg, "recent", list)]
         waiting = [w for w in need(msg, "waiting", list, []) if isinstance(w, dict)]
-        self.live, self.recent, self.waiting, self.received, self.stale = live, recent, waiting, True, False
+        counts = need(msg, "live_games", dict, None)
+        if counts is None:  # a server that lists every live match and says nothing more
+            counts = dict(collections.Counter(entry.game for entry in live))
+        elif not all(isinstance(game, str) and type(count) is int for game, count in counts.items()):
+            raise Malformed("'lobby.live_games' must map game names to counts")
+        self.waiting_count = need(msg, "waiting_count", int, len(waiting))
+        self.live, self.recent, self.waiting, self.live_games = live, recent, waiting, counts
+        self.received, self.stale = True, False
+
+    def live_count(self, game: str | None) -> int:
+        """Live matches on the server, of ``game`` or of every game: more than are listed on a busy one."""
+        return sum(self.live_games.values()) if game is None else self.live_games.get(game, 0)
 
     def results(self) -> list[Result]:
         """Recent results, then stored ones not already listed."""
@@ -221,7 +235,7 @@ class Lobby:
         return self.recent + [r for r in self.stored if r.match not in seen]
 
     def games(self) -> list[str]:
-        return sorted({e.game for e in self.live} | {r.game for r in self.results()} | set(self.stored_games))
+        return sorted(set(self.live_games) | {r.game for r in self.results()} | set(self.stored_games))
 
     def find(self, match: str) -> LiveEntry | Result | None:
         for entry in self.live:

@@ -1217,6 +1217,50 @@ async def test_spectators_get_the_lobby_once_an_interval_at_most_and_its_latest_
     assert len(lobbies) <= 3  # one at the first change, one an interval later (sent on each change: six)
 
 
+@pytest.mark.trio
+async def test_a_lobby_lists_the_newest_live_matches_and_seeks_with_counts_and_of_the_game_a_spectator_follows(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each lobby listed every live match, to every spectator four times a second: about a
+    megabyte each with 4,000 live, so that a few spectators took the event loop from the bots."""
+    import arena.server as server_module
+
+    monkeypatch.setattr(server_module, "LOBBY_LIST_LIMIT", 2)
+    async with arena.bot("many1"), arena.bot("many2") as seeker, arena.admin() as admin:
+        made = []
+        for game in ("nim", "nim", "tic-tac-toe", "nim"):  # they stay live: the bots read nothing
+            await admin.send("create_match", bots=["many1", "many2"], game=game)
+            made.append((await admin.expect("match_created"))["match"])
+        for game in ("nim", "pig", "nim"):
+            await seeker.send("seek", games=[game])
+            await seeker.expect("seeking")
+        async with arena.socket("/watch") as ws:
+            watcher = Client(ws, binary=False)
+            lobby = await watcher.expect("lobby", waiting_count=3)  # sent on connect: nothing changes after
+            assert lobby["game"] is None and [m["match"] for m in lobby["live"]] == made[2:]  # the newest, oldest first
+            assert lobby["live_count"] == 4 and lobby["live_games"] == {"nim": 3, "tic-tac-toe": 1}
+            assert [w["games"] for w in lobby["waiting"]] == [["pig"], ["nim"]]
+
+            await watcher.send("lobby", game="nim")
+            lobby = await watcher.expect("lobby", game="nim")
+            assert [m["match"] for m in lobby["live"]] == [made[1], made[3]] and lobby["live_count"] == 3
+            assert lobby["live_games"] == {"nim": 3, "tic-tac-toe": 1}
+            assert lobby["waiting_count"] == 2 and all(w["games"] == ["nim"] for w in lobby["waiting"])
+
+            await watcher.send("lobby", game="nimm")
+            assert (await watcher.expect("error", ref="lobby"))["code"] == p.UNKNOWN_GAME
+            for match in (made[2], made[3]):  # the tic-tac-toe match ends in no lobby of nim's
+                await admin.send("abort_match", match=match)
+            while not lobby["recent"]:  # the lobbies sent keep to nim, the game it follows
+                lobby = await watcher.expect("lobby")
+                assert lobby["game"] == "nim" and all(m["game"] == "nim" for m in lobby["live"] + lobby["recent"])
+            assert [m["match"] for m in lobby["recent"]] == [made[3]] and lobby["live_count"] == 2
+
+            await watcher.send("lobby", game=None)  # every game again
+            lobby = await watcher.expect("lobby", game=None)
+            assert sorted(m["match"] for m in lobby["recent"]) == sorted(made[2:])  # they ended in either order
+
+
 def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(tmp_path: Path) -> None:
     """A message waits in a busy connection's queue until its pump encodes it; by then a match
     may have ended, and a lobby holding the newer results beside its older live list showed
