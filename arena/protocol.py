@@ -194,6 +194,14 @@ def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
     return dumps(message, separators=(",", ":"), default=_json_default)
 
 
+def check_encodable(value: Any) -> None:
+    """Raise (TypeError, ValueError, OverflowError) unless both encodings carry ``value``: a
+    client may switch encodings at any message, and msgpack holds no integer beyond 64 bits,
+    which JSON does."""
+    msgpack.packb(value, use_bin_type=True)
+    encode(value, False)
+
+
 def dumps(value: Any, **options: Any) -> str:
     """JSON text that any parser reads: a number that is not finite (a logprob of -inf, an
     infinite cost) becomes null, as in JavaScript, instead of the NaN or Infinity that

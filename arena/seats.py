@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import trio
 
-from arena.protocol import dumps
+from arena.protocol import check_encodable
 from games.api import Game, Observation
 
 if TYPE_CHECKING:
@@ -194,11 +194,11 @@ class RemoteSeat:
         session = self.session
         observation = {"text": turn.observation.text, "data": turn.observation.data}
         try:
-            dumps(observation)
-        except (TypeError, ValueError) as error:
+            check_encodable(observation)
+        except (TypeError, ValueError, OverflowError) as error:
             # Found here, before the turn is queued, or the send would raise inside this seat
             # and the seat would forfeit (a rated loss) for the game's bug.
-            raise GameFault(f"{turn.game}: the observation of seat {self.seat} is not JSON data: {error}") from error
+            raise GameFault(f"{turn.game}: the observation of seat {self.seat} cannot be sent: {error}") from error
         slot = session.ask(
             self.match_id,
             self.seat,

@@ -9,6 +9,7 @@ running; after the reconnection window its seats forfeit for disconnection.
 from __future__ import annotations
 
 import collections
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,8 +17,10 @@ from typing import Any
 
 import trio
 
-from arena.protocol import message
+from arena.protocol import CLOSE_INTERNAL, CLOSE_POLICY, message
 from arena.seats import Move
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(eq=False)  # one per socket: the server keeps the open ones in a set
@@ -44,7 +47,10 @@ class Connection:
             else:
                 self.send(message, self.binary)
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
-            self.close(1008, "not reading its messages")  # its handler then detaches it, as any disconnect
+            self.close(CLOSE_POLICY, "not reading its messages")  # its handler then detaches it, as any disconnect
+        except (TypeError, ValueError, OverflowError) as error:  # a message its encoding cannot carry: a bug of ours
+            log.error("a %r message could not be encoded: %s", message.get("t"), error)
+            self.close(CLOSE_INTERNAL, "a message could not be encoded")  # this connection, not the whole server
 
 
 @dataclass

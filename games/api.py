@@ -20,7 +20,7 @@ import difflib
 import math
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
@@ -72,6 +72,12 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
 MAX_NUMBER_DIGITS = 18
 """Longer numbers are no amount, slot or card in any game; int() refuses past 4300 digits."""
 
+MAX_CONFIG_NUMBER = 10**9
+"""The largest magnitude of a number in a config. Every game's counts, sizes and payoffs sit far
+below it, and past it the numbers broke what carries and sums them: an integer over 64 bits
+cannot be packed in msgpack (a seek of pig with ``target`` 2**64 crashed the server as it sent
+the lobby), and a payoff of -1.7e308 made a match's returns infinite, which no rating takes."""
+
 MAX_NAME_CHARS = 32
 """The longest name a config may give an option or an item: it is in every observation, and
 in the lobby's list of waiting seeks that every spectator is sent (26 options of 2,400
@@ -107,9 +113,14 @@ class GameConfig:
             value = getattr(self, f.name)
             if not _is_instance(value, expected):
                 raise ConfigError(f"config key '{f.name}' must be {_type_name(expected)}, got {value!r}")
-            if expected is float and not math.isfinite(value):
-                # NaN passes every range check, since all its comparisons are false.
-                raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
+            for number in _numbers(value):
+                if isinstance(number, float) and not math.isfinite(number):  # NaN passes every range check
+                    raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
+                if abs(number) > MAX_CONFIG_NUMBER:
+                    raise ConfigError(
+                        f"config key '{f.name}' must be a number from -{MAX_CONFIG_NUMBER:,} to {MAX_CONFIG_NUMBER:,}, "
+                        f"got {number!r:.40}"
+                    )
         self.check()
 
     def check(self) -> None:
@@ -179,6 +190,15 @@ def _field_types(cls: type) -> dict[str, Any]:
     if cls not in _TYPE_CACHE:
         _TYPE_CACHE[cls] = typing.get_type_hints(cls)
     return _TYPE_CACHE[cls]
+
+
+def _numbers(value: Any) -> Iterator[float]:
+    """The numbers in a config value, inside tuples too (a bool is not one)."""
+    if isinstance(value, tuple):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield value
 
 
 def _is_instance(value: Any, expected: Any) -> bool:

@@ -334,6 +334,29 @@ async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_fact
     await arena.server.shutdown()
 
 
+@pytest.mark.trio
+async def test_a_seek_whose_config_holds_a_number_no_encoding_carries_is_a_bad_config(arena: Arena) -> None:
+    """Accepted, it went into the lobby every spectator is sent, and packing that lobby in
+    msgpack for one spectator raised out of the lobby's task and stopped the server."""
+    async with arena.bot("huge-seeker", binary=False) as seeker, arena.socket("/watch") as ws:
+        await ws.send(p.encode(p.message("ping"), True))  # this spectator now reads msgpack
+        await seeker.ws.send('{"t": "seek", "v": 1, "games": ["pig"], "config": {"target": 18446744073709551616}}')
+        refused = await seeker.expect("error")
+        assert refused["code"] == p.BAD_CONFIG and "config key 'target'" in refused["message"]
+        assert arena.server.lobby.seeks == []
+    await still_serving(arena, "after-huge-seek")
+
+
+@pytest.mark.trio
+async def test_a_message_its_encoding_cannot_carry_closes_that_connection_not_the_server(arena: Arena) -> None:
+    """Whatever bug of ours makes one (msgpack holds no integer past 64 bits), the task that
+    sent it (a match, the lobby's) must not fail with it: that stopped every match."""
+    async with arena.bot("unlucky") as unlucky:
+        arena.server.sessions["unlucky"].send("pong", huge=2**64)
+        assert await close_code(unlucky.ws) == p.CLOSE_INTERNAL
+    await still_serving(arena, "after-unencodable")
+
+
 # ---- connections -----------------------------------------------------------------------------
 
 

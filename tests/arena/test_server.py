@@ -83,17 +83,31 @@ class SetTicTacToe(TicTacToe):
         return Observation(observation.text, {**observation.data, "seen": {seat}})
 
 
+class HugeTicTacToe(TicTacToe):
+    """A plugin's bug: an integer beyond 64 bits, which JSON carries and msgpack does not (a
+    bot may switch to msgpack at any message: the turn would raise as it is sent)."""
+
+    spec = dataclasses.replace(TicTacToe.spec, name="huge-tic-tac-toe")
+
+    def observe(self, seat: int) -> Observation:
+        observation = super().observe(seat)
+        return Observation(observation.text, {**observation.data, "huge": 2**64})
+
+
 @pytest.mark.trio
+@pytest.mark.parametrize("game", [SetTicTacToe, HugeTicTacToe], ids=["a set", "an integer beyond 64 bits"])
 async def test_an_observation_the_wire_cannot_carry_voids_the_match_and_forfeits_no_seat(
-    arena: Arena, monkeypatch: pytest.MonkeyPatch
+    arena: Arena, monkeypatch: pytest.MonkeyPatch, game: type[TicTacToe]
 ) -> None:
-    monkeypatch.setitem(games.registry._load(), SetTicTacToe.spec.name, SetTicTacToe)
+    monkeypatch.setitem(games.registry._load(), game.spec.name, game)
     names = ["set-0", "set-1"]
     tokens = [await arena.register(name) for name in names]
     runs: dict[str, BotRun] = {}
 
     async def play(i: int) -> None:
-        runs[names[i]] = await run_bot(random_policy(i), arena.url, names[i], tokens[i], games=["set-tic-tac-toe"], matches=1)
+        # JSON both: only a check of both encodings finds the huge integer before the turn is sent
+        policy = random_policy(i)
+        runs[names[i]] = await run_bot(policy, arena.url, names[i], tokens[i], games=[game.spec.name], matches=1, binary=False)
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
@@ -101,7 +115,8 @@ async def test_an_observation_the_wire_cannot_carry_voids_the_match_and_forfeits
                 nursery.start_soon(play, i)
     for name in names:
         end = runs[name].results[0]
-        assert end["status"] == "void" and "is not JSON data" in end["detail"], end
+        assert end["status"] == "void" and f"{game.spec.name}: the observation of seat" in end["detail"], end
+        assert "cannot be sent" in end["detail"], end
     assert arena.server.metrics.matches_voided == 1
 
 

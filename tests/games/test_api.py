@@ -54,6 +54,21 @@ def test_a_number_that_is_not_finite_is_refused_with_the_key(name: str, key: str
         games.get(name).new({key: value})
 
 
+@pytest.mark.parametrize(
+    ("name", "key", "value"),
+    [
+        ("pig", "target", 2**64),  # no msgpack integer: the lobby that listed the seek crashed the server
+        ("pig", "target", "18446744073709551616"),
+        ("public-goods", "punish_fine", 2**64),  # an int given for a float key
+        ("iterated-chicken", "straight_straight", -1.7e308),  # finite, but two rounds of it are not
+        ("mini-hanabi", "hints", -(10**400)),
+    ],
+)
+def test_a_number_past_a_billion_is_refused_with_the_key(name: str, key: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=f"config key '{key}' must be a number from -1,000,000,000 to 1,000,000,000"):
+        games.get(name).new({key: value})
+
+
 def test_a_player_count_outside_the_spec_is_refused() -> None:
     with pytest.raises(ConfigError, match="tic-tac-toe is played by 2 players, not 3"):
         TicTacToe.new({"players": 3})
