@@ -75,6 +75,9 @@ others still has its last results to show when a spectator follows it."""
 TABLE_RETRY_S = 5.0
 """How long the bots of a table that could not start (the store could not record it) are told
 to wait before seeking again: they would all be back at once, and fail again while it lasts."""
+MAX_TOKENS = 10**9
+"""The most tokens a move may say its call read or wrote: no model's context comes near, and
+the leaderboards sum them over every turn of a game."""
 FULL_RETRY_S = 5
 """The ``Retry-After`` (seconds) of a handshake refused because the server holds as many
 connections as it may: places free as clients leave, and a client retrying at once would be
@@ -785,8 +788,8 @@ class ArenaServer:
             action=msg.get("action"),
             raw=msg.get("raw"),
             prompt=msg.get("prompt"),
-            tokens_in=msg.get("tokens_in"),
-            tokens_out=msg.get("tokens_out"),
+            tokens_in=_token_count(msg, "tokens_in"),
+            tokens_out=_token_count(msg, "tokens_out"),
             cost=msg.get("cost"),
             logprobs=_floats(msg.get("logprobs")),
             format_error=bool(msg.get("format_error", False)),
@@ -1269,6 +1272,13 @@ async def _cut_off(ws: ServerConnection) -> None:
     await ws.close_stream()
     if ws.recv_flow_control is not None:
         ws.resume_reading()
+
+
+def _token_count(msg: Mapping[str, Any], key: str) -> int | None:
+    count = msg.get(key)
+    if count is not None and not 0 <= count <= MAX_TOKENS:
+        raise p.ProtocolError(p.BAD_MESSAGE, f"'move.{key}' must be from 0 to {MAX_TOKENS:,}, got {count}")
+    return count
 
 
 def _floats(values: Any) -> list[float] | None:

@@ -123,12 +123,15 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
     records = {row["bot"]: dict(row) for row in rows}
     errors = store.conn.execute(
         f"""SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
-                  SUM(t.cost) AS cost, SUM(t.tokens_in) AS tokens_in, SUM(t.tokens_out) AS tokens_out
+                  SUM(t.cost) AS cost, CAST(TOTAL(t.tokens_in) AS INTEGER) AS tokens_in,
+                  CAST(TOTAL(t.tokens_out) AS INTEGER) AS tokens_out
            FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
            JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")}
            GROUP BY s.bot""",
         (FINISHED, variant),
     )
+    # TOTAL sums in floating point, which no stored count can overflow (SUM raised "integer
+    # overflow" for good once two turns' counts passed 2**63, and every leaderboard of the game failed)
     for row in errors:
         records.setdefault(row["bot"], {}).update({k: row[k] or 0 for k in row.keys() if k != "bot"})  # noqa: SIM118
     return records

@@ -238,6 +238,10 @@ async def test_a_move_whose_text_cannot_be_stored_is_refused_and_cannot_void_the
         assert (await sly.expect("error"))["code"] == p.BAD_FRAME
         await sly.ws.send(json.dumps({**fields, "action": "b2", "tokens_out": 2**64}))
         assert (await sly.expect("error"))["code"] == p.BAD_MESSAGE
+        for tokens in (2**63 - 1, -1):  # two such turns overflowed the leaderboard's sum, for good
+            await sly.ws.send(json.dumps({**fields, "action": "b2", "tokens_in": tokens}))
+            refused = await sly.expect("error")
+            assert refused["code"] == p.BAD_MESSAGE and "'move.tokens_in' must be from 0 to 1,000,000,000" in refused["message"]
         await sly.ws.send(json.dumps({**fields, "action": "b2", "logprobs": [10**400]}))
         assert (await sly.expect("error"))["code"] == p.BAD_MESSAGE
         async with trio.open_nursery() as nursery:

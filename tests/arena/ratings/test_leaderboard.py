@@ -16,6 +16,7 @@ import trueskill
 import games
 from arena.cli import main
 from arena.match import MatchResult, play_match
+from arena.ratings.leaderboard import variant_leaderboard
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
@@ -213,6 +214,26 @@ def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(
     )
     assert (llm["tokens_in"], llm["tokens_out"], llm["format_errors"]) == (350, 35, 1)
     assert rows["rock"]["cost"] == 0 and rows["rock"]["cost_per_win"] == 0
+
+
+def test_token_counts_stored_past_what_sqlite_sums_still_give_a_leaderboard(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """Before moves' counts were bounded, two turns of 2**63 - 1 tokens made SUM raise
+    "integer overflow" on every leaderboard of the game, for good."""
+    from arena.match import TurnRecord
+
+    store = Store(tmp_path / "arena.db")
+    huge = 2**63 - 1
+    turns = [
+        TurnRecord(seat=0, step=step, attempt=0, observation="", legal_actions=None, action="a1", accepted=True,
+                   tokens_in=huge, tokens_out=huge)
+        for step in (0, 2)
+    ]  # fmt: skip
+    store.finish_match(replace(match_record("tic-tac-toe", ["greedy", "rock"], [1.0, -1.0]), turns=turns))
+    rows = {row["bot"]: row for row in variant_leaderboard(store, "tic-tac-toe", resamples=10)}
+    assert rows["greedy"]["tokens_in"] == rows["greedy"]["tokens_out"] == huge  # capped at what an integer holds
+    store.close()
 
 
 def test_self_play_is_left_out_of_the_records_as_it_is_out_of_the_ratings(
