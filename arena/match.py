@@ -19,6 +19,7 @@ for the failing side.
 from __future__ import annotations
 
 import inspect
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -418,6 +419,10 @@ async def play_match(
         status, reason, detail = "void", VOID, f"engine fault: {type(error).__name__}: {error}"
         returns = [0.0] * state.num_players
 
+    if status == "finished" and not all(math.isfinite(value) for value in returns):
+        # the engine's fault (a payoff that overflowed): no rating, ranking or JSON takes it
+        status, reason, detail = "void", VOID, f"engine fault: returns that are not finite numbers: {returns}"
+        returns = [0.0] * state.num_players
     words, ranks = outcomes_of(game, returns, forfeit_seat)
     if status == "void":
         words = ["void"] * state.num_players

@@ -338,6 +338,9 @@ class ArenaServer:
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
             status, body = 503, {"error": p.STORE_UNAVAILABLE, "message": f"the store cannot be read: {error}"}
+        except Exception as error:  # a bug of ours: said in JSON as any answer, logged once, the server goes on
+            log.exception("HTTP %s failed", request.path)
+            status, body = 500, {"error": "internal_error", "message": f"{type(error).__name__}: {error}"}
         response = _json_response(connection, status, body)
         if request.method == "HEAD":  # the GET's headers, Content-Length included, and no body
             response.body = b""
@@ -1193,6 +1196,11 @@ class ArenaServer:
                         self.metrics.errors += 1
                         message = f"the store cannot be read: {error}"
                         watcher.send("error", code=p.STORE_UNAVAILABLE, message=message, ref=_ref(msg))
+                    except Exception as error:  # a bug of ours, as for a bot's message: told, logged, the spectator stays
+                        log.exception("spectator's %r failed", _ref(msg))
+                        self.metrics.errors += 1
+                        message = f"this message could not be handled: {error}"
+                        watcher.send("error", code=p.BAD_MESSAGE, message=message, ref=_ref(msg))
                 if connection.closing is None:
                     nursery.cancel_scope.cancel()
         finally:

@@ -235,6 +235,21 @@ async def test_an_engine_fault_voids_the_match_and_scores_nobody() -> None:
     assert result.outcomes == ["void", "void"] and result.returns == [0.0, 0.0]
 
 
+class OverflowingTicTacToe(TicTacToe):
+    """A game whose payoffs overflow: its returns are not finite numbers."""
+
+    def returns(self) -> Sequence[float]:
+        return [float("-inf"), float("nan")]
+
+
+@pytest.mark.trio
+async def test_returns_that_are_not_finite_void_the_match_as_an_engine_fault() -> None:
+    """Stored, an infinite return made every later leaderboard of all games fail (HTTP 500)."""
+    result = await play_match(OverflowingTicTacToe, [first_legal(), first_legal()])
+    assert result.status == "void" and result.forfeit_seat is None and result.returns == [0.0, 0.0]
+    assert result.detail.startswith("engine fault: returns that are not finite numbers: [-inf, nan]")
+
+
 class NumberedTicTacToe(TicTacToe):
     """A plugin's bug: legal actions listed as cell numbers, not strings."""
 

@@ -886,6 +886,30 @@ async def test_a_leaderboard_is_computed_once_for_requests_that_come_together(
 
 
 @pytest.mark.trio
+async def test_a_fault_answering_http_or_a_spectator_is_an_error_and_the_server_goes_on(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was websockets' plain-text 500 "Failed to open a WebSocket connection", with a traceback."""
+    import arena.server as server_module
+
+    def broken(store: Store, game: str | None) -> dict[str, Any]:
+        raise ValueError("scores has a NaN or infinite entry")
+
+    monkeypatch.setattr(server_module, "leaderboard", broken)
+    status, body = await http_get(arena.url, "/api/leaderboard")
+    assert status == 500 and body == {"error": "internal_error", "message": "ValueError: scores has a NaN or infinite entry"}
+    async with arena.socket("/watch") as ws:  # a spectator asking the same is told, and stays (it was closed 1011)
+        watcher = Client(ws, binary=False)
+        await watcher.send("leaderboard")
+        error = await watcher.expect("error", ref="leaderboard")
+        assert error["code"] == p.BAD_MESSAGE and "NaN or infinite" in error["message"]
+        await watcher.send("ping")
+        await watcher.expect("pong")
+    status, body = await http_get(arena.url, "/health")
+    assert status == 200 and body["status"] == "ok"
+
+
+@pytest.mark.trio
 async def test_http_endpoints_answer_json(arena: Arena) -> None:
     record = await play_fixed_match(arena, True, ("h-a", "h-b"))
 
