@@ -175,6 +175,7 @@ class LiveMatch:
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     void_reason: str = ""
     info: Mapping[str, Any] = field(default_factory=dict)  # what play_match announced at the start
+    grouped: bool = False  # one of a duplicate group: its deal is dealt at the group's other tables too
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -395,6 +396,15 @@ class ArenaServer:
         if path in ("/bot", "/watch"):
             return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
+
+    def _live_view(self, live: LiveMatch) -> dict[str, Any]:
+        """A live match's view for spectators: the public view, but ``{}`` (with ``withheld``)
+        while its deal is dealt at another table too (a duplicate group, or a live match of the
+        same seed). A showdown, or a public card dealt there before it is dealt here, would tell
+        the players at the other table the cards they are still to see; they may watch too."""
+        if live.grouped or self._seed_in_play(live.seed, live.id):
+            return {"view": {}, "withheld": True}
+        return {"view": live.state.public_view() if live.state else {}, "withheld": False}
 
     def _seed_in_play(self, seed: int | None, besides: str | None) -> bool:
         """Whether a live match other than ``besides`` was dealt from ``seed``."""
@@ -976,6 +986,7 @@ class ArenaServer:
             seed=self.rng.getrandbits(62) if seed is None else seed,
             clock=clock or self.clock,
             max_retries=self.max_retries if max_retries is None else max_retries,
+            grouped=((extra or {}).get("group_size") or 0) > 1,
         )
         row = {
             "id": live.id,
@@ -1046,8 +1057,7 @@ class ArenaServer:
                     session.send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
             live.step, live.clocks = event.step, event.data["clocks"]
             if any(live.id in watcher.watching for watcher in self.watchers):
-                view = event.state.public_view()
-                self._to_watchers(live.id, "delta", match=live.id, step=event.step, view=view, clocks=live.clocks)
+                self._to_watchers(live.id, "delta", match=live.id, step=event.step, **self._live_view(live), clocks=live.clocks)
         elif event.kind == "rejected":
             seat = event.data["seat"]
             retries_left = live.max_retries - event.data["attempt"]
@@ -1226,7 +1236,7 @@ class ArenaServer:
             live = self.live.get(match_id)
             if live is not None:
                 watcher.watching.add(live.id)
-                watcher.send("snapshot", **live.summary(), status=LIVE, view=live.state.public_view() if live.state else {})
+                watcher.send("snapshot", **live.summary(), status=LIVE, **self._live_view(live))
                 return
             record, to_play = await self._read(lambda s: (s.match(match_id, turns=False), s.deals_to_play([match_id])))
             if record is None:

@@ -687,6 +687,8 @@ class MatchScreen(_MatchLike):
             else:
                 mover = "to move: " + ", ".join(state.players[s] for s in to_move if s < len(state.players))
             what = f"live · step {state.step} · {mover} · {clock_text(state.clock)}"
+            if state.withheld:
+                what = f"live · step {state.step} · view withheld: its deal is played at another table too"
         self.query_one("#match-title", Static).update(self._title(state.game, what))
         self.query_one("#view-pane", ViewPane).show(state.view, state.players, pal, raw=self.raw)
         self._players(state)

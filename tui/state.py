@@ -409,6 +409,7 @@ class MatchState:
     result: Result | None = None
     step_began: float | None = None  # on the monotonic clock
     config: dict[str, Any] = field(default_factory=dict)
+    withheld: bool = False  # the server shows no view: the match's deal is played at another table too
 
     def apply_snapshot(self, msg: Mapping[str, Any], now: float, wall_now: float) -> None:
         self.game = need(msg, "game", str)
@@ -430,6 +431,7 @@ class MatchState:
                     LogLine(step, f"(steps {self.step + 1}-{step} while away) " + describe_change(self.view, view, self.players))
                 )
             self.step, self.view = step, view
+            self.withheld = need(msg, "withheld", bool, False)
             self.clock = need(msg, "clock", dict, {})
             self.banks = _banks(msg)
             self.result = None
@@ -446,7 +448,9 @@ class MatchState:
         if step <= self.step:
             return  # heard already: the snapshot or an earlier delta had it
         prefix = f"(steps {self.step + 1}-{step - 1} missed) " if step > self.step + 1 else ""
-        self.log.append(LogLine(step, prefix + describe_change(self.view, view, self.players)))
+        self.withheld = need(msg, "withheld", bool, False)
+        change = "(the view is withheld)" if self.withheld else describe_change(self.view, view, self.players)
+        self.log.append(LogLine(step, prefix + change))
         self.step, self.view, self.step_began, self.banks = step, view, now, banks
 
     def lose_track(self) -> None:

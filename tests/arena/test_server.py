@@ -743,6 +743,45 @@ async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has
         await resign_with_deals_shown(arena, d2, second, first)
 
 
+async def play_to_showdown(watcher: Client, first: Client, second: Client, match: str) -> list[dict[str, Any]]:
+    """Bet and call: the showdown shows both cards. What ``watcher`` (watching ``match``) is sent."""
+    await first.expect("turn", match=match)
+    await first.send("move", match=match, seat=0, step=0, attempt=0, action="bet")
+    await second.expect("turn", match=match)
+    await second.send("move", match=match, seat=1, step=1, attempt=0, action="call")
+    return [await watcher.expect("delta", match=match), await watcher.expect("delta", match=match)]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("grouped", [True, False], ids=["a duplicate group", "a seed given twice"])
+async def test_a_live_match_whose_deal_is_dealt_at_another_table_shows_spectators_no_view(arena: Arena, grouped: bool) -> None:
+    """The last delta of a showdown showed both cards, which at the other table, still live, were
+    the cards its players were yet to see: and any of them may watch."""
+    group = {"group": "cup/kuhn-poker/dup/deal0", "group_size": 2} if grouped else {}
+    async with arena.bot("w1") as w1, arena.bot("w2") as w2, arena.bot("w3"), arena.bot("w4"), arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        match = await start_direct_match(arena, "kuhn-poker", ["w1", "w2"], seed=11, **group)
+        await start_direct_match(arena, "kuhn-poker", ["w3", "w4"], seed=11, **group)
+        await watcher.send("watch", match=match)
+        snapshot = await watcher.expect("snapshot", match=match)
+        deltas = await play_to_showdown(watcher, w1, w2, match)
+        for shown in [snapshot, *deltas]:
+            assert shown["view"] == {} and shown["withheld"] is True, shown
+        assert (await watcher.expect("result", match=match))["view"] == {}
+
+
+@pytest.mark.trio
+async def test_a_live_match_dealt_from_its_own_seed_shows_spectators_its_public_view_to_the_showdown(arena: Arena) -> None:
+    async with arena.bot("o1") as o1, arena.bot("o2") as o2, arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        match = await start_watched(arena, watcher, ["o1", "o2"], seed=12)
+        deltas = await play_to_showdown(watcher, o1, o2, match)
+        assert all(delta["withheld"] is False and delta["view"]["render"] for delta in deltas)
+        assert "Showdown" in json.dumps(deltas[-1]["view"])
+
+
 @pytest.mark.trio
 async def test_the_server_deals_from_a_generator_its_published_seeds_do_not_reveal(arena: Arena) -> None:
     """Finished matches publish their seeds, and a Mersenne Twister's next outputs follow from
