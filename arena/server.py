@@ -75,6 +75,10 @@ others still has its last results to show when a spectator follows it."""
 TABLE_RETRY_S = 5.0
 """How long the bots of a table that could not start (the store could not record it) are told
 to wait before seeking again: they would all be back at once, and fail again while it lasts."""
+MAX_DETAIL_CHARS = 300
+"""A resignation's ``detail`` is cut to this many characters: it goes into the match's
+``detail``, which every spectator's lobby lists with the recent results (twenty resignations
+of 65,000 control characters, escaped six times over in JSON, made each lobby 7.8 MB)."""
 MAX_TOKENS = 10**9
 """The most tokens a move may say its call read or wrote: no model's context comes near, and
 the leaderboards sum them over every turn of a game."""
@@ -318,7 +322,7 @@ class ArenaServer:
     # ---- HTTP ----------------------------------------------------------------------------
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        url = urllib.parse.urlsplit(request.path)
+        url = _request_target(request.path)
         upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
         if url.path in ("/bot", "/watch") and upgrade:
             refusal = self._refusal(_client_address(connection))
@@ -481,7 +485,7 @@ class ArenaServer:
         self._websockets += 1
         self._per_address[address] += 1
         try:
-            path = urllib.parse.urlsplit(ws.request.path).path if ws.request else ""
+            path = _request_target(ws.request.path).path if ws.request else ""
             if path == "/bot":
                 await self._bot_connection(ws)
             else:
@@ -814,7 +818,10 @@ class ArenaServer:
     async def _on_resign(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         if msg["match"] not in session.matches:
             raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {msg['match']}")
-        session.resign(msg["match"], msg.get("detail", ""))
+        detail = msg.get("detail", "")
+        if len(detail) > MAX_DETAIL_CHARS:
+            detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
+        session.resign(msg["match"], detail)
 
     # ---- admin ---------------------------------------------------------------------------
 
@@ -1356,6 +1363,13 @@ def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         state.step(steps[step])
         views.append(state.full_view())
     return views
+
+
+def _request_target(target: str) -> urllib.parse.SplitResult:
+    """The path and query of an HTTP request's target, which is a path (origin form): not read
+    as a URL, where ``//health`` is the host "health" and no path."""
+    path, _, query = target.partition("?")
+    return urllib.parse.SplitResult("", "", path, query, "")
 
 
 def _client_address(connection: ServerConnection) -> str:

@@ -596,6 +596,18 @@ async def test_the_sdk_stops_with_the_reason_where_waiting_could_never_help(aren
 
 
 @pytest.mark.trio
+async def test_a_long_resignation_is_cut_before_it_goes_into_the_record_and_every_lobby(arena: Arena) -> None:
+    """Twenty resignations of 65,000 control characters made every spectator's lobby 7.8 MB."""
+    async with arena.bot("windy") as windy, arena.bot("calm"):
+        match = await start_direct_match(arena, "nim", ["windy", "calm"], seed=3)
+        await windy.expect("turn", match=match)
+        await windy.send("resign", match=match, detail="\x01" * 65_000)
+        end = await windy.expect("match_end", match=match)
+    assert end["detail"] == "windy resigned: " + "\x01" * 299 + "…"
+    assert arena.server.recent[0]["detail"] == end["detail"]
+
+
+@pytest.mark.trio
 async def test_an_sdk_policy_that_raises_resigns_naming_its_error_as_play_match_would(arena: Arena) -> None:
     def broken(turn: Turn) -> str:
         raise KeyError("no such heap")
@@ -970,6 +982,8 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
     assert (await get("/api/matches/nope"))[0] == 404
     assert (await get("/elsewhere"))[0] == 404
+    assert await get("//health") == (404, {"error": "not_found", "message": "no such path '//health'"})  # not a host
+    assert (await get("/health?x=//y"))[0] == 200
     with pytest.raises(InvalidStatus) as refused:  # a websocket upgrade is answered as plain HTTP too
         async with connect(arena.url + "/elsewhere", proxy=None):
             pass
