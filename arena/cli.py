@@ -716,11 +716,20 @@ def _run_and_show(config: Any, db: Any, *, as_json: bool, url: str | None = None
                 "tournament": config.name,
                 "played": summary.played,
                 "skipped": summary.skipped,
+                "voided": summary.voided,
                 "leaderboards": boards,
                 "held_out": {"games": held_out_boards, "opponents": opponents},
             }
         )
-        return 0
+    else:
+        _show_tournament(config, summary, boards, held_out_boards, opponents)
+    return 0 if summary.voided == 0 else FAILURE  # a void match is to be played again: the run is not done
+
+
+def _show_tournament(
+    config: Any, summary: Any, boards: dict[str, Any], held_out_boards: dict[str, Any], opponents: list[dict[str, Any]]
+) -> None:
+    """The text form of ``_run_and_show``: the counts, then each leaderboard as a table."""
     print(
         f"{config.name}: {summary.played} played, {summary.skipped} already done, {summary.voided} void, {summary.elapsed:.1f}s"
     )
@@ -745,7 +754,6 @@ def _run_and_show(config: Any, db: Any, *, as_json: bool, url: str | None = None
             for r in opponents
         ]
         print(_table(cells, header))
-    return 0 if summary.voided == 0 else FAILURE
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:

@@ -61,6 +61,7 @@ class _State:
     answered: set[tuple[str, int, int, int]] = field(default_factory=set)
     unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)  # answers to resend
     session: str | None = None
+    welcomes: int = 0  # connections logged in so far
     last_seq: int = 0
     seeking: bool = False
     pacer: Pacer | None = None  # made from the server's limits in its welcome
@@ -132,8 +133,9 @@ async def run_bot(
     wait = 0.0  # what a full server asked the next attempt to wait (its Retry-After)
 
     async def play(policies: trio.Nursery) -> None:
-        nonlocal reached, wait
+        nonlocal reached, wait, delays
         while not done():
+            welcomes = state.welcomes
             try:
                 async with connect(p.endpoint(url, p.BOT_PATH), max_size=None, proxy=None) as ws:
                     reached = True
@@ -176,6 +178,8 @@ async def run_bot(
             if done():
                 return
             run.reconnects += 1
+            if state.welcomes > welcomes:  # this connection logged in: the next failure starts the backoff anew
+                delays = retry_delays()
             delay, wait = max(next(delays), wait), 0.0
             log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
             await trio.sleep(delay)
@@ -419,6 +423,7 @@ async def _receive(
         kind = msg.get("t")
         if kind == "welcome":
             state.session = msg["session"]
+            state.welcomes += 1
             state.pacer = Pacer(msg.get("limits") or {})
             state.soft_cap = int((msg.get("limits") or {}).get("soft_cap", state.soft_cap))
             state.seeking = False  # the server drops a bot's seeks when its connection ends

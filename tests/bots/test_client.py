@@ -280,3 +280,28 @@ async def test_a_resignation_decided_while_the_connection_was_down_is_sent_after
 
     record = await drop_mid_turn(arena_factory, quitter, thinking, release, until_back=False)
     assert (record["reason"], record["forfeit_seat"]) == ("resign", 0), record  # the slow seat
+
+
+@pytest.mark.trio
+async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logged_in(arena: Arena) -> None:
+    """It only grew: a bot whose proxy cut it every few seconds soon waited 5 s each time, past
+    a short reconnection window, and lost its match for disconnection."""
+    backoffs: list[list[float]] = []
+
+    def delays() -> Any:
+        backoffs.append([])
+        for delay in itertools.count(1):
+            backoffs[-1].append(0.05 * delay)
+            yield 0.05 * delay
+
+    token = await arena.register("cut")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "cut", token, games=[], retry_delays=delays))
+        for _ in range(3):  # cut once logged in, each time
+            await arena.connected(["cut"])
+            dropped = arena.server.sessions["cut"].connection
+            assert dropped is not None
+            dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+            await wait_until(functools.partial(lambda gone: arena.server.sessions["cut"].connection not in (None, gone), dropped))
+        nursery.cancel_scope.cancel()
+    assert backoffs == [[0.05]] * 3  # one delay after each cut, the first of a backoff started anew
