@@ -652,7 +652,11 @@ class ArenaServer:
         """Attach a connection to the bot's session: resume it, or start afresh and resync."""
         bot = hello["bot"]
         session = self.sessions.get(bot)
-        if session is None:
+        if bot == ADMIN:
+            # Its own session for each admin connection: one plays nothing to resume, and a shared
+            # one handed the answers to one tool's requests (a new bot's token) to another's.
+            session = BotSession(bot, self.limits.grace_ms / 1000)
+        elif session is None:
             session = BotSession(bot, self.limits.grace_ms / 1000)
             self.sessions[bot] = session
         elif session.connection is not None:

@@ -860,6 +860,24 @@ async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: A
 
 
 @pytest.mark.trio
+async def test_two_admin_connections_at_once_each_get_the_answers_to_their_own_requests(arena: Arena) -> None:
+    """They shared one session: the second to log in closed the first (4002) and was sent the
+    answer to the first's request, a new bot's token shown once, as if it were its own."""
+    async with arena.admin() as first:
+        await first.send("register", name="alpha")
+        async with arena.admin() as second:
+            await second.send("register", name="beta")
+            assert (await second.expect("registered"))["name"] == "beta"
+            await second.send("ping")
+            await second.expect("pong")
+        assert (await first.expect("registered"))["name"] == "alpha"  # still open, still its own
+        await first.send("ping")
+        await first.expect("pong")
+    assert [m["name"] for m in first.seen + second.seen if m["t"] == "registered"] == ["alpha", "beta"]
+    assert arena.server.metrics_snapshot()["bots_connected"] == 0
+
+
+@pytest.mark.trio
 async def test_a_rotate_with_an_owner_renews_only_that_owners_bots(arena: Arena) -> None:
     person = await arena.register("someones")
     async with arena.admin() as admin:
