@@ -193,8 +193,10 @@ class _Forfeit(Exception):
         self.detail = detail
 
 
-class _TooLong(Exception):
-    """The match reached ``max_steps`` without ending: void, no seat's fault."""
+class _Void(Exception):
+    """The match ends void, no one seat's fault: it reached ``max_steps`` without ending, or
+    every seat that failed a simultaneous step failed at once (both out of time at one
+    deadline, say), where scoring one as the winner would pick it by scheduling order."""
 
 
 class _Match:
@@ -228,8 +230,9 @@ class _Match:
             if inspect.isawaitable(pending):
                 await pending
 
-    async def ask(self, seat: int) -> str:
-        """Ask one seat until it gives a legal action, or raise _Forfeit.
+    async def ask(self, seat: int, started: float) -> str:
+        """Ask one seat, from ``started`` (the step's start), until it gives a legal action,
+        or raise _Forfeit.
 
         The accepted answer becomes the seat's last turn at once, taking any reward that
         waited for it, so that ``credit`` after the step finds it.
@@ -237,7 +240,6 @@ class _Match:
         state = self.state
         step = state.step_count
         budget_ms = self.clock.move_ms + self.bank_ms[seat]
-        started = trio.current_time()
         deadline = started + (budget_ms + self.clock.grace_ms) / 1000
         reason: str | None = None
         turn = Turn.of(
@@ -310,23 +312,40 @@ class _Match:
         raise _Forfeit(seat, TIMEOUT, f"no answer within {budget_ms} ms")  # the step's, not what a retry had left
 
     async def ask_all(self, movers: Sequence[int]) -> dict[int, str]:
-        """Ask every seat to move at once (simultaneous games) or the one seat."""
-        if len(movers) == 1:
-            return {movers[0]: await self.ask(movers[0])}
-        chosen: dict[int, str] = {}
+        """Ask every seat to move at once (simultaneous games) or the one seat.
 
-        async def one(seat: int) -> None:
-            chosen[seat] = await self.ask(seat)
+        Seats with the same time left share one deadline, from one start. The first seat to
+        fail ends the step for all, but only after one checkpoint, in which the others that
+        failed at the same moment (out of time at that deadline) are heard too: then nobody
+        is scored the winner, which would otherwise be whichever the scheduler ran first."""
+        started = trio.current_time()
+        if len(movers) == 1:
+            return {movers[0]: await self.ask(movers[0], started)}
+        chosen: dict[int, str] = {}
+        failed: list[_Forfeit] = []
+
+        async def one(seat: int, step: trio.Nursery) -> None:
+            try:
+                chosen[seat] = await self.ask(seat, started)
+            except _Forfeit as forfeit:
+                failed.append(forfeit)
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                step.cancel_scope.cancel()
 
         try:
             async with trio.open_nursery() as nursery:
                 for seat in movers:
-                    nursery.start_soon(one, seat)
-        except BaseExceptionGroup as group:
-            forfeits, others = group.split(_Forfeit)
-            if forfeits is None or others is not None:
-                raise
-            raise _first_forfeit(forfeits) from group
+                    nursery.start_soon(one, seat, nursery)
+        except BaseExceptionGroup as group:  # the engine's fault, as in a one-seat step: said as itself
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from group
+            raise
+        if len(failed) == 1:
+            raise failed[0]
+        if failed:
+            failed.sort(key=lambda forfeit: forfeit.seat)
+            said = "; ".join(f"seat {forfeit.seat} {forfeit.reason}: {forfeit.detail}" for forfeit in failed)
+            raise _Void(f"seats {', '.join(str(forfeit.seat) for forfeit in failed)} failed at once: {said}")
         return {seat: chosen[seat] for seat in movers}
 
     def credit(self, rewards: Sequence[float]) -> None:
@@ -342,15 +361,6 @@ class _Match:
                 self.unclaimed[seat] += reward
             else:
                 record.reward += reward
-
-
-def _first_forfeit(group: BaseExceptionGroup) -> _Forfeit:
-    for error in group.exceptions:
-        if isinstance(error, _Forfeit):
-            return error
-        if isinstance(error, BaseExceptionGroup):
-            return _first_forfeit(error)
-    raise AssertionError("a forfeit group without a forfeit")
 
 
 async def play_match(
@@ -398,7 +408,7 @@ async def play_match(
                 raise _Forfeit(index, gave_up.reason, gave_up.detail) from gave_up
         while not state.is_over:
             if state.step_count >= max_steps:
-                raise _TooLong(f"the match reached {max_steps} steps without ending")
+                raise _Void(f"the match reached {max_steps} steps without ending")
             movers = state.to_move()
             actions = await match.ask_all(movers)
             rewards = state.step(actions)
@@ -412,8 +422,8 @@ async def play_match(
     except _Forfeit as forfeit:
         reason, detail, forfeit_seat = forfeit.reason, forfeit.detail, forfeit.seat
         returns = forfeit_returns(state, forfeit.seat)
-    except _TooLong as too_long:
-        status, reason, detail = "void", VOID, str(too_long)
+    except _Void as void:
+        status, reason, detail = "void", VOID, str(void)
         returns = [0.0] * state.num_players
     except Exception as error:  # the engine's own fault, never a seat's: void, unrated
         status, reason, detail = "void", VOID, f"engine fault: {type(error).__name__}: {error}"

@@ -1362,7 +1362,8 @@ def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         if turn["accepted"]:
             steps.setdefault(turn["step"], {})[turn["seat"]] = turn["action"]
     for step in sorted(steps):
-        if state.is_over:
+        if state.is_over or set(steps[step]) != set(state.to_move()):
+            # the last, when a seat forfeited while another's move was already taken: never applied
             break
         state.step(steps[step])
         views.append(state.full_view())

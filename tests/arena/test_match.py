@@ -118,6 +118,33 @@ async def test_a_seat_that_sleeps_past_its_deadline_forfeits_on_time(autojump_cl
     assert result.returns == [1.0, -1.0] and result.outcomes == ["win", "forfeit"]
 
 
+async def stuck(turn: Turn) -> str:
+    await trio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.trio
+async def test_seats_of_a_simultaneous_step_out_of_time_at_once_void_the_match(autojump_clock: trio.testing.MockClock) -> None:
+    """One of them was scored the winner, whichever the scheduler ran first, and rated so."""
+    game = games.get("iterated-rock-paper-scissors")
+    result = await play_match(game, [LocalSeat(stuck), LocalSeat(stuck)], clock=Clock(move_ms=1_000, grace_ms=0))
+    assert (result.status, result.reason, result.forfeit_seat) == ("void", "void", None)
+    assert result.outcomes == ["void", "void"] and result.returns == [0.0, 0.0]
+    assert result.detail == (
+        "seats 0, 1 failed at once: seat 0 timeout: no answer within 1000 ms; seat 1 timeout: no answer within 1000 ms"
+    )
+
+
+@pytest.mark.trio
+async def test_the_seat_of_a_simultaneous_step_out_of_time_first_forfeits_alone(autojump_clock: trio.testing.MockClock) -> None:
+    game = games.get("iterated-rock-paper-scissors")
+    clock = Clock(move_ms=1_000, grace_ms=0, bank_ms=500)
+    first = await play_match(game, [LocalSeat(stuck), LocalSeat(stuck)], clock=clock)  # equal banks: at once
+    assert first.status == "void"
+    result = await play_match(game, [first_legal(), LocalSeat(stuck)], clock=clock)
+    assert (result.status, result.reason, result.forfeit_seat, result.outcomes) == ("finished", "timeout", 1, ["win", "forfeit"])
+
+
 @pytest.mark.trio
 async def test_a_timeout_after_an_illegal_answer_names_the_seats_whole_budget(autojump_clock: trio.testing.MockClock) -> None:
     async def wrong_then_stuck(turn: Turn) -> str:

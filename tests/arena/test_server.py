@@ -917,6 +917,26 @@ async def test_a_finished_match_can_be_replayed_with_full_views(arena: Arena) ->
 
 
 @pytest.mark.trio
+async def test_a_simultaneous_match_ended_by_a_forfeit_after_the_others_move_is_replayed_to_its_last_step(
+    arena: Arena,
+) -> None:
+    """The move taken at the step never applied is stored (accepted, with its think time), and
+    replaying it raised: "expected actions for seats [0, 1], got [0]"."""
+    async with arena.bot("rps-a") as a, arena.bot("rps-b") as b:
+        match = await start_direct_match(arena, "iterated-rock-paper-scissors", ["rps-a", "rps-b"], clock={"move_ms": 300})
+        for step, answering in ((0, (a, b)), (1, (a,))):
+            for seat, client in enumerate(answering):
+                await client.expect("turn", match=match, step=step)
+                await client.send("move", match=match, seat=seat, step=step, attempt=0, action="rock")
+        assert (await a.expect("match_end", match=match))["reason"] == "timeout"
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.send("replay", match=match)
+        replay = await watcher.expect("replay")
+    assert len(replay["views"]) == 2 and replay["views"][-1]["text"] != replay["views"][0]["text"]  # the start, step 0
+
+
+@pytest.mark.trio
 async def test_a_leaderboard_is_computed_once_for_requests_that_come_together(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
