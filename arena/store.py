@@ -154,7 +154,20 @@ def _migration_4(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX matches_by_game_created ON matches (game, created_at, id)")
 
 
-MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (_migration_1, _migration_2, _migration_3, _migration_4)
+def _migration_5(db: sqlite_utils.Database) -> None:
+    """Matches by status and seed: whether a live match still deals from an ended one's seed
+    (``deals_to_play``, asked for every page of matches listed), and the live ones voided at
+    every start, without reading the whole table."""
+    db.execute("CREATE INDEX matches_by_status ON matches (status, seed)")
+
+
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
+    _migration_1,
+    _migration_2,
+    _migration_3,
+    _migration_4,
+    _migration_5,
+)
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
 READABLE_FROM = 3
 """The oldest schema a read-only open accepts: the migrations since add only indexes, so a
@@ -433,12 +446,15 @@ class Store:
         return None if row is None else dict(row)
 
     def deals_to_play(self, match_ids: Iterable[str]) -> set[str]:
-        """The matches among ``match_ids`` whose group (matches dealt from one seed) has fewer
-        finished matches than its size: their cards are still to be dealt to someone."""
+        """The matches among ``match_ids`` whose cards are still to be dealt to someone: their
+        group (matches dealt from one seed) has fewer finished matches than its size, or a
+        match live in the store deals from their seed (what a read-only server, which has no
+        live matches of its own, knows of the serving one's)."""
         rows = self.conn.execute(
-            "SELECT m.id FROM matches m WHERE m.id IN (SELECT value FROM json_each(?)) AND m.group_size > "
-            "(SELECT COUNT(*) FROM matches g WHERE g.group_id = m.group_id AND g.status = ?)",
-            (json.dumps(list(match_ids)), FINISHED),
+            "SELECT m.id FROM matches m WHERE m.id IN (SELECT value FROM json_each(?)) AND (m.group_size > "
+            "(SELECT COUNT(*) FROM matches g WHERE g.group_id = m.group_id AND g.status = ?) OR EXISTS "
+            "(SELECT 1 FROM matches o WHERE o.status = ? AND o.seed = m.seed AND o.id != m.id))",
+            (json.dumps(list(match_ids)), FINISHED, LIVE),
         )
         return {row[0] for row in rows}
 

@@ -9,6 +9,7 @@ import math
 import random
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from websockets.uri import parse_uri
 import games
 import games.registry
 from arena import protocol as p
-from arena.match import play_match
+from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat, Turn
 from arena.server import ArenaServer, Limits, Watcher, open_listeners
 from arena.sessions import Connection
@@ -1107,6 +1108,29 @@ async def test_only_get_and_head_are_answered_and_head_without_a_body(arena: Are
     head, _, body = (await http_raw(arena.url, "/api/bots", "HEAD")).partition(b"\r\n\r\n")
     assert body == b"" and head.split(b"\r\n")[0] == b"HTTP/1.1 200 OK"
     assert f"content-length: {len(got[2])}" in head.decode().lower().split("\r\n")
+
+
+@pytest.mark.trio
+async def test_a_read_only_server_hides_an_ended_matchs_deal_while_the_serving_one_deals_it_live(
+    arena_factory: ArenaFactory, tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """The read-only server has no live matches of its own: it showed the seed, turns and full
+    view (both cards) of a match whose seed a match still live at the serving server dealt."""
+    db = tmp_path / "served.db"
+    store = Store(db)
+    ended = dataclasses.replace(match_record("kuhn-poker", ["r1", "r2"], [1.0, -1.0]), seed=42, final_view={"text": "Seat 0: Q"})
+    store.finish_match(ended)
+    store.open_match({"id": "f" * 32, "game": "kuhn-poker", "variant": "kuhn-poker", "config": {}, "seed": 42,
+                      "players": ["r3", "r4"], "max_retries": 2, "clock": {}, "created_at": 1.0, "source": "server"})  # fmt: skip
+    store.close()
+    reader = await arena_factory(db=db, read_only=True)
+    status, record = await http_get(reader.url, f"/api/matches/{ended.match_id}")
+    assert status == 200 and not {"seed", "final_view", "turns"} & set(record)
+    async with reader.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.send("watch", match=ended.match_id)
+        assert (await watcher.expect("snapshot"))["view"] == {}
+    await reader.server.shutdown()
 
 
 @pytest.mark.trio
