@@ -359,6 +359,7 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
     else:
         if not args.admin_token:
             raise UsageError("--url needs --admin-token")
+        _check_server_url(args.url)
         token = _admin_request(args.url, args.admin_token, args.action, name=args.name)["token"]
     print(f"{'registered' if args.action == 'register' else 'new token for'} {args.name}; keep this token, it is shown once:")
     print(token)
@@ -408,6 +409,10 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
+    _check_server_url(args.url)
+    for flag, value in (("--name", args.name), ("--token", args.token)):
+        if value is not None and not _is_text(value):
+            raise UsageError(f"{flag} must be text (UTF-8): it goes into the hello")
     cap = 0.0  # a spending cap (the openai bot's max_cost), the same for every game
     for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
         game = games.get(name)
@@ -763,9 +768,16 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
         raise UsageError("give either --db (play in this process) or --url with --admin-token (play through a server)")
     if bool(args.url) != bool(args.admin_token):
         raise UsageError("--url and --admin-token go together")
+    if args.url:
+        _check_server_url(args.url)
+    from arena.store import StoreError
+
     try:
         config = load(args.file)
-        return _run_and_show(config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=args.admin_token)
+        try:
+            return _run_and_show(config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=args.admin_token)
+        except* StoreError as refused:  # not a store, locked, read-only: raised inside the runner's nursery
+            raise UsageError(str(_first_leaf(refused))) from None
     except TournamentConfigError as error:
         raise UsageError(str(error)) from None
 
@@ -954,18 +966,23 @@ def _watch_app() -> Any:
     return WatchApp
 
 
+def _is_text(value: str) -> bool:
+    """Whether a command-line argument is text: bytes that are not UTF-8 come in as surrogates."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_server_url(url: str) -> None:
     """A URL no connection can be made to is a usage error, said before the app takes the screen."""
-    from urllib.parse import urlsplit
-
     from arena import protocol as p
 
     try:
-        p.http_base(url)  # ws or wss, and a host
-        urlsplit(url).port  # noqa: B018 (raises for a port out of range)
+        p.http_base(url)
     except ValueError as error:
-        message = str(error)
-        raise UsageError(message if message.startswith("bad server URL") else f"bad server URL {url!r}: {message}") from None
+        raise UsageError(str(error)) from None
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

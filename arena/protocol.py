@@ -54,10 +54,15 @@ def endpoint(url: str, path: str) -> str:
 
 def http_base(url: str) -> str:
     """The plain-HTTP address (``/health``, ``/api/...``) of the server at a websocket URL:
-    ws becomes http, wss https. ValueError for any other URL."""
-    parts = urlsplit(url)
+    ws becomes http, wss https. ValueError, saying "bad server URL", for any other URL or one
+    no connection can be made to (a port out of range or not a number, a broken IPv6 host)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises for a port out of range or not a number)
+    except ValueError as error:
+        raise ValueError(f"bad server URL {url!r}: {error}") from None
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
-    if scheme is None or not parts.netloc:
+    if scheme is None or not parts.hostname:
         raise ValueError(f"bad server URL {url!r}: give its base URL, ws://host:port")
     return scheme + endpoint(url, "").removeprefix(parts.scheme)
 

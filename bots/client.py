@@ -121,6 +121,10 @@ async def run_bot(
     A move longer than the welcome's ``soft_cap`` (a reasoning model's long reply) keeps its
     action: the head of its raw reply is cut (it then starts with ``CUT``), then its prompt.
     """
+    try:
+        p.http_base(url)
+    except ValueError as error:
+        raise BotStopped(str(error)) from None
     run = BotRun()
     state = _State()
     policy, is_async = policy_callable(policy)

@@ -359,6 +359,7 @@ async def run_remote_async(
     config: TournamentConfig, url: str, admin_token: str, progress: Callable[[Progress], None] | None = None
 ) -> Summary:
     """Play every scheduled match the server has not made yet; wait for those it is playing."""
+    http_base(url)  # a URL no connection can be made to is said now, in one line
     names = names_on_server(config)
     remote = {names[p] for p in config.remote}
     if remote:

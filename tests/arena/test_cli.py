@@ -93,6 +93,10 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
         ("serve --max-matches 0", "limits out of range: max_matches=0"),
         ("serve --max-connections 0 --max-per-address 0", "limits out of range: max_connections=0, max_per_address=0"),
+        ("bot run random --token x --game nim --url ws://127.0.0.1:70000", "bad server URL 'ws://127.0.0.1:70000': Port out"),
+        ("tournament run any.toml --url ws://127.0.0.1:abc --admin-token x", "bad server URL 'ws://127.0.0.1:abc': Port could"),
+        ("bot register zz --url ws://[::1 --admin-token x", "bad server URL 'ws://[::1': Invalid IPv6 URL"),
+        ("bot run random --name r\udcff --token x --game nim", "--name must be text (UTF-8)"),
         ("serve --retries -1", "max_retries must be from 0 to 100, got -1"),
         ("serve --move-ms 0", "clock needs move_ms > 0"),
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
@@ -155,6 +159,7 @@ def _not_a_store(kind: str, where: Path) -> Path:
         "bot register b1 --db {db}",
         "ratings --db {db}",
         "watch --db {db}",
+        "tournament run {quickstart} --db {db}",  # it failed inside the runner's nursery: 43 lines of traceback
     ],
 )
 def test_a_db_that_is_not_a_store_is_one_line_before_anything_runs(
@@ -162,7 +167,8 @@ def test_a_db_that_is_not_a_store_is_one_line_before_anything_runs(
 ) -> None:
     db = _not_a_store(kind, tmp_path)
     before = sorted(tmp_path.rglob("*"))
-    code, out, err = run(capsys, *command.format(db=db).split())
+    quickstart = Path(__file__).parents[2] / "tournaments" / "quickstart.toml"
+    code, out, err = run(capsys, *command.format(db=db, quickstart=quickstart).split())
     assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("arena: error: ")
     assert str(db) in err and "Traceback" not in err
     if kind == "foreign":
