@@ -42,6 +42,11 @@ every game (Pig when nobody holds, a plugin's game): a match between two bots th
 it would never return, and a server keeps each of its turns until the end."""
 
 
+MAX_CLOCK_MS = 30 * 24 * 3600 * 1000
+"""The longest time per move, grace or bank: far past any model's answer, and within what every
+message carries (a clock of 10^20 ms made the server's welcome and match_start unencodable)."""
+
+
 @dataclass(frozen=True)
 class Clock:
     """Per-move time budget in ms, a grace the seat is not told about (network jitter),
@@ -54,6 +59,8 @@ class Clock:
     def __post_init__(self) -> None:
         if self.move_ms <= 0 or self.grace_ms < 0 or self.bank_ms < 0:
             raise ValueError(f"clock needs move_ms > 0 and grace_ms, bank_ms >= 0, got {self}")
+        if max(self.move_ms, self.grace_ms, self.bank_ms) > MAX_CLOCK_MS:
+            raise ValueError(f"clock times are at most {MAX_CLOCK_MS:,} ms (30 days), got {self}")
 
 
 @dataclass

@@ -38,7 +38,7 @@ import games
 from arena import protocol as p
 from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby
-from arena.match import MAX_STEPS, Clock, MatchEvent, MatchResult, check_max_retries, play_match
+from arena.match import MAX_CLOCK_MS, MAX_STEPS, Clock, MatchEvent, MatchResult, check_max_retries, play_match
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
@@ -111,13 +111,20 @@ class Limits:
     max_per_address: int = 1_000  # open websockets from one client address (a proxy's, behind one)
 
     def __post_init__(self) -> None:
-        wrong = [name for name, value in asdict(self).items() if not (value >= 0 if name == "grace_ms" else value > 0)]
+        # One bound for all, the clock's: the reconnection window is a time as the clock's are,
+        # no count comes near it, and every limit is sent in the welcome, which must encode.
+        wrong = [
+            name
+            for name, value in asdict(self).items()
+            if not ((value >= 0 if name == "grace_ms" else value > 0) and value <= MAX_CLOCK_MS)
+        ]
         if self.hard_cap < self.soft_cap:
             wrong.append("hard_cap")
         if wrong:
             raise ValueError(
                 f"limits out of range: {', '.join(f'{name}={getattr(self, name)}' for name in wrong)} "
-                "(grace_ms may be 0, hard_cap must be at least soft_cap, every other limit must be positive)"
+                f"(grace_ms may be 0, hard_cap must be at least soft_cap, every other limit must be positive; "
+                f"none above {MAX_CLOCK_MS:,})"
             )
 
     def to_wire(self) -> dict[str, Any]:

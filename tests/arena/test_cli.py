@@ -99,6 +99,8 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("bot run random --name r\udcff --token x --game nim", "--name must be text (UTF-8)"),
         ("serve --retries -1", "max_retries must be from 0 to 100, got -1"),
         ("serve --move-ms 0", "clock needs move_ms > 0"),
+        ("serve --move-ms 100000000000000000000", "clock times are at most 2,592,000,000 ms (30 days)"),  # no bot got in
+        ("serve --grace-ms 100000000000000000000", "limits out of range: grace_ms=100000000000000000000"),
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
         ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
         ("demo --delay 100", "--delay paces the bots of --watch; add --watch"),  # it was ignored
