@@ -67,7 +67,7 @@ def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 PORT = _int_from(0, 65_535)
 COUNT = _int_from(0)
 POSITIVE = _int_from(1)
-RESAMPLES = _int_from(2)  # a percentile bootstrap needs two draws at least
+RESAMPLES = _int_from(2, 100_000)  # two draws at least for a percentile bootstrap; 100,000 take minutes
 
 
 def _parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
@@ -590,6 +590,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     _need_matplotlib("the report", "report")
     from arena.ratings.report import write_report
 
+    if not args.out:
+        raise UsageError("give --out a folder name (an empty one would fill the current folder)")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out} is a file; the report is a folder (README.md and plots): name a folder")
@@ -852,6 +854,8 @@ def cmd_train_init_model(args: argparse.Namespace) -> int:
 
     if args.size not in SIZES:
         raise UsageError(f"unknown model size {args.size!r}; the sizes are {', '.join(SIZES)}")
+    if not args.dir:
+        raise UsageError("give the folder to build the model in (an empty name would fill the current folder)")
     if is_model_folder(args.dir) and not args.force:
         raise UsageError(f"{args.dir} already holds a model; pass --force to replace it")
     if os.path.exists(args.dir) and not os.path.isdir(args.dir):  # found before the tokenizer's training, not after

@@ -65,6 +65,18 @@ class TrainConfigError(ValueError):
     """A training file that cannot be run: the message names the file and the key."""
 
 
+MAX_UPDATES = 1_000_000
+MAX_MATCHES_PER_UPDATE = 10_000
+"""Past these a run goes on for ever, or its first update asks for terabytes (10^12 matches an
+update tried to allocate 7 TiB), where a mistyped number should be said at once."""
+
+
+def _at_most(setting: object, maximum: int, *keys: str) -> None:
+    for key in keys:
+        if getattr(setting, key) > maximum:
+            raise ValueError(f"{key} must be at most {maximum:,}, got {getattr(setting, key)}")
+
+
 def _at_least(setting: object, minimum: int, *keys: str) -> None:
     for key in keys:
         if getattr(setting, key) < minimum:
@@ -194,6 +206,8 @@ class TrainConfig:
         if self.dtype not in ("float32", "bfloat16"):
             raise ValueError(f"dtype must be float32 or bfloat16, got {self.dtype!r}")
         _at_least(self, 1, "updates", "matches_per_update", "group_size", "concurrency")
+        _at_most(self, MAX_UPDATES, "updates")
+        _at_most(self, MAX_MATCHES_PER_UPDATE, "matches_per_update", "group_size", "concurrency")
         _at_least(self, 0, "checkpoint_every", "seed")
         if self.matches_per_update % self.group_size:
             raise ValueError(

@@ -122,9 +122,10 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
         ("serve --port 99999", "argument --port: must be from 0 to 65535, got 99999"),  # it wrapped to another port
         ("serve --port -1", "argument --port: must be from 0 to 65535, got -1"),
         ("serve --port http", "argument --port: expected an integer, got 'http'"),
-        ("ratings --resamples -5", "argument --resamples: must be at least 2, got -5"),
-        ("ratings --resamples 1", "argument --resamples: must be at least 2, got 1"),  # the bootstrap failed, status 1
-        ("report --resamples 0", "argument --resamples: must be at least 2, got 0"),
+        ("ratings --resamples -5", "argument --resamples: must be from 2 to 100000, got -5"),
+        ("ratings --resamples 1", "argument --resamples: must be from 2 to 100000, got 1"),  # the bootstrap failed, status 1
+        ("report --resamples 0", "argument --resamples: must be from 2 to 100000, got 0"),
+        ("ratings --resamples 1000000000000", "argument --resamples: must be from 2 to 100000"),  # it ran for days
         ("bot run random --token t --game nim --matches 0", "argument --matches: must be at least 1, got 0"),
         ("bot run random --token t --game nim --delay -1", "argument --delay: must be at least 0, got -1"),
         ("train init-model m --seed -1", "argument --seed: must be from 0 to 9223372036854775807, got -1"),  # it said -1000
@@ -276,6 +277,22 @@ def test_a_reader_that_stops_early_ends_the_command_quietly_as_a_filter_does() -
     process.stdout.close()
     err = process.stderr.read().decode()
     assert process.wait(timeout=60) == 141 and err == ""  # 128 + SIGPIPE, what the shell reports for a filter cut off
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "init-model", ""], "give the folder to build the model in"),
+        (["report", "--db", "arena.db", "--out", ""], "give --out a folder name"),
+    ],
+)
+def test_an_empty_folder_name_is_refused_not_the_current_folder_filled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "") and err.startswith(f"arena: error: {message}")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_report_out_that_is_a_file_is_a_usage_error_naming_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

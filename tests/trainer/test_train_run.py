@@ -68,6 +68,8 @@ def write_config(tmp_path: Path, model: Path, **extra: str) -> Path:
         ({"updates": '"two"'}, "updates: must be int"),
         ({"learning_rate": "1"}, "learning_rate: unknown key"),
         ({"group_size": "3"}, "must be a multiple of group_size"),
+        ({"matches_per_update": "1000000000000"}, "matches_per_update must be at most 10,000"),  # it tried 7 TiB
+        ({"updates": "1000000000000000000000"}, "updates must be at most 1,000,000"),
         ({"dtype": '"float16"'}, "dtype float16 cannot be trained"),  # AdamW's step turned every weight to NaN
     ],
 )
