@@ -282,7 +282,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
     async def main() -> None:
-        listeners = await open_listeners(args.host, args.port)
+        try:
+            listeners = await open_listeners(args.host, args.port)
+        except OSError as error:  # the port taken, an address not of this machine, a name that does not resolve
+            raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
                 await nursery.start(server.run, listeners)

@@ -113,15 +113,17 @@ class GameConfig:
             value = getattr(self, f.name)
             if not _is_instance(value, expected):
                 raise ConfigError(f"config key '{f.name}' must be {_type_name(expected)}, got {value!r}")
-            for number in _numbers(value):
-                if isinstance(number, float) and not math.isfinite(number):  # NaN passes every range check
-                    raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
+            if any(isinstance(number, float) and not math.isfinite(number) for number in _numbers(value)):
+                # NaN passes every range check, since all its comparisons are false
+                raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
+        self.check()  # first: the game's own range says more than the bound below ("rounds at most 1000")
+        for f in dataclasses.fields(self):
+            for number in _numbers(getattr(self, f.name)):
                 if abs(number) > MAX_CONFIG_NUMBER:
                     raise ConfigError(
                         f"config key '{f.name}' must be a number from -{MAX_CONFIG_NUMBER:,} to {MAX_CONFIG_NUMBER:,}, "
                         f"got {number!r:.40}"
                     )
-        self.check()
 
     def check(self) -> None:
         """Raise ConfigError naming the bad key; games override and call super()."""

@@ -349,3 +349,17 @@ def test_init_model_into_a_file_is_refused_before_any_work(capsys: pytest.Captur
     code, out, err = run(capsys, "train", "init-model", str(notes))
     assert code == 2 and out == "" and "is a file, not a folder" in err  # it trained a tokenizer, then: [Errno 17] File exists
     assert notes.read_text() == "mine\n"
+
+
+def test_serving_on_a_port_that_is_taken_says_where_it_could_not_listen(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """It was "[Errno 98] Address already in use", alone, with status 1."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = run(capsys, "serve", "--port", str(port), "--db", str(tmp_path / "arena.db"))
+    assert (code, out, err) == (2, "", f"arena: error: cannot listen on 127.0.0.1:{port}: Address already in use\n")
