@@ -883,14 +883,11 @@ def _train_progress(progress: Any) -> None:
 
 
 def cmd_train_run(args: argparse.Namespace) -> int:
-    import dataclasses
-
     from trainer.config import TrainConfigError, load
 
     try:
-        config = load(args.config)
         overrides = {key: value for key, value in (("updates", args.updates), ("out_dir", args.out)) if value is not None}
-        config = dataclasses.replace(config, **overrides)
+        config = load(args.config, overrides)  # --out stands for a missing out_dir too
     except (TrainConfigError, ValueError) as error:
         raise UsageError(str(error)) from None
     import signal

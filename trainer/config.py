@@ -224,9 +224,10 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
-def load(path: str | Path) -> TrainConfig:
-    """Read and check ``path``; TrainConfigError names what is wrong and where."""
-    return parse(read_toml(path, TrainConfigError), str(path))
+def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> TrainConfig:
+    """Read and check ``path``, with ``overrides`` (top-level keys, as the command line gives
+    them) in place of the file's or where it has none; TrainConfigError names what is wrong and where."""
+    return parse({**read_toml(path, TrainConfigError), **(overrides or {})}, str(path))
 
 
 def parse(data: Mapping[str, Any], where: str = "<config>") -> TrainConfig:

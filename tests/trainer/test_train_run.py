@@ -80,6 +80,17 @@ def test_bad_top_level_keys_name_the_file_and_key(tmp_path: Path, tiny_model_dir
     assert str(path) in str(error.value)
 
 
+def test_the_command_lines_out_stands_for_an_out_dir_the_file_lacks(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """--out is "override out_dir", yet a file without one was refused: "out_dir: missing"."""
+    path = tmp_path / "train.toml"
+    path.write_text("\n".join(line for line in config_text(tiny_model_dir, tmp_path).splitlines() if "out_dir" not in line))
+    with pytest.raises(TrainConfigError, match="out_dir"):
+        load(path)
+    assert load(path, {"out_dir": "elsewhere", "updates": 5}).out_dir == "elsewhere"
+    with pytest.raises(TrainConfigError, match="updates must be at least 1"):
+        load(path, {"out_dir": "elsewhere", "updates": 0})
+
+
 def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     Store(db).close()
