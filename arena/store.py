@@ -452,7 +452,8 @@ class Store:
         live matches of its own, knows of the serving one's)."""
         rows = self.conn.execute(
             "SELECT m.id FROM matches m WHERE m.id IN (SELECT value FROM json_each(?)) AND (m.group_size > "
-            "(SELECT COUNT(*) FROM matches g WHERE g.group_id = m.group_id AND g.status = ?) OR EXISTS "
+            "(SELECT COUNT(*) FROM matches g INDEXED BY matches_by_group WHERE g.group_id = m.group_id AND "
+            "g.status = ?) OR EXISTS "
             "(SELECT 1 FROM matches o WHERE o.status = ? AND o.seed = m.seed AND o.id != m.id))",
             (json.dumps(list(match_ids)), FINISHED, LIVE),
         )

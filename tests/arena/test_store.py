@@ -93,6 +93,23 @@ def test_a_page_of_one_bots_matches_costs_the_page_not_all_its_matches(
     assert len(other1) == 660 and walk(store, 7, bot="other1") == other1
 
 
+def test_whether_a_deal_is_still_to_play_costs_the_same_in_a_big_store(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """The server asks this after every match it stores. Counting an ungrouped match's
+    group read every finished match through the status index, so a busy server's event
+    loop spent most of its time here once the store held a few thousand matches."""
+    store = Store(tmp_path / "arena.db")
+    first = match_record("nim", ["a", "b"], [1.0, -1.0])
+    store.finish_match(first)
+    small = sqlite_work(store, lambda: store.deals_to_play([first.match_id]))
+    with store.atomic():
+        for _ in range(3000):
+            store.finish_match(match_record("nim", ["a", "b"], [1.0, -1.0]))
+    assert store.deals_to_play([first.match_id]) == set()
+    assert sqlite_work(store, lambda: store.deals_to_play([first.match_id])) <= small + 2
+
+
 def test_a_bots_match_count_counts_a_self_play_match_once(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     """/api/bots counted a seat, not a match: a bot that played itself once had two matches."""
     store = Store(tmp_path / "arena.db")
