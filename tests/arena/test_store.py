@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import sqlite_utils
 import trio
 
 import games
@@ -110,6 +112,47 @@ def test_whether_a_deal_is_still_to_play_costs_the_same_in_a_big_store(
     assert sqlite_work(store, lambda: store.deals_to_play([first.match_id])) <= small + 2
 
 
+def test_reads_cost_their_answer_not_the_size_of_the_store(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
+    """Without statistics SQLite took an index on (status, seed) for every ``status = ?`` and
+    read every finished match: a cooperative group's teams (after each of its matches), a page
+    of finished or live matches. A bot that seldom played had every match of the store walked
+    for a page of its own, and /api/bots counted every seat."""
+
+    def filled(name: str, matches: int) -> tuple[Store, dict[str, Callable[[], object]]]:
+        store = Store(tmp_path / f"{name}.db")
+        for bot in ("rare", "busy", "other"):
+            store.register_bot(bot)
+        with store.atomic():
+            store.finish_match(match_record("nim", ["rare", "other"], [1.0, -1.0]))
+            store.finish_match(match_record("nim", ["rare", "rare"], [1.0, -1.0]))
+            for index in range(matches):
+                store.finish_match(match_record("nim", ["busy", f"other{index % 7}"], [1.0, -1.0]))
+                store.finish_match(
+                    match_record("coordination", ["busy", "other"], [1.0, 1.0]), {"group_id": f"g{index}", "group_size": 2}
+                )
+        store.open_match(
+            {"id": "live", "game": "nim", "variant": "nim", "config": {}, "seed": 1, "players": ["busy", "other"],
+             "clock": {}, "source": "server", "created_at": 0.0}
+        )  # fmt: skip
+        last = match_record("coordination", ["other", "busy"], [1.0, 1.0])
+        return store, {
+            "a group's last match, rated": lambda: store.finish_match(last, {"group_id": "g0", "group_size": 2}),
+            "a page of finished matches": lambda: store.matches(status="finished", limit=10),
+            "the live matches": lambda: store.matches(status="live"),
+            "a page of a bot that seldom played": lambda: store.matches(bot="rare"),
+            "a page of an unknown bot": lambda: store.matches(bot="nobody"),
+            "the bots": store.bots,
+        }
+
+    small, small_reads = filled("small", 20)
+    big, big_reads = filled("big", 2000)
+    for name, read in small_reads.items():
+        assert sqlite_work(big, big_reads[name]) <= sqlite_work(small, read) + 2, name
+    assert [m["players"] for m in big.matches(bot="rare")] == [["rare", "rare"], ["rare", "other"]]
+    assert [m["id"] for m in big.matches(status="live")] == ["live"]
+    assert {bot["name"]: bot["matches"] for bot in big.bots()} == {"busy": 4002, "other": 2003, "rare": 2}
+
+
 def test_a_bots_match_count_counts_a_self_play_match_once(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     """/api/bots counted a seat, not a match: a bot that played itself once had two matches."""
     store = Store(tmp_path / "arena.db")
@@ -134,21 +177,53 @@ def set_version(db: Path, version: int) -> None:
     conn.close()
 
 
+def older_store(db: Path, version: int) -> None:
+    """A store as an arena of schema ``version`` left it: two bots, a self-play match, a match
+    between them and one still live (with no seats' start times nor bots' match counts)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    database = sqlite_utils.Database(conn)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version VALUES (?)", (version,))
+    for migration in MIGRATIONS[:version]:
+        migration(database)
+    conn.executemany("INSERT INTO bots (name, token_hash, created_at) VALUES (?, 'h', 0)", [("solo",), ("other",)])
+    for id, status, created, players in [
+        ("m1", "finished", 1.0, ["solo", "solo"]),
+        ("m2", "finished", 2.0, ["solo", "other"]),
+        ("m3", "live", 3.0, ["other", "solo"]),
+    ]:
+        conn.execute(
+            "INSERT INTO matches (id, game, variant, config, seed, players, status, source, created_at)"
+            " VALUES (?, 'nim', 'nim', '{}', 7, ?, ?, 'server', ?)",
+            (id, json.dumps(players), status, created),
+        )
+        conn.executemany("INSERT INTO seats (match_id, seat, bot) VALUES (?, ?, ?)", [(id, s, b) for s, b in enumerate(players)])
+    conn.close()
+
+
 def test_a_store_of_an_older_readable_schema_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
-    store = Store(db)
-    (played,) = store_matches(store, "tic-tac-toe", range(1))
-    for index in ("matches_by_created", "matches_by_game_created", "matches_by_status"):
-        store.conn.execute(f"DROP INDEX {index}")
-    store.close()
-    set_version(db, READABLE_FROM)
-    reader = Store(db, read_only=True)
-    assert [m["id"] for m in reader.matches()] == [played] and reader.schema_version() == READABLE_FROM
-    reader.close()
+    older_store(db, READABLE_FROM)
+    for read_only, version in ((True, READABLE_FROM), (False, len(MIGRATIONS))):
+        store = Store(db, read_only=read_only)
+        assert store.schema_version() == version
+        assert [m["id"] for m in store.matches()] == ["m3", "m2", "m1"]
+        assert [m["id"] for m in store.matches(bot="solo")] == ["m3", "m2", "m1"]
+        assert [m["id"] for m in store.matches(bot="solo", before="m2")] == ["m1"]
+        assert [m["id"] for m in store.matches(bot="other", status="finished")] == ["m2"]
+        assert [m["id"] for m in store.matches(status="live")] == ["m3"]
+        assert {bot["name"]: bot["matches"] for bot in store.bots()} == {"other": 2, "solo": 3}
+        assert store.deals_to_play(["m1", "m2"]) == {"m1", "m2"}  # m3 deals from their seed still
+        store.close()
     writer = Store(db)
     indexes = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-    assert writer.schema_version() == len(MIGRATIONS)
-    assert {"matches_by_created", "matches_by_game_created", "matches_by_status"} <= indexes
+    assert {"matches_by_created", "matches_by_game_created", "matches_live", "seats_by_bot_created"} <= indexes
+    assert dict(writer.conn.execute("SELECT match_id, created_at FROM seats WHERE seat = 1").fetchall()) == {
+        "m1": 1.0,
+        "m2": 2.0,
+        "m3": 3.0,
+    }
+    assert writer.void_live_matches("restart") == 1 and writer.deals_to_play(["m1", "m2"]) == set()
     writer.close()
 
 
