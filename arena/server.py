@@ -16,6 +16,7 @@ import functools
 import gc
 import itertools
 import logging
+import math
 import random
 import re
 import resource
@@ -134,24 +135,30 @@ class Limits:
         return limits
 
 
-class TokenBucket:
-    """Rate limiting: ``rate`` tokens a second, at most ``burst`` saved up."""
+class RateLimit:
+    """``rate`` messages a second, ``burst`` at once, as a token bucket would allow (the
+    generic cell rate algorithm: ``due`` is when the messages let through so far would have
+    been paid for at ``rate``).
+
+    A message is paid for from ``sent_after``, the earliest it can have been sent, and
+    checked at ``now``, when it is read: messages that waited unread while the server was
+    busy (a long answer, a loaded event loop) count as sent while they waited, not as a
+    burst at the moment the server came back to them. Checked on reading alone, a client
+    that paced itself was refused and closed whenever the server fell behind."""
 
     def __init__(self, rate: float, burst: int) -> None:
-        self.rate = rate
-        self.burst = burst
-        self.tokens = float(burst)
-        self.stamp = time.monotonic()
+        self.interval = 1 / rate
+        self.slack = (burst - 1) / rate
+        self.due = -math.inf
 
-    def take(self) -> float:
-        """0 when a message may pass now, else the seconds until one may."""
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.rate
+    def take(self, sent_after: float, now: float) -> float:
+        """0 when the message passes, else the seconds until one would."""
+        due = max(self.due, sent_after)
+        early = due - self.slack - now
+        if early > 0:
+            return early
+        self.due = due + self.interval
+        return 0.0
 
 
 @dataclass
@@ -555,9 +562,12 @@ class ArenaServer:
     async def _frames(self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]) -> Any:
         """Yield decoded messages; answer bad ones with an error; close abusers with 1008; once
         the connection is being closed, read and drop what still comes until it is."""
-        bucket = TokenBucket(self.limits.rate, self.limits.burst)
+        limit = RateLimit(self.limits.rate, self.limits.burst)
         strikes = 0
+        sent_after = time.monotonic()
         while True:
+            if not _unread(ws):  # what comes next is sent from now on; else it waited since sent_after at least
+                sent_after = time.monotonic()
             try:
                 frame = await ws.recv()
             except ConnectionClosed:
@@ -569,7 +579,7 @@ class ArenaServer:
             connection.binary = isinstance(frame, bytes)
             failure: tuple[str, str, dict[str, Any]] | None = None
             decoded: dict[str, Any] = {}
-            wait = bucket.take()
+            wait = limit.take(sent_after, time.monotonic())
             if wait:
                 failure = (p.RATE_LIMITED, "too many messages", {"retry_after": round(wait, 3)})
             elif (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
@@ -1288,6 +1298,11 @@ class ArenaServer:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"match {match_id!r} can be replayed once the matches dealt its cards end")
         views = await trio.to_thread.run_sync(_replay_views, record)
         return {**_finished_summary(record), "views": views, "turns": record["turns"]}
+
+
+def _unread(ws: ServerConnection) -> bool:
+    """Whether websockets holds a message the server has not read yet (its frame queue)."""
+    return ws.recv_messages.recv_frames.statistics().current_buffer_used > 0
 
 
 async def _discard_until_closed(ws: ServerConnection) -> None:

@@ -339,6 +339,40 @@ async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_fact
 
 
 @pytest.mark.trio
+async def test_messages_that_waited_while_the_server_was_busy_are_not_taken_for_a_flood(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client within the rate kept sending while the server took 2 s over one answer; read
+    all at once afterwards, its messages were charged as one burst: refused, then closed 1008."""
+    arena = await arena_factory(limits=Limits(rate=20, burst=5, strikes=3))
+
+    async def slow_leaderboard(game: str | None) -> dict[str, Any]:
+        await trio.sleep(2)
+        return {"game": game, "variants": []}
+
+    async def answers(ws: ClientConnection, count: int) -> list[str]:
+        """The kinds of the next ``count`` answers (the lobbies every spectator is sent aside)."""
+        kinds: list[str] = []
+        with trio.fail_after(5):
+            while len(kinds) < count:
+                kind = p.decode(await ws.recv())["t"]
+                kinds += [] if kind == "lobby" else [kind]
+        return kinds
+
+    monkeypatch.setattr(arena.server, "_leaderboard", slow_leaderboard)
+    async with arena.socket("/watch") as ws:
+        await ws.send(p.encode(p.message("leaderboard"), True))
+        for _ in range(30):  # 15 a second, while the server is busy with the leaderboard
+            await ws.send(p.encode(p.message("ping"), True))
+            await trio.sleep(1 / 15)
+        assert await answers(ws, 31) == ["leaderboard"] + ["pong"] * 30
+    async with arena.socket("/watch") as ws:  # a flood is still a flood
+        for _ in range(10):
+            await ws.send(p.encode(p.message("ping"), True))
+        assert await answers(ws, 8) == ["pong"] * 5 + ["error"] * 3
+
+
+@pytest.mark.trio
 async def test_a_seek_whose_config_holds_a_number_no_encoding_carries_is_a_bad_config(arena: Arena) -> None:
     """Accepted, it went into the lobby every spectator is sent, and packing that lobby in
     msgpack for one spectator raised out of the lobby's task and stopped the server."""
