@@ -35,7 +35,7 @@ class DirectWrite:
         self,
         ws: ServerConnection,
         queue: trio.MemorySendChannel[Any],
-        encode: Callable[[Mapping[str, Any], bool], bytes | str],
+        encode: Callable[[Mapping[str, Any] | bytes | str, bool], bytes | str],
         written: Callable[[], None],
     ) -> None:
         self._ws = ws
@@ -47,8 +47,10 @@ class DirectWrite:
         # Queued and not yet written: a channel hands an item straight to a waiting receiver, so
         # its buffer can be empty while the pump still holds a message that must go first.
         self._unwritten = 0
+        self._drained: trio.Event | None = None  # set when nothing waits unwritten, or the pump stopped
+        self._stopped = False
 
-    def put(self, message: Mapping[str, Any], binary: bool) -> None:
+    def put(self, message: Mapping[str, Any] | bytes | str, binary: bool) -> None:
         """Write or queue ``message``; raises as ``send_nowait`` does when the queue is full or closed."""
         # Asked at every write: websockets closes the socket a checkpoint before it marks the
         # connection closed, and meanwhile the number may already name another file or client.
@@ -77,6 +79,24 @@ class DirectWrite:
     def done(self) -> None:
         """The pump wrote (or gave up on) one item it took from the queue."""
         self._unwritten -= 1
+        if not self._unwritten and self._drained is not None:
+            self._drained.set()
+            self._drained = None
+
+    def stopped(self) -> None:
+        """The pump stopped: what is still queued will never be written."""
+        self._stopped = True
+        if self._drained is not None:
+            self._drained.set()
+
+    async def drained(self) -> bool:
+        """Until everything put so far has been handed to the kernel: True; False when it never
+        will be (the pump stopped: the connection is gone or was cut off)."""
+        if self._unwritten and not self._stopped:
+            if self._drained is None:
+                self._drained = trio.Event()
+            await self._drained.wait()
+        return not self._stopped
 
     def _open(self) -> bool:
         """Whether websockets itself is writing nothing now and takes new frames."""

@@ -227,6 +227,55 @@ def _finite(value: Any) -> Any:
     return value
 
 
+class Prepared:
+    """A message encoded ahead of its sending (``prepare``) but for its ``seq``, appended when
+    it is sent: it can then be made off the event loop while the client's other messages
+    go out, numbered in the order they are sent."""
+
+    def __init__(self, head: bytes | str) -> None:
+        self.head = head  # the message less its seq and, in JSON, its closing brace
+
+    def framed(self, seq: int) -> bytes | str:
+        if isinstance(self.head, str):
+            return f'{self.head},"seq":{seq}}}'
+        return self.head + msgpack.packb("seq") + msgpack.packb(seq)
+
+
+def prepare(message: Mapping[str, Any], binary: bool) -> Prepared:
+    """``message`` encoded as ``encode`` does, with a list value encoded item by item.
+
+    For a message of megabytes (a long match's replay), run in a worker thread: one call of
+    the C encoders holds the GIL throughout, so encoding it whole, even in a thread, stops
+    the event loop for as long; between items the loop gets its turn."""
+    if binary:
+        packer = msgpack.Packer(use_bin_type=True)
+        parts = [packer.pack_map_header(len(message) + 1)]  # + 1: the seq, appended last
+        for key, value in message.items():
+            parts.append(packer.pack(key))
+            if isinstance(value, list):
+                parts.append(packer.pack_array_header(len(value)))
+                parts += [packer.pack(item) for item in value]
+            else:
+                parts.append(packer.pack(value))
+        return Prepared(b"".join(parts))
+    return Prepared(json_in_pieces(message)[:-1])
+
+
+def json_in_pieces(value: Mapping[str, Any]) -> str:
+    """The JSON of a map as ``encode`` writes it, a list value item by item (``prepare``)."""
+    fields = []
+    for key, item in value.items():
+        text = "[" + ",".join(map(_json, item)) + "]" if isinstance(item, list) else _json(item)
+        fields.append(f"{_json(key)}:{text}")
+    return "{" + ",".join(fields) + "}"
+
+
+def _json(value: Any) -> str:
+    text = encode(value, False)
+    assert isinstance(text, str)
+    return text
+
+
 class Encoder:
     """``encode`` for one connection, keeping one msgpack packer: ``packb`` builds a new packer
     on every call, which costs about as much as packing a small message. Not thread-safe."""
@@ -234,7 +283,9 @@ class Encoder:
     def __init__(self) -> None:
         self._packer = msgpack.Packer(use_bin_type=True)
 
-    def __call__(self, message: Mapping[str, Any], binary: bool) -> bytes | str:
+    def __call__(self, message: Mapping[str, Any] | bytes | str, binary: bool) -> bytes | str:
+        if isinstance(message, (bytes, str)):  # a frame made ahead (``Prepared.framed``)
+            return message
         if binary:
             return self._packer.pack(message)
         return encode(message, binary)

@@ -57,6 +57,10 @@ BOARD_DUTY = 0.1
 computing to ``BOARD_DUTY`` of the time if that is longer. A game's Nash bootstrap takes
 seconds over tens of thousands of matches, in a thread that shares the interpreter lock
 with the event loop: twenty requests at once, which anyone may send, slowed every live match."""
+REPLAYS_AT_ONCE = 2
+"""Replays (and HTTP match records) made at once, server-wide. A 1,000-round match's replay is
+tens of megabytes, and its objects several times that while it is made: a hundred spectators
+asking at once would have held gigabytes, and the threads making them the interpreter lock."""
 LOBBY_INTERVAL_S = 0.25
 """Spectators get at most one ``lobby`` message per ``LOBBY_INTERVAL_S``, with the state when it
 is sent. Each lists every live match, and on a busy server matches start and end hundreds of
@@ -211,6 +215,7 @@ class LiveMatch:
 @dataclass(eq=False)
 class Watcher:
     connection: Connection
+    drained: Callable[[], Awaitable[bool]]  # until what was sent so far is written (DirectWrite.drained)
     watching: set[str] = field(default_factory=set)
     seq: int = 0
     game: str | None = None  # the game whose lobby it follows (its last `lobby` request said), None: every game
@@ -218,6 +223,10 @@ class Watcher:
     def send(self, kind: str, **fields: Any) -> None:
         self.seq += 1
         self.connection.put(p.message(kind, seq=self.seq, **fields))
+
+    def send_prepared(self, prepared: p.Prepared) -> None:
+        self.seq += 1
+        self.connection.put(prepared.framed(self.seq))
 
 
 class ArenaServer:
@@ -265,6 +274,7 @@ class ArenaServer:
         self._lobby_changed = trio.Event()  # since the last lobby message to spectators
         self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (served until, leaderboard)
         self._boards_lock = trio.Lock()
+        self._replays = trio.Semaphore(REPLAYS_AT_ONCE)
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -407,10 +417,11 @@ class ArenaServer:
             return 200, [self._withheld(record, to_play) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")
-            record, to_play = await self._read(lambda s: (s.match(match_id), s.deals_to_play([match_id])))
-            if record is None:
-                return 404, {"error": p.UNKNOWN_MATCH, "message": f"no match {match_id!r}"}
-            return 200, self._withheld(record, to_play)
+            async with self._replays:  # a match's record, its turns, is a replay's size
+                record, to_play = await self._read(lambda s: (s.match(match_id), s.deals_to_play([match_id])))
+                if record is None:
+                    return 404, {"error": p.UNKNOWN_MATCH, "message": f"no match {match_id!r}"}
+                return 200, JsonText(await trio.to_thread.run_sync(p.json_in_pieces, self._withheld(record, to_play)))
         if path in ("/bot", "/watch"):
             return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
@@ -543,10 +554,11 @@ class ArenaServer:
                     else:
                         self.metrics.count_frame_out()  # before the send may yield, so a reader of /metrics sees it first
                         await ws.send(direct.encode(out, connection.binary))
-                direct.done()
                 if sending.cancelled_caught:
+                    direct.stopped()  # first: what waits for the queue to drain must not take it for written
                     await _cut_off(ws)
                     return
+                direct.done()
             if connection.closing is not None:
                 with trio.move_on_after(2 * self.limits.heartbeat_s) as closing:  # the handshake itself has heartbeat_s
                     await ws.aclose(*connection.closing)
@@ -555,6 +567,7 @@ class ArenaServer:
         except ConnectionClosed:
             pass
         finally:
+            direct.stopped()
             self._open.discard(connection)
             if not self._open:
                 self._drained.set()
@@ -1217,7 +1230,7 @@ class ArenaServer:
 
     async def _watch_connection(self, ws: ServerConnection) -> None:
         connection, outgoing, direct = self._connection(ws, binary=False)
-        watcher = Watcher(connection)
+        watcher = Watcher(connection, direct.drained)
         self.watchers.add(watcher)
         try:
             watcher.send("lobby", **self._lobby_fields(watcher.game))
@@ -1272,7 +1285,16 @@ class ArenaServer:
             view = {} if self._deals_live(record, to_play) else record.get("final_view") or {}
             watcher.send("snapshot", **_finished_summary(record), view=view)
         elif kind == "replay":
-            watcher.send("replay", **await self._replay(await self._resolve(msg["match"])))
+            # One replay at a time per spectator: the next is made once the last was written.
+            # A long match's replay is tens of megabytes: made whenever asked, a spectator that
+            # does not read piled them up in its queue (gigabytes) until it was cut off.
+            if not await watcher.drained():
+                return  # cut off, its unread requests still to come: none is made for nobody
+            binary = watcher.connection.binary
+            match_id = await self._resolve(msg["match"])
+            async with self._replays:
+                replay = await self._replay(match_id)
+                watcher.send_prepared(await trio.to_thread.run_sync(p.prepare, p.message("replay", **replay), binary))
         elif kind == "leaderboard":
             watcher.send("leaderboard", **await self._leaderboard(msg.get("game")))
 
@@ -1407,8 +1429,15 @@ def _client_address(connection: ServerConnection) -> str:
         return ""
 
 
+@dataclass(frozen=True)
+class JsonText:
+    """An HTTP answer already encoded (off the event loop: ``p.json_in_pieces``)."""
+
+    text: str
+
+
 def _json_response(connection: ServerConnection, status: int, body: Any) -> Response:
-    response = connection.respond(status, p.dumps(body, default=str))
+    response = connection.respond(status, body.text if isinstance(body, JsonText) else p.dumps(body, default=str))
     del response.headers["Content-Type"]  # respond() sets text/plain; headers append, they do not replace
     response.headers["Content-Type"] = "application/json"
     return response

@@ -37,9 +37,9 @@ class Connection:
     binary: bool = True
     close: Callable[[int, str], None] = lambda code, reason: None
     closing: tuple[int, str] | None = None
-    send: Callable[[dict[str, Any], bool], None] | None = None
+    send: Callable[[dict[str, Any] | bytes | str, bool], None] | None = None
 
-    def put(self, message: dict[str, Any]) -> None:
+    def put(self, message: dict[str, Any] | bytes | str) -> None:
         """Send ``message``; a client too slow to read what is queued for it is closed (1008)."""
         try:
             if self.send is None or self.closing is not None:
@@ -49,7 +49,8 @@ class Connection:
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             self.close(CLOSE_POLICY, "not reading its messages")  # its handler then detaches it, as any disconnect
         except (TypeError, ValueError, OverflowError) as error:  # a message its encoding cannot carry: a bug of ours
-            log.error("a %r message could not be encoded: %s", message.get("t"), error)
+            kind = message.get("t") if isinstance(message, dict) else None  # a frame made ahead never fails here
+            log.error("a %r message could not be encoded: %s", kind, error)
             self.close(CLOSE_INTERNAL, "a message could not be encoded")  # this connection, not the whole server
 
 

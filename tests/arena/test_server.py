@@ -331,8 +331,6 @@ async def test_a_spectator_whose_socket_is_full_is_cut_off_and_the_server_still_
     async with await frozen_spectator(arena, *replays):
         (frozen,) = arena.server.watchers
         with trio.fail_after(5):
-            while frozen.connection.closing is None:  # its queue filled up behind a socket it does not read
-                await trio.sleep(0.01)
             while frozen in arena.server.watchers:  # neither a ping nor a close frame can reach it: cut off
                 await trio.sleep(0.01)
         async with arena.socket("/watch") as ws:  # the others are served as ever
@@ -341,6 +339,55 @@ async def test_a_spectator_whose_socket_is_full_is_cut_off_and_the_server_still_
             assert len((await other.expect("replay"))["views"]) == 201
         with trio.fail_after(5):
             await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_spectator_that_does_not_read_has_one_replay_made_at_a_time(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each replay asked for was made and queued: a spectator that asked for a long match's
+    replay five times a second and never read held gigabytes until it was cut off."""
+    arena = await arena_factory(limits=Limits(heartbeat_s=1))
+    first = LocalSeat(lambda turn: turn.legal_actions[0], threaded=False)  # type: ignore[index]
+    result = await play_match(games.get("iterated-prisoners-dilemma"), [first, first], config={"rounds": 400})
+    await arena.server.writer.call(lambda store: store.finish_match(result))  # type: ignore[union-attr]
+    made: list[str] = []  # each replay is 11 MB: more than the socket buffers hold
+    replay = arena.server._replay
+
+    async def counted(match_id: str) -> dict[str, Any]:
+        made.append(match_id)
+        return await replay(match_id)
+
+    monkeypatch.setattr(arena.server, "_replay", counted)
+    async with await frozen_spectator(arena, *[p.message("replay", match=result.match_id)] * 8):
+        (frozen,) = arena.server.watchers
+        with trio.fail_after(5):
+            while frozen in arena.server.watchers:  # cut off after a heartbeat of its socket staying full
+                await trio.sleep(0.01)
+    assert made == [result.match_id]
+    async with arena.socket("/watch") as ws:  # one that reads gets them all, in the encoding it asked in
+        reader = Client(ws, binary=True)
+        for _ in range(2):
+            await reader.send("replay", match=result.match_id)
+        answers = [await reader.expect("replay") for _ in range(2)]
+    assert [len(answer["views"]) for answer in answers] == [401, 401] and answers[1]["seq"] == answers[0]["seq"] + 1
+    assert [turn["action"] for turn in answers[0]["turns"]] == [turn.action for turn in result.turns]
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_a_message_encoded_in_pieces_reads_as_the_message_encoded_whole(binary: bool) -> None:
+    message = p.message(
+        "replay",
+        match="m1",
+        views=[{"text": "a\nb", "render": [{"type": "text", "text": "é"}]}] * 20,  # a long list: its own array header
+        turns=[{"seat": 0, "cost": math.inf, "reward": -0.5, "raw": None, "tokens_in": 2**63 - 1}],
+        none=[],
+        config={"rounds": [1, 2]},
+    )
+    framed = p.prepare(message, binary).framed(12)
+    assert isinstance(framed, bytes) == binary
+    assert p.decode(framed) == p.decode(p.encode({**message, "seq": 12}, binary))
+    assert json.loads(p.json_in_pieces(message)) == json.loads(p.dumps(message))
 
 
 @pytest.mark.trio
@@ -1421,7 +1468,11 @@ def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(
     a finished match as live and as a result at once."""
     server = ArenaServer(tmp_path / "arena.db")
     outgoing, queued = trio.open_memory_channel[dict[str, Any]](4)
-    server.watchers.add(Watcher(Connection(outgoing, binary=False)))
+
+    async def drained() -> bool:
+        return True
+
+    server.watchers.add(Watcher(Connection(outgoing, binary=False), drained))
     server._send_lobby()
     server._remember({"match": "m" * 32, "game": "tic-tac-toe", "status": "finished", "players": ["a", "b"]})
     assert queued.receive_nowait()["recent"] == []
