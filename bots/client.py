@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import math
+import random
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.trio.client import connect
 
 from arena import protocol as p
@@ -40,9 +42,12 @@ class BotStopped(Exception):
 
 
 def backoff(first: float = 0.1, most: float = 5.0) -> Iterator[float]:
+    """Doubling delays, each drawn between half and one and a half of its step: bots dropped
+    together (a server restart) came back at every step in the same millisecond, thousands
+    of handshakes at once against a server's connection limit."""
     delay = first
     while True:
-        yield delay
+        yield delay * random.uniform(0.5, 1.5)
         delay = min(most, delay * 2)
 
 
@@ -175,7 +180,7 @@ async def run_bot(
                 full = p.server_full_wait(error)
                 if full is not None:
                     reached = True  # a server that is there, with no room yet: wait as it asks
-                    wait = max(wait, full)
+                    wait = max(wait, full * random.uniform(1, 1.5))  # spread, as the backoff: all were told alike
                 if not reached:
                     raise BotStopped(f"cannot reach {url}: {connect_failure(error)}") from None
                 log.warning("connection to %s failed: %s", url, connect_failure(error))
@@ -207,6 +212,10 @@ def connect_failure(error: BaseException) -> str:
     without TLS, say) raises trio's BrokenResourceError, which says nothing by itself."""
     if isinstance(error, trio.BrokenResourceError):
         return f"the TLS handshake failed ({error.__cause__ or 'the connection broke'})"
+    if isinstance(error, InvalidStatus):  # the server's own reason, as a full one says which limit
+        with contextlib.suppress(ValueError, TypeError, KeyError):  # not JSON, or not the arena's
+            said = json.loads(error.response.body or b"")["message"]
+            return f"{error}: {said}"
     return str(error)
 
 

@@ -11,13 +11,16 @@ from typing import Any
 import numpy as np
 import pytest
 import trio
+from websockets.datastructures import Headers
+from websockets.exceptions import InvalidStatus
+from websockets.http11 import Response
 
 from arena import protocol as p
 from arena import server as server_module
 from arena.seats import Move, Policy, SeatForfeit, Turn
 from arena.server import Limits
 from arena.store import Store
-from bots.client import CUT, BotRun, run_bot
+from bots.client import CUT, BotRun, backoff, connect_failure, run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -305,3 +308,20 @@ async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logg
             await wait_until(functools.partial(lambda gone: arena.server.sessions["cut"].connection not in (None, gone), dropped))
         nursery.cancel_scope.cancel()
     assert backoffs == [[0.05]] * 3  # one delay after each cut, the first of a backoff started anew
+
+
+def test_reconnection_delays_double_and_are_spread_so_bots_dropped_together_come_back_apart() -> None:
+    """Every bot of a restarted server retried at 0.1, 0.2, 0.4 ... s in the same millisecond."""
+    steps = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
+    runs = [list(itertools.islice(backoff(), len(steps))) for _ in range(2)]
+    for delays in runs:
+        assert all(step / 2 <= delay <= step * 1.5 for step, delay in zip(steps, delays, strict=True))
+    assert runs[0] != runs[1]
+
+
+def test_a_refused_handshake_says_the_servers_reason() -> None:
+    """A bot owner could not tell a full server from one address holding too many connections."""
+    body = b'{"error": "server_full", "message": "15 connections are open from 127.0.0.1"}'
+    refused = InvalidStatus(Response(503, "Service Unavailable", Headers(), body))
+    assert connect_failure(refused).endswith("HTTP 503: 15 connections are open from 127.0.0.1")
+    assert connect_failure(InvalidStatus(Response(404, "Not Found", Headers(), b"<html>"))).endswith("HTTP 404")
