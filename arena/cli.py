@@ -14,7 +14,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 USAGE_ERROR = 2
@@ -281,6 +281,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ValueError as error:  # the clock, the limits and the retries check themselves
         raise UsageError(str(error)) from None
 
+    async def still_stopping(signals: AsyncIterator[int]) -> None:
+        async for signum in signals:
+            name = signal.Signals(signum).name
+            print(f"arena: {name} again: still shutting down (clients get a few heartbeats at most)", file=sys.stderr, flush=True)
+
     async def main() -> None:
         try:
             listeners = await open_listeners(args.host, args.port)
@@ -296,7 +301,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 async for signum in signals:
                     print(f"arena: {signal.Signals(signum).name}, shutting down", file=sys.stderr, flush=True)
                     break
-                await server.shutdown()
+                async with trio.open_nursery() as stopping:
+                    # Another signal now would be queued and raised once the receiver closes,
+                    # making a clean stop exit as killed: said and let be, the shutdown being bounded.
+                    stopping.start_soon(still_stopping, signals)
+                    await server.shutdown()
+                    stopping.cancel_scope.cancel()
 
     # Dated lines on stderr for a process that runs for weeks: the arena's own at INFO (one a
     # match), the libraries' warnings and errors only (websockets logs every HTTP request at INFO).

@@ -238,9 +238,11 @@ class ServeProcess:
                     self.url = found.group(1)
                     return self.url
 
-    async def stop(self, timeout: float = 15) -> int:
-        """SIGINT, as Ctrl-C does; the exit status. The rest of stdout lands in ``lines``, stderr in ``log``."""
-        self.proc.send_signal(signal.SIGINT)
+    async def stop(self, timeout: float = 15, signals: Sequence[int] = (signal.SIGINT,)) -> int:
+        """SIGINT, as Ctrl-C does (or ``signals``, one after the other at once); the exit status.
+        The rest of stdout lands in ``lines``, stderr in ``log``."""
+        for signum in signals:
+            self.proc.send_signal(signum)
         out, self.log = await trio.to_thread.run_sync(lambda: self.proc.communicate(timeout=timeout))
         self.lines.extend(out.splitlines(keepends=True))
         return self.proc.returncode

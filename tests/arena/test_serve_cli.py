@@ -7,6 +7,7 @@ import functools
 import json
 import re
 import resource
+import signal
 import sqlite3
 import zlib
 from pathlib import Path
@@ -249,6 +250,20 @@ async def test_ctrl_c_with_a_live_match_exits_0_and_voids_the_match_with_its_rea
     record = Store(db, read_only=True).match(ends[0]["match"])
     assert record is not None and record["status"] == "void" and record["reason"] == "void"
     assert "shutting down" in record["detail"] and record["returns"] is None and record["ended_at"]
+
+
+@pytest.mark.trio
+async def test_a_second_signal_while_shutting_down_is_said_and_the_exit_is_still_0(tmp_path: Path) -> None:
+    """The second signal waited in trio's receiver and was raised as the server exited: a
+    clean shutdown (matches voided, store flushed) ended as killed, -15 or 130."""
+    server = ServeProcess("--db", str(tmp_path / "arena.db"))
+    try:
+        await server.start()
+        assert await server.stop(signals=(signal.SIGTERM, signal.SIGINT)) == 0
+    finally:
+        server.kill()
+    # pending together, the two are delivered in either order
+    assert re.search(r"SIG(INT|TERM), shutting down\n.*SIG(INT|TERM) again: still shutting down", server.log), server.log
 
 
 @pytest.mark.trio
