@@ -281,6 +281,7 @@ class ArenaServer:
     async def run(
         self, listeners: list[trio.SocketListener], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
+        logging.getLogger("websockets.server").addFilter(CLIENT_GONE)  # once: a filter is added once
         with contextlib.nullcontext() if self.writer is None else serving_lock(self.db):
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -1320,6 +1321,28 @@ class ArenaServer:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"match {match_id!r} can be replayed once the matches dealt its cards end")
         views = await trio.to_thread.run_sync(_replay_views, record)
         return {**_finished_summary(record), "views": views, "turns": record["turns"]}
+
+
+class ClientGone(logging.Filter):
+    """websockets logs two ordinary ways a client goes as internal errors, with a traceback
+    each: hanging up while bytes that ``DirectWrite`` left websockets to flush were pending
+    (websockets writes them at the end of the stream, expecting none there), and no longer
+    answering pings (the keepalive's close then fails on the socket the client left full).
+    Said in one line at INFO instead; any other error keeps its traceback."""
+
+    GONE = (trio.BrokenResourceError, ConnectionClosed)
+    MESSAGES = ("unexpected internal error", "keepalive ping failed")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, self.GONE) and record.msg in self.MESSAGES:
+            record.msg, record.args = "a client went (%s): %s", (record.msg, error)
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+CLIENT_GONE = ClientGone()
 
 
 def _unread(ws: ServerConnection) -> bool:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import math
 import random
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +29,7 @@ import games.registry
 from arena import protocol as p
 from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat, Turn
-from arena.server import ArenaServer, Limits, Watcher, open_listeners
+from arena.server import CLIENT_GONE, ArenaServer, Limits, Watcher, open_listeners
 from arena.sessions import Connection
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
@@ -1577,3 +1579,20 @@ async def test_a_spectator_asking_of_a_store_that_cannot_be_read_gets_an_error_a
             assert error["code"] == "store_unavailable" and "no store" in error["message"]
         await watcher.send("ping")
         await watcher.expect("pong")
+
+
+def test_a_client_going_is_logged_in_one_line_and_other_errors_keep_their_traceback() -> None:
+    """websockets logged each client that hung up mid-write as an internal error, thirty lines
+    of traceback, tens of them whenever a bot process stopped."""
+
+    def record(message: str, error: BaseException) -> logging.LogRecord:
+        try:
+            raise error
+        except BaseException:
+            return logging.LogRecord("websockets.server", logging.ERROR, "x.py", 1, message, None, sys.exc_info())
+
+    gone = record("unexpected internal error", trio.BrokenResourceError("socket connection broken: [Errno 32] Broken pipe"))
+    assert CLIENT_GONE.filter(gone) and gone.levelno == logging.INFO and gone.exc_info is None
+    assert gone.getMessage() == "a client went (unexpected internal error): socket connection broken: [Errno 32] Broken pipe"
+    bug = record("unexpected internal error", KeyError("a bug"))
+    assert CLIENT_GONE.filter(bug) and bug.levelno == logging.ERROR and bug.exc_info is not None
