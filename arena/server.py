@@ -198,6 +198,8 @@ class LiveMatch:
     void_reason: str = ""
     info: Mapping[str, Any] = field(default_factory=dict)  # what play_match announced at the start
     grouped: bool = False  # one of a duplicate group: its deal is dealt at the group's other tables too
+    ended: trio.Event = field(default_factory=trio.Event)  # its end is recorded and told, or it never started
+    result: MatchResult | None = None  # how it ended; None: stopped by the server (void)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -364,7 +366,9 @@ class ArenaServer:
             return response
         try:
             # percent-decoded as the query is: a client may escape any character of a path
-            status, body = await self._api(urllib.parse.unquote(url.path), urllib.parse.parse_qs(url.query))
+            # blank values kept: `status=` is a wrong status, not no filter
+            query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+            status, body = await self._api(urllib.parse.unquote(url.path), query)
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
             status, body = 503, {"error": p.STORE_UNAVAILABLE, "message": f"the store cannot be read: {error}"}
@@ -396,10 +400,10 @@ class ArenaServer:
         if path == "/api/bots":
             return 200, await self._read(lambda s: s.bots())
         if path == "/api/matches":
-            try:
-                limit = int(arg("limit") or 50)
-            except ValueError:
+            given = arg("limit")
+            if given is not None and not re.fullmatch(r"-?[0-9]+", given):  # int() also takes "1_0" and " 1"
                 return 400, {"error": p.BAD_MESSAGE, "message": "limit must be an integer"}
+            limit = 50 if given is None else int(given)
             status = arg("status")
             if status not in (None, LIVE, FINISHED, VOID):
                 return 400, {"error": p.BAD_MESSAGE, "message": f"status must be {LIVE}, {FINISHED} or {VOID}"}
@@ -884,8 +888,7 @@ class ArenaServer:
     async def _on_create_match(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         config = self._check_game(msg["game"], msg.get("config"))
         bots = msg["bots"]
-        if not all(isinstance(b, str) for b in bots):
-            raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.bots' must be a list of bot names")
+        _check_players(bots)  # before a known key is answered, as every other field
         needed = self._players_needed(msg["game"], config)
         if len(bots) != needed:
             raise p.ProtocolError(p.BAD_CONFIG, f"{msg['game']} with this config needs {needed} bots, got {len(bots)}")
@@ -935,6 +938,10 @@ class ArenaServer:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"no live match {msg['match']!r}")
         live.void_reason = msg.get("reason") or "aborted by the admin"
         live.scope.cancel()
+        await live.ended.wait()
+        if live.result is not None:  # its game had ended, the result on its way to the store: it stands
+            status = live.result.status
+            raise p.ProtocolError(p.UNKNOWN_MATCH, f"match {live.id} ended ({status}) before it could be aborted")
         session.send("match_aborted", match=live.id)
 
     async def _on_seed_salt(self, session: BotSession, msg: Mapping[str, Any]) -> None:
@@ -960,9 +967,8 @@ class ArenaServer:
         return self.limits.max_matches - len(session.matches)
 
     def _require_ready(self, bots: Sequence[str], *, check_capacity: bool = True) -> None:
+        _check_players(bots)
         for bot in bots:
-            if bot == ADMIN:
-                raise p.ProtocolError(p.BAD_MESSAGE, "the admin session does not play")
             session = self.sessions.get(bot)
             if session is None or not session.connected:
                 raise p.ProtocolError(p.BOT_OFFLINE, f"bot {bot!r} is not connected")
@@ -1084,6 +1090,7 @@ class ArenaServer:
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
                 log.exception("match %s failed", live.id)
                 live.void_reason = f"server fault: {type(error).__name__}: {error}"
+        live.result = result
         with trio.CancelScope(shield=True):
             if result is None:  # cancelled (abort, shutdown) or a fault of ours: seats were not told yet
                 await self._void(live, live.void_reason or "void")
@@ -1163,6 +1170,7 @@ class ArenaServer:
         """Free the match's seats; also for a reserved match that never started, which a
         shutdown waiting for the live matches to end must hear of as well."""
         self.live.pop(live.id, None)
+        live.ended.set()
         for bot in set(live.bots):
             session = self.sessions.get(bot)
             if session is not None:
@@ -1442,6 +1450,13 @@ def _request_target(target: str) -> urllib.parse.SplitResult:
     as a URL, where ``//health`` is the host "health" and no path."""
     path, _, query = target.partition("?")
     return urllib.parse.SplitResult("", "", path, query, "")
+
+
+def _check_players(bots: Sequence[Any]) -> None:
+    if not all(isinstance(bot, str) for bot in bots):
+        raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.bots' must be a list of bot names")
+    if ADMIN in bots:
+        raise p.ProtocolError(p.BAD_MESSAGE, "the admin session does not play")
 
 
 def _client_address(connection: ServerConnection) -> str:

@@ -451,7 +451,7 @@ class Store:
         """
         with self.atomic():
             key = row.get("caller_key")
-            existing = self.find_by_key(key) if key else None
+            existing = self.find_by_key(key) if key is not None else None  # "" is a key as any other
             if existing is not None:
                 return str(existing["id"])
             self._insert_match({**row, "status": LIVE})

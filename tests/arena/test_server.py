@@ -437,8 +437,9 @@ async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_matc
         await a.send("resign", match=match)
         await trio.to_thread.run_sync(committing.wait, 10)  # the result is being written
         await admin.send("abort_match", match=match)
-        await admin.expect("match_aborted", match=match)
         release.set()
+        refused = await admin.expect("error")  # not told "aborted" of a match that stands finished
+        assert refused["code"] == p.UNKNOWN_MATCH and "ended (finished) before it could be aborted" in refused["message"]
         ends = [await a.expect("match_end", match=match), await b.expect("match_end", match=match)]
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and record["status"] == "finished" and record["reason"] == "resign"
@@ -893,6 +894,28 @@ async def test_create_match_is_idempotent_on_its_key(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_an_empty_key_is_a_key_even_from_admins_racing_and_a_known_key_still_checks_the_bots(arena: Arena) -> None:
+    """The store took "" for no key: eight admins asking at once made eight matches. And a
+    known key was answered before the bots were checked, so the admin could be named a player."""
+    created: list[dict[str, Any]] = []
+
+    async def create() -> None:
+        async with arena.admin() as admin:
+            await admin.send("create_match", bots=["e1", "e2"], game="nim", key="")
+            created.append(await admin.expect("match_created"))
+
+    async with arena.bot("e1"), arena.bot("e2"):
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(create)
+        async with arena.admin() as admin:
+            await admin.send("create_match", bots=["admin", "e2"], game="nim", key="")
+            assert (await admin.expect("error"))["code"] == p.BAD_MESSAGE
+    assert len({answer["match"] for answer in created}) == 1 and sum(not a["existing"] for a in created) == 1
+    assert Store(arena.db, read_only=True).count("matches", caller_key="") == 1
+
+
+@pytest.mark.trio
 async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: Arena) -> None:
     async with arena.admin() as admin:
         await admin.send("register", name="newbie")
@@ -1133,6 +1156,9 @@ async def test_api_matches_pages_by_the_last_id_and_filters_by_status(arena: Are
     assert status == 400 and error == {"error": "bad_message", "message": "no match 'nope' to list the matches before"}
     status, error = await http_get(arena.url, "/api/matches?status=done")
     assert status == 400 and error["message"] == "status must be live, finished or void"  # type: ignore[index]
+    for blank_or_loose in ("status=", "before=", "limit=", "limit=1_0", "limit=%201"):  # were taken as no filter, or 10
+        status, error = await http_get(arena.url, f"/api/matches?{blank_or_loose}")
+        assert status == 400 and error["error"] == "bad_message", blank_or_loose  # type: ignore[index]
 
 
 @pytest.mark.trio
