@@ -199,6 +199,30 @@ def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
     return dumps(message, separators=(",", ":"), default=_json_default)
 
 
+MAX_TOKENS = 10**9
+"""The most tokens a move may say its call read or wrote: no model's context comes near, and
+the leaderboards sum them over every turn of a game."""
+
+
+def move_values(move: Mapping[str, Any]) -> tuple[int | None, int | None, list[float] | None]:
+    """A ``move``'s token counts and log-probs, checked past their types (``check``): counts
+    in range, log-probs numbers. The server refuses a move that fails with ``bad_message``;
+    the SDK asks first, so that its policy's mistake is said, not left to the clock."""
+    counts = [move.get(key) for key in ("tokens_in", "tokens_out")]
+    for key, count in zip(("tokens_in", "tokens_out"), counts, strict=True):
+        if count is not None and not 0 <= count <= MAX_TOKENS:
+            raise ProtocolError(BAD_MESSAGE, f"'move.{key}' must be from 0 to {MAX_TOKENS:,}, got {count}")
+    values = move.get("logprobs")
+    if values is None:
+        return counts[0], counts[1], None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
+    try:
+        return counts[0], counts[1], [float(v) for v in values]
+    except OverflowError:  # an integer beyond any float
+        raise ProtocolError(BAD_MESSAGE, "'move.logprobs' holds a number too large for a float") from None
+
+
 def check_encodable(value: Any) -> None:
     """Raise (TypeError, ValueError, OverflowError) unless both encodings carry ``value``: a
     client may switch encodings at any message, and msgpack holds no integer beyond 64 bits,

@@ -84,9 +84,6 @@ MAX_DETAIL_CHARS = 300
 """A resignation's ``detail`` is cut to this many characters: it goes into the match's
 ``detail``, which every spectator's lobby lists with the recent results (twenty resignations
 of 65,000 control characters, escaped six times over in JSON, made each lobby 7.8 MB)."""
-MAX_TOKENS = 10**9
-"""The most tokens a move may say its call read or wrote: no model's context comes near, and
-the leaderboards sum them over every turn of a game."""
 FULL_RETRY_S = 5
 """The ``Retry-After`` (seconds) of a handshake refused because the server holds as many
 connections as it may: places free as clients leave, and a client retrying at once would be
@@ -840,14 +837,15 @@ class ArenaServer:
         match_id, seat = msg["match"], msg["seat"]
         if seat not in session.matches.get(match_id, ()):
             raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} holds no seat {seat} in match {match_id}")
+        tokens_in, tokens_out, logprobs = p.move_values(msg)
         move = Move(
             action=msg.get("action"),
             raw=msg.get("raw"),
             prompt=msg.get("prompt"),
-            tokens_in=_token_count(msg, "tokens_in"),
-            tokens_out=_token_count(msg, "tokens_out"),
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
             cost=msg.get("cost"),
-            logprobs=_floats(msg.get("logprobs")),
+            logprobs=logprobs,
             format_error=bool(msg.get("format_error", False)),
         )
         if session.offer_move(match_id, seat, msg["step"], msg["attempt"], move) is not None:
@@ -1376,24 +1374,6 @@ async def _cut_off(ws: ServerConnection) -> None:
     await ws.close_stream()
     if ws.recv_flow_control is not None:
         ws.resume_reading()
-
-
-def _token_count(msg: Mapping[str, Any], key: str) -> int | None:
-    count = msg.get(key)
-    if count is not None and not 0 <= count <= MAX_TOKENS:
-        raise p.ProtocolError(p.BAD_MESSAGE, f"'move.{key}' must be from 0 to {MAX_TOKENS:,}, got {count}")
-    return count
-
-
-def _floats(values: Any) -> list[float] | None:
-    if values is None:
-        return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise p.ProtocolError(p.BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
-    try:
-        return [float(v) for v in values]
-    except OverflowError:  # an integer beyond any float
-        raise p.ProtocolError(p.BAD_MESSAGE, "'move.logprobs' holds a number too large for a float") from None
 
 
 def _ref(msg: Mapping[str, Any]) -> str | None:

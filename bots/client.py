@@ -64,11 +64,13 @@ class BotRun:
 class _State:
     matches: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # live match id -> its match_start
     answered: set[tuple[str, int, int, int]] = field(default_factory=set)
-    unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)  # answers to resend
+    # answers not yet known to have arrived, by turn: sent again after a resume
+    unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     session: str | None = None
     welcomes: int = 0  # connections logged in so far
     last_seq: int = 0
     seeking: bool = False
+    replaying: bool = False  # a welcome came: the server's replay is read once the ping sent then is answered
     pacer: Pacer | None = None  # made from the server's limits in its welcome
     soft_cap: int = 64 * 1024  # bytes: the server drops a longer message; its welcome says
     send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
@@ -352,24 +354,32 @@ async def _session(
             extras.pop("cost")
         wire = {"action": move.action, **fields, **extras}
         p.check(p.message("move", **wire), p.BOT_MESSAGES)
+        p.move_values(wire)
         return _within_cap(wire, binary, state.soft_cap)
 
     async def deliver(kind: str, fields: dict[str, Any], key: tuple[str, int, int, int]) -> None:
-        """Send a turn's answer, a move or a resignation; one lost with the connection is sent
-        again after the resume (which does not replay a turn the bot had already read)."""
+        """Send a turn's answer, a move or a resignation. It is kept until a later message of its
+        match and seat shows that it arrived (with acks off nothing else does): one lost with
+        the connection, even once written to the socket, is sent again after the resume, which
+        does not replay a turn the bot had already read. One that had arrived is answered
+        ``stale_move``, and ignored."""
         state.unsent[key] = (kind, fields)
-        try:
+        with contextlib.suppress(ConnectionClosed):
             await send_now(kind, **fields)
-        except ConnectionClosed:
-            return
-        state.unsent.pop(key, None)
+
+    async def after_welcome() -> None:
+        """Seek once the server's replay after a welcome is read, which the answer to a ping
+        sent now follows: sought at once, the bot did not yet know of the matches replayed,
+        and sought more than it asked for."""
+        state.replaying = True
+        await send("ping")
 
     ended: ConnectionClosed | BotStopped | None = None
     async with trio.open_nursery() as nursery:
         state.send = send
         try:
             finished = functools.partial(_finished, policy, run, state, matches)
-            await _receive(ws, state, run, nursery, policies, seek, answer, deliver, finished, on_message)
+            await _receive(ws, state, run, nursery, policies, seek, after_welcome, answer, deliver, finished, on_message)
         except (ConnectionClosed, BotStopped) as error:  # raised after the nursery, not wrapped in its exception group
             ended = error
         finally:
@@ -386,20 +396,31 @@ CUT = "(cut) "
 def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
     """The move's fields, its frame within ``cap`` bytes: the server drops a longer one and the
     seat loses on time, so the audit trail gives way, never the action: first the head of the
-    raw reply (a model ends it with its action), then the prompt. ValueError if still over."""
+    raw reply (a model ends it with its action), then the prompt; a prompt too long even with
+    no raw reply left goes first, so that the raw reply loses only what it must. ValueError
+    if still over."""
 
-    def over() -> int:
+    def over(move: dict[str, Any]) -> int:
         frame = p.encode(p.message("move", **move), binary)
         return len(frame if isinstance(frame, bytes) else frame.encode()) - cap
 
-    excess = over()
-    if excess > 0 and move.get("raw"):
-        keep = len(move["raw"]) - excess - len(CUT)  # a character cut is at least a byte less
-        move = {**move, "raw": CUT + move["raw"][-keep:]} if keep > 0 else {k: v for k, v in move.items() if k != "raw"}
-        excess = over()
-    if excess > 0 and "prompt" in move:
-        move = {k: v for k, v in move.items() if k != "prompt"}
-        excess = over()
+    def without(move: dict[str, Any], key: str) -> dict[str, Any]:
+        return {k: v for k, v in move.items() if k != key}
+
+    def tail(move: dict[str, Any], keep: int) -> dict[str, Any]:
+        raw = move["raw"]
+        return {**move, "raw": CUT + raw[len(raw) - keep :]} if keep else without(move, "raw")
+
+    if over(move) > 0 and "prompt" in move and over(without(move, "raw")) > 0:
+        move = without(move, "prompt")
+    if over(move) > 0 and move.get("raw"):
+        # the longest tail that fits, found by halving: a character takes one to six bytes
+        fits, too_many = 0, len(move["raw"]) + 1
+        while too_many - fits > 1:
+            middle = (fits + too_many) // 2
+            fits, too_many = (middle, too_many) if over(tail(move, middle)) <= 0 else (fits, middle)
+        move = tail(move, fits)
+    excess = over(move)
     if excess > 0:
         raise ValueError(f"the move is {excess} bytes over the server's soft cap of {cap} bytes, even without raw and prompt")
     return move
@@ -420,6 +441,7 @@ async def _receive(
     nursery: trio.Nursery,
     policies: trio.Nursery,
     seek: Callable[..., Awaitable[None]],
+    after_welcome: Callable[[], Awaitable[None]],
     answer: Callable[[Mapping[str, Any]], Awaitable[None]],
     deliver: Callable[[str, dict[str, Any], tuple[str, int, int, int]], Awaitable[None]],
     finished: Callable[[], bool],
@@ -449,17 +471,25 @@ async def _receive(
                 state.matches.clear()
                 state.answered.clear()
                 state.unsent.clear()
-            await seek()
+            await after_welcome()
+        elif kind == "pong":
+            if state.replaying:
+                state.replaying = False
+                await seek()
         elif kind == "match_start":
             new_match = msg["match"] not in state.matches  # playing itself, a bot is told once per seat
             state.matches[msg["match"]] = msg
             await seek(new_match)
         elif kind == "turn":
             key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
+            for arrived in [sent for sent in state.unsent if sent[:2] == key[:2] and sent[2:] < key[2:]]:
+                del state.unsent[arrived]  # a later turn of its seat: the answer was taken
             if key not in state.answered:
                 state.answered.add(key)
                 policies.start_soon(answer, msg)
         elif kind == "match_end":
+            for arrived in [sent for sent in state.unsent if sent[0] == msg["match"]]:
+                del state.unsent[arrived]
             if state.matches.pop(msg["match"], None) is not None:
                 run.results.append(msg)
                 state.answered = {k for k in state.answered if k[0] != msg["match"]}

@@ -24,7 +24,7 @@ from typing import Any
 
 import msgpack
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 PROTOCOL_VERSION = 1
 
@@ -82,7 +82,7 @@ def main() -> int:
         code, reason = (closed.rcvd.code, closed.rcvd.reason) if closed.rcvd else (None, "")
         print(f"connection closed by the server: {code} {reason}", file=sys.stderr)
         return 1
-    except OSError as error:
+    except (OSError, InvalidHandshake) as error:  # no server there; a 503 when it is full, a 404 for a wrong URL
         print(f"cannot connect to {args.url}: {error}", file=sys.stderr)
         return 1
 

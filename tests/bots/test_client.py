@@ -19,8 +19,9 @@ from arena import protocol as p
 from arena import server as server_module
 from arena.seats import Move, Policy, SeatForfeit, Turn
 from arena.server import Limits
+from arena.sessions import BotSession
 from arena.store import Store
-from bots.client import CUT, BotRun, backoff, connect_failure, run_bot
+from bots.client import CUT, BotRun, _within_cap, backoff, connect_failure, run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -82,6 +83,58 @@ async def test_a_move_thought_out_while_the_connection_dropped_is_sent_after_the
 
     record = await drop_mid_turn(arena_factory, thinker, thinking, release, until_back=True)
     assert (record["status"], record["reason"]) == ("finished", "complete"), record
+
+
+@pytest.mark.trio
+async def test_a_move_lost_in_flight_when_the_connection_drops_is_sent_again_after_the_resume(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written to the socket, the move was taken for delivered; the connection dropped before
+    the server read it, the resume (rightly) did not replay the turn, and the seat lost on time."""
+    handle_move = arena.server._on_move
+    lost: list[dict[str, Any]] = []
+
+    async def lose_the_first(session: Any, msg: dict[str, Any]) -> None:
+        if session.bot == "unlucky" and not lost:  # as a proxy cut between the bot and the server
+            lost.append(msg)
+            session.connection.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+            return
+        await handle_move(session, msg)
+
+    monkeypatch.setattr(arena.server, "_on_move", lose_the_first)
+    record = await play_admin_match(
+        arena, {"unlucky": first_legal, "other": first_legal}, game="tic-tac-toe", clock={"move_ms": 5_000}
+    )
+    assert lost and (record["status"], record["reason"]) == ("finished", "complete"), record
+    assert record["turns"][0]["seat"] == 0 and record["turns"][0]["action"] == lost[0]["action"]
+
+
+@pytest.mark.trio
+async def test_a_bot_resumed_with_its_match_start_in_the_replay_seeks_no_more_than_it_asked(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeking at once on the resumed welcome, before reading the match_start replayed after
+    it, a bot of matches=1 was seated in a second match."""
+    deliver = BotSession._deliver
+    cut: list[str] = []
+
+    def cut_before_match_start(session: BotSession, out: dict[str, Any]) -> None:
+        if session.bot == "resumer" and out["t"] == "match_start" and not cut:  # kept for the resume, never read
+            cut.append(out["match"])
+            assert session.connection is not None
+            session.connection.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+        deliver(session, out)
+
+    monkeypatch.setattr(BotSession, "_deliver", cut_before_match_start)
+    tokens = [await arena.register(name) for name in ("resumer", "seeker")]
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "seeker", tokens[1], games=["nim"], matches=3))
+            run = await run_bot(first_legal, arena.url, "resumer", tokens[0], games=["nim"], matches=1)
+            await trio.sleep(0.2)  # a second match, had the bot sought again, starts now
+            nursery.cancel_scope.cancel()
+    assert cut and run.reconnects == 1 and [end["match"] for end in run.results] == cut
+    assert Store(arena.db, read_only=True).count("seats", bot="resumer") == 1
 
 
 @pytest.mark.trio
@@ -211,7 +264,10 @@ async def test_a_pause_for_spectators_never_costs_the_match_on_time(arena: Arena
 @pytest.mark.parametrize(
     ("junk", "cause"),
     [
-        (Move(action="a0", logprobs=[np.float32(-0.5)]), "TypeError: can not serialize 'numpy.float32' object"),
+        (Move(action="a0", logprobs=[np.float32(-0.5)]), "ProtocolError: 'move.logprobs' must be a list of numbers"),
+        # the types right, the values not: the server answered bad_message and the seat lost on time
+        (Move(action="a0", logprobs=["x"]), "ProtocolError: 'move.logprobs' must be a list of numbers"),  # type: ignore[list-item]
+        (Move(action="a0", tokens_in=-1), "ProtocolError: 'move.tokens_in' must be from 0 to 1,000,000,000, got -1"),
         (Move(action="a0", tokens_in=np.int64(12)), "ProtocolError: 'move.tokens_in' must be an integer, got int64"),
         (Move(action=7), "ProtocolError: 'move.action' must be"),  # type: ignore[arg-type]
     ],
@@ -325,3 +381,16 @@ def test_a_refused_handshake_says_the_servers_reason() -> None:
     refused = InvalidStatus(Response(503, "Service Unavailable", Headers(), body))
     assert connect_failure(refused).endswith("HTTP 503: 15 connections are open from 127.0.0.1")
     assert connect_failure(InvalidStatus(Response(404, "Not Found", Headers(), b"<html>"))).endswith("HTTP 404")
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_a_reply_of_wide_characters_over_the_cap_keeps_the_tail_that_fits(binary: bool) -> None:
+    """Bytes were taken for characters: a reply of 70,000 'é' kept nothing, and a raw reply
+    was dropped for a prompt that had to go anyway."""
+    move = {"match": "m", "seat": 0, "step": 0, "attempt": 0, "action": "a1"}
+    kept = _within_cap({**move, "raw": "é" * 70_000 + "[a1]"}, binary, 65_536)
+    framed = p.encode(p.message("move", **kept), binary)
+    assert kept["raw"].startswith(CUT) and kept["raw"].endswith("é[a1]") and len(kept["raw"]) > 10_000
+    assert 65_000 < len(framed if isinstance(framed, bytes) else framed.encode()) <= 65_536
+    kept = _within_cap({**move, "raw": "short [a1]", "prompt": "p" * 200_000}, binary, 65_536)
+    assert kept["raw"] == "short [a1]" and "prompt" not in kept
