@@ -437,6 +437,9 @@ async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_matc
         await a.send("resign", match=match)
         await trio.to_thread.run_sync(committing.wait, 10)  # the result is being written
         await admin.send("abort_match", match=match)
+        with trio.fail_after(5):
+            while not arena.server.live[match].void_reason:  # the abort is in: it waits for the match's end
+                await trio.sleep(0.01)
         release.set()
         refused = await admin.expect("error")  # not told "aborted" of a match that stands finished
         assert refused["code"] == p.UNKNOWN_MATCH and "ended (finished) before it could be aborted" in refused["message"]
