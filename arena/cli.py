@@ -11,10 +11,11 @@ stops early (``| head``) with status 141, silently, as any filter; never a trace
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 USAGE_ERROR = 2
@@ -307,6 +308,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     stopping.start_soon(still_stopping, signals)
                     await server.shutdown()
                     stopping.cancel_scope.cancel()
+                stopped.append(True)
 
     # Dated lines on stderr for a process that runs for weeks: the arena's own at INFO (one a
     # match), the libraries' warnings and errors only (websockets logs every HTTP request at INFO).
@@ -324,10 +326,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             OPEN_FILES_SPARE,
             max(0, open_files - OPEN_FILES_SPARE),
         )
-    try:
+    stopped: list[bool] = []  # the shutdown is done: a signal after it, as the process exits, changes nothing
+    try:  # outside the receiver above (its last moments), SIGTERM is Ctrl-C (main)
         trio.run(main)
     except* StoreError as refused:  # not a store, or another server serves it: nothing was served
         raise UsageError(str(_first_leaf(refused))) from None
+    except* KeyboardInterrupt:
+        if not stopped:
+            raise
     return 0
 
 
@@ -410,6 +416,29 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
         raise RuntimeError(f"cannot reach {url}: {connect_failure(error)}") from None
     except InvalidURI as error:
         raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a scheduler, `timeout`, `kill`) stops the command as Ctrl-C does: SIGINT's own
+    handler (trio's inside a run) raises the interrupt where it is safe, and the command says
+    it was interrupted instead of dying without a word. Where SIGINT is ignored (a script's
+    background job) SIGTERM keeps its default: it must still stop the command."""
+    import signal
+    import threading
+
+    # signal handlers are the main thread's to set: a command run from another thread (a test, an
+    # embedding program) leaves them to that program
+    forward = threading.current_thread() is threading.main_thread() and signal.SIG_IGN not in (
+        signal.getsignal(signal.SIGINT),
+        signal.getsignal(signal.SIGTERM),
+    )
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT)) if forward else None
+    try:
+        yield
+    finally:
+        if forward:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
@@ -900,16 +929,9 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         config = load(args.config, overrides)  # --out stands for a missing out_dir too
     except (TrainConfigError, ValueError) as error:
         raise UsageError(str(error)) from None
-    import signal
-
     from trainer.run import Interrupted, train
 
-    # A scheduler, `timeout` or `kill` stops a run with SIGTERM: it keeps the weights as Ctrl-C does
-    # (SIGINT's own handler, trio's inside a match loop, raises the interrupt where it is safe).
-    # Where SIGINT is ignored (a script's background job) SIGTERM keeps its default: it must still stop the run.
-    forward = signal.SIG_IGN not in (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT)) if forward else None
-    try:
+    try:  # a scheduler's SIGTERM keeps the weights as Ctrl-C does (main)
         result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
     except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on
         raise UsageError(str(error)) from None
@@ -920,9 +942,6 @@ def cmd_train_run(args: argparse.Namespace) -> int:
             else "no update had finished; nothing was kept"
         )
         raise
-    finally:
-        if forward:
-            signal.signal(signal.SIGTERM, previous)
     last = [row for row in result.metrics if row["kind"] == "update"][-1]
     if args.json:
         _print_json({"run_dir": str(result.run_dir), "final": str(result.final), "last_update": last})
@@ -1299,7 +1318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        with _sigterm_as_ctrl_c():  # every command: a run, a tournament, a bot stopped by a scheduler
+            return args.run(args)
     except (UsageError, GameError, StoreError) as error:  # a store that cannot be used is a bad --db
         print(f"arena: error: {error}", file=sys.stderr)
         return USAGE_ERROR

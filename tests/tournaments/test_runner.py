@@ -255,9 +255,12 @@ def test_a_run_killed_mid_way_resumes_and_plays_every_key_exactly_once(tmp_path:
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_a_run_in_one_line_with_status_130_and_the_same_command_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_a_run_in_one_line_with_status_130_and_the_same_command_resumes(tmp_path: Path, signum: int) -> None:
+    """SIGTERM (a scheduler, `timeout`) killed the run without a word; a remote run then left
+    its matches live, and its in-process bots forfeited them for its stop."""
     config, db, command, child = cup_caught_mid_way(tmp_path, "interrupted", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    child.send_signal(signal.SIGINT)
+    child.send_signal(signum)
     _, err = child.communicate(timeout=30)
     kept = finished_keys(db)
     assert 0 < len(kept) < planned(config), "the run should be interrupted mid-way"
