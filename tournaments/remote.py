@@ -366,7 +366,10 @@ async def run_remote_async(
         registered = {bot["name"] for bot in await _get(url, "/api/bots")}
         for participant in config.remote:
             if names[participant] not in registered:
-                raise RemoteTournamentError(f"remote participant {participant!r} is not a bot registered on {url}")
+                raise RemoteUsageError(  # fixed by registering it or by another config: a usage error (status 2)
+                    f"remote participant {participant!r} is not a bot registered on {url}: register it"
+                    f" (arena bot register {names[participant]} --url ... --admin-token ...) or fix the config"
+                )
     admin = Admin(url, admin_token)
     results = Results(url)
 

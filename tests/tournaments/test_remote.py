@@ -178,7 +178,7 @@ async def test_a_run_stopped_mid_match_voids_what_it_left_and_the_rerun_plays_ea
 
 @pytest.mark.trio
 async def test_an_unknown_remote_bot_and_a_wrong_admin_token_are_clear_errors(arena: Arena) -> None:
-    with pytest.raises(RemoteTournamentError, match=r"^remote participant 'remote:carol' is not a bot registered on ws://"):
+    with pytest.raises(RemoteUsageError, match=r"^remote participant 'remote:carol' is not a bot registered on ws://"):
         await run_remote_async(cup(["random", "remote:carol"]), arena.url, arena.admin_token)
     with pytest.raises(RemoteUsageError, match=r"refused the admin token"):
         await run_remote_async(cup(["random", "tit-for-tat"]), arena.url, "wrong")
