@@ -741,9 +741,12 @@ def _progress_bar() -> Callable[[Any], None]:
     return show
 
 
-def _run_and_show(config: Any, db: Any, *, as_json: bool, url: str | None = None, admin_token: str = "") -> int:
+def _run_and_show(
+    config: Any, db: Any, *, as_json: bool, url: str | None = None, admin_token: str = "", resumable: bool = False
+) -> int:
     """Run a tournament (in this process into ``db``, or through the server at ``url``) with a
-    progress bar on stderr, then print its leaderboards, and the held-out games and opponents apart."""
+    progress bar on stderr, then print its leaderboards, and the held-out games and opponents apart.
+    ``resumable``: the same command plays what is left (not the demo's throwaway store)."""
     from tournaments.runner import held_out_opponents, leaderboards, run_tournament, split_held_out
 
     if url is None:
@@ -772,7 +775,11 @@ def _run_and_show(config: Any, db: Any, *, as_json: bool, url: str | None = None
         )
     else:
         _show_tournament(config, summary, boards, held_out_boards, opponents)
-    return 0 if summary.voided == 0 else FAILURE  # a void match is to be played again: the run is not done
+    if summary.voided:  # a void match is to be played again: the run is not done
+        again = ": run the same command again to play them" if resumable else ""
+        print(f"arena: {summary.voided} void{again}", file=sys.stderr)
+        return FAILURE
+    return 0
 
 
 def _show_tournament(
@@ -819,7 +826,9 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     try:
         config = load(args.file)
         try:
-            return _run_and_show(config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=args.admin_token)
+            return _run_and_show(
+                config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=args.admin_token, resumable=True
+            )
         except* StoreError as refused:  # not a store, locked, read-only: raised inside the runner's nursery
             raise UsageError(str(_first_leaf(refused))) from None
     except TournamentConfigError as error:
