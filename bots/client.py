@@ -411,16 +411,18 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
         raw = move["raw"]
         return {**move, "raw": CUT + raw[len(raw) - keep :]} if keep else without(move, "raw")
 
-    if over(move) > 0 and "prompt" in move and over(without(move, "raw")) > 0:
+    excess = over(move)  # one encoding for a move that fits, as nearly every one does
+    if excess > 0 and "prompt" in move and over(without(move, "raw")) > 0:
         move = without(move, "prompt")
-    if over(move) > 0 and move.get("raw"):
+        excess = over(move)
+    if excess > 0 and move.get("raw"):
         # the longest tail that fits, found by halving: a character takes one to six bytes
         fits, too_many = 0, len(move["raw"]) + 1
         while too_many - fits > 1:
             middle = (fits + too_many) // 2
             fits, too_many = (middle, too_many) if over(tail(move, middle)) <= 0 else (fits, middle)
         move = tail(move, fits)
-    excess = over(move)
+        excess = over(move)
     if excess > 0:
         raise ValueError(f"the move is {excess} bytes over the server's soft cap of {cap} bytes, even without raw and prompt")
     return move
