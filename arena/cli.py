@@ -513,29 +513,65 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"match {msg['match']}: {msg['status']}, {msg['reason']}, returns {msg['returns']}", flush=True)
 
-    try:
-        run = trio.run(
-            lambda: run_bot(
-                policy,
-                args.url,
-                args.name or spec.name,
-                args.token,
-                games=args.game,
-                config=config,
-                matches=args.matches,
-                self_play=args.self_play,
-                delay_ms=args.delay,
-                on_message=report,
-            )
-        )
-    except BotStopped as stopped:
-        print(f"arena: error: {stopped}", file=sys.stderr)
+    stop = trio.Event()
+
+    async def main() -> Any:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_on_first_signal, stop)
+            try:
+                return await run_bot(
+                    policy,
+                    args.url,
+                    args.name or spec.name,
+                    args.token,
+                    games=args.game,
+                    config=config,
+                    matches=args.matches,
+                    self_play=args.self_play,
+                    delay_ms=args.delay,
+                    on_message=report,
+                    stop=stop,
+                )
+            except BotStopped as stopped:  # returned: raised here, the nursery would wrap it in a group
+                return stopped
+            finally:
+                nursery.cancel_scope.cancel()
+
+    run = trio.run(main)
+    if isinstance(run, BotStopped):
+        print(f"arena: error: {run}", file=sys.stderr)
         return FAILURE
     if args.json:
         _print_json(run.results)
     if policy.exhausted:
         print(f"arena: stopped after {len(run.results)} matches: {policy.why()}", file=sys.stderr)
+    elif stop.is_set():
+        played = len(run.results)
+        print(f"arena: stopped as asked, after {played} match{'es' if played != 1 else ''}", file=sys.stderr)
     return 0
+
+
+async def _stop_on_first_signal(stop: Any) -> None:
+    """The first Ctrl-C or SIGTERM winds a bot down (``run_bot``'s ``stop``): it plays out its
+    matches in play, which walking away would leave to the reconnection window and then lose
+    as forfeits; the next one stops it at once. Only the main thread may take signals: run
+    from another thread (a test, an embedding program), it is left to that program."""
+    import signal
+    import threading
+
+    import trio
+
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        return
+    with trio.open_signal_receiver(signal.SIGINT) as signals:  # SIGTERM comes as SIGINT (``_sigterm_as_ctrl_c``)
+        async for _ in signals:
+            break
+    after_echo = "\n" if sys.stderr.isatty() else ""
+    print(f"{after_echo}{STOPPING}", file=sys.stderr, flush=True)
+    stop.set()
+
+
+STOPPING = "arena: stopping: no new match; any in play is played out (Ctrl-C again to stop at once)"
 
 
 # ---- arena ratings and report --------------------------------------------------------

@@ -70,6 +70,8 @@ class _State:
     welcomes: int = 0  # connections logged in so far
     last_seq: int = 0
     seeking: bool = False
+    stopping: bool = False  # told to stop: no new match, the ones in play are played out
+    withdrawing: bool = False  # a cancel was sent: a match from the seek may come before its answer
     replaying: bool = False  # a welcome came: the server's replay is read once the ping sent then is answered
     pacer: Pacer | None = None  # made from the server's limits in its welcome
     soft_cap: int = 64 * 1024  # bytes: the server drops a longer message; its welcome says
@@ -113,10 +115,16 @@ async def run_bot(
     binary: bool = True,
     retry_delays: Callable[[], Iterator[float]] = backoff,
     on_message: Callable[[dict[str, Any]], None] | None = None,
+    stop: trio.Event | None = None,
 ) -> BotRun:
     """Play until ``matches`` matches have ended (forever if None), or until the policy is
     exhausted (its ``exhausted`` is true, as an LLM bot's at its spending cap) and its last
     match has ended; returns what happened.
+
+    Setting ``stop`` winds the run down the same way: the seek waiting is cancelled, no new
+    one is made, the matches in play are played out, and then run_bot returns (at once if
+    none is in play). Leaving them instead would make every opponent wait out the server's
+    reconnection window, and then score them as forfeits.
 
     With no ``games`` the bot seeks nothing and plays the matches made for it (by an
     admin's ``create_match``; a challenge takes one of its seeks, so it never meets one).
@@ -139,6 +147,13 @@ async def run_bot(
 
     def done() -> bool:
         return _finished(policy, run, state, matches)
+
+    async def wind_down(stop: trio.Event, playing: trio.CancelScope) -> None:
+        await stop.wait()
+        state.stopping = True
+        await _withdraw(policy, state)
+        if done():
+            playing.cancel()
 
     reached = False  # a server that was never reached is a wrong URL or a server not started: say so
     wait = 0.0  # what a full server asked the next attempt to wait (its Retry-After)
@@ -200,7 +215,10 @@ async def run_bot(
     # drops answers after the resume, which does not replay a turn the bot had already read.
     async with trio.open_nursery() as policies:
         try:
-            await play(policies)
+            with trio.CancelScope() as playing:
+                if stop is not None:
+                    policies.start_soon(wind_down, stop, playing)
+                await play(policies)
         except BotStopped as error:  # raised after the nursery, not wrapped in its exception group
             stopped = error
         policies.cancel_scope.cancel()
@@ -227,12 +245,26 @@ def _exhausted(policy: Callable[..., Any]) -> bool:
     return bool(getattr(getattr(policy, "__self__", policy), "exhausted", False))
 
 
+def _winding_down(policy: Callable[..., Any], state: _State) -> bool:
+    """Whether the bot takes no new match: it was told to stop, or its policy is exhausted."""
+    return state.stopping or _exhausted(policy)
+
+
+async def _withdraw(policy: Callable[..., Any], state: _State) -> None:
+    """A run winding down takes no new match: the seek still waiting is cancelled. A match may
+    be on its way from it already; the answer to the cancel comes after that one's start."""
+    if state.seeking and state.send is not None and _winding_down(policy, state):
+        state.seeking, state.withdrawing = False, True
+        with contextlib.suppress(ConnectionClosed):
+            await state.send("cancel")
+
+
 def _finished(policy: Callable[..., Any], run: BotRun, state: _State, matches: int | None) -> bool:
-    """The run is over once no match is in play and its matches are played, or its policy
-    is exhausted: such a bot seeks no more, and waiting on would hold the command forever."""
-    if state.matches:
+    """The run is over once no match is in play and its matches are played, or it winds
+    down: such a bot seeks no more, and waiting on would hold the command forever."""
+    if state.matches or state.withdrawing:
         return False
-    return _exhausted(policy) or (matches is not None and len(run.results) >= matches)
+    return _winding_down(policy, state) or (matches is not None and len(run.results) >= matches)
 
 
 async def _session(
@@ -270,8 +302,8 @@ async def _session(
 
     def wanted() -> int:
         """How many more matches to seek: one seat each (two when playing itself); none once
-        the policy says it is exhausted (an LLM bot at its spending cap)."""
-        if _exhausted(policy):
+        the run winds down (told to stop, or an LLM bot at its spending cap)."""
+        if _winding_down(policy, state):
             return 0
         if matches is None:
             return 1
@@ -287,13 +319,6 @@ async def _session(
             state.seeking = True
             for _ in range(2 if self_play else 1):
                 await send("seek", games=list(games), config=dict(config or {}), self_play=self_play)
-
-    async def withdraw() -> None:
-        """An exhausted policy takes no new match: the seek still waiting is cancelled."""
-        if state.seeking and _exhausted(policy):
-            state.seeking = False
-            with contextlib.suppress(ConnectionClosed):
-                await send_now("cancel")
 
     async def answer(msg: Mapping[str, Any]) -> None:
         key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
@@ -337,10 +362,10 @@ async def _session(
                 log.exception("policy failed on %s step %s", msg["match"], msg["step"])
                 error = SeatForfeit(CRASH, f"{type(error).__name__}: {error}")
             log.info("resigning %s: %s", msg["match"], error)
-            await withdraw()
+            await _withdraw(policy, state)
             await deliver("resign", {"match": msg["match"], "detail": str(error)}, key)
             return
-        await withdraw()
+        await _withdraw(policy, state)
         await deliver("move", move, key)
 
     def on_the_wire(turn: Turn, move: Move) -> dict[str, Any]:
@@ -463,7 +488,7 @@ async def _receive(
             state.welcomes += 1
             state.pacer = Pacer(msg.get("limits") or {})
             state.soft_cap = int((msg.get("limits") or {}).get("soft_cap", state.soft_cap))
-            state.seeking = False  # the server drops a bot's seeks when its connection ends
+            state.seeking = state.withdrawing = False  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
@@ -477,7 +502,13 @@ async def _receive(
         elif kind == "pong":
             if state.replaying:
                 state.replaying = False
+                if finished():  # stopped while away, and the replay brought no match
+                    return
                 await seek()
+        elif kind == "cancelled":
+            state.withdrawing = False
+            if finished():
+                return
         elif kind == "match_start":
             new_match = msg["match"] not in state.matches  # playing itself, a bot is told once per seat
             state.matches[msg["match"]] = msg

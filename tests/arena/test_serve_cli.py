@@ -20,7 +20,7 @@ import trio
 from websockets.exceptions import ConnectionClosed
 
 from arena import protocol as p
-from arena.cli import main
+from arena.cli import STOPPING, main
 from arena.server import OPEN_FILES_WANTED
 from arena.store import Store
 from bots import registry
@@ -380,21 +380,69 @@ def test_play_with_db_locked_at_the_end_still_shows_the_match_and_fails_in_one_l
     assert err == f"arena: error: the match was not recorded in {db}: database is locked\n"
 
 
+def bot_run_process(url: str, name: str, token: str, *options: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--url", url, "--name", name, "--token", token]
+    return subprocess.Popen([*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.trio
-async def test_bot_run_stopped_by_sigterm_says_it_was_interrupted(arena: Arena) -> None:
+async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(arena: Arena) -> None:
     """It died with -15 and not a word, where Ctrl-C, `serve` and `train run` say why they stop."""
-    token = await arena.register("stopped")
-    command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--url", arena.url]
-    bot = subprocess.Popen([*command, "--name", "stopped", "--token", token, "--game", "nim"], stderr=subprocess.PIPE, text=True)
+    bot = bot_run_process(arena.url, "stopped", await arena.register("stopped"), "--game", "nim")
     try:
-        await arena.connected(["stopped"])
+        with trio.fail_after(15):
+            while arena.server.lobby.waiting_of("stopped") != 1:
+                await trio.sleep(0.01)
         bot.send_signal(signal.SIGTERM)
         _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=15))
     finally:
         if bot.poll() is None:
             bot.kill()
             bot.wait()
-    assert bot.returncode == 130 and "arena: interrupted" in err, (bot.returncode, err)
+    assert bot.returncode == 0 and err == f"{STOPPING}\narena: stopped as asked, after 0 matches\n", (bot.returncode, err)
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("signals", [1, 2], ids=["once", "twice"])
+async def test_bot_run_stopped_mid_match_plays_it_out_unless_told_twice(arena: Arena, signals: int) -> None:
+    """Ctrl-C or SIGTERM left the match to the reconnection window, and then to a forfeit; the
+    bot now plays it out, and a second one stops it at once, as a person in a hurry wants."""
+    tokens = {name: await arena.register(name) for name in ("leaving", "staying")}
+    bot = bot_run_process(arena.url, "leaving", tokens["leaving"], "--game", "tic-tac-toe", "--delay", "150")
+    assert bot.stderr is not None
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                functools.partial(
+                    run_bot,
+                    random_policy("tic-tac-toe", 1),
+                    arena.url,
+                    "staying",
+                    tokens["staying"],
+                    games=["tic-tac-toe"],
+                    matches=1,
+                )
+            )
+            with trio.fail_after(15):
+                while not arena.server.live:
+                    await trio.sleep(0.01)
+            (match,) = arena.server.live
+            bot.send_signal(signal.SIGTERM)
+            said = await trio.to_thread.run_sync(bot.stderr.readline)
+            assert said == f"{STOPPING}\n"
+            if signals == 2:
+                bot.send_signal(signal.SIGINT)
+            out, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=15))
+            nursery.cancel_scope.cancel()
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+    if signals == 1:
+        assert bot.returncode == 0 and err == "arena: stopped as asked, after 1 match\n", (bot.returncode, err)
+        assert out.startswith(f"match {match}: finished, complete") and out.count("\n") == 1
+    else:
+        assert bot.returncode == 130 and "arena: interrupted" in err and out == "", (bot.returncode, err)
 
 
 @pytest.mark.trio

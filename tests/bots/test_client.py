@@ -394,3 +394,44 @@ def test_a_reply_of_wide_characters_over_the_cap_keeps_the_tail_that_fits(binary
     assert 65_000 < len(framed if isinstance(framed, bytes) else framed.encode()) <= 65_536
     kept = _within_cap({**move, "raw": "short [a1]", "prompt": "p" * 200_000}, binary, 65_536)
     assert kept["raw"] == "short [a1]" and "prompt" not in kept
+
+
+@pytest.mark.trio
+async def test_a_bot_told_to_stop_plays_out_its_match_and_takes_no_other(arena: Arena) -> None:
+    """Walking away mid-match made the opponent wait out the reconnection window, and the
+    match was scored a forfeit; told to stop, the bot withdraws its seek and finishes."""
+    tokens = {name: await arena.register(name) for name in ("stops", "stays")}
+    stop = trio.Event()
+    runs: dict[str, BotRun] = {}
+
+    async def play(name: str, **options: Any) -> None:
+        runs[name] = await run_bot(first_legal, arena.url, name, tokens[name], games=["tic-tac-toe"], **options)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(functools.partial(play, "stops", stop=stop, delay_ms=100))
+        nursery.start_soon(functools.partial(play, "stays", matches=1))
+        # in its match, "stops" seeks the next one, which nobody takes
+        await wait_until(lambda: arena.server.live and arena.server.lobby.waiting_of("stops") == 1)
+        stop.set()
+        await wait_until(lambda: arena.server.lobby.waiting_of("stops") == 0)
+        assert arena.server.live and "stops" not in runs  # withdrawn while the match is still played
+        await wait_until(lambda: len(runs) == 2)
+    (end,) = runs["stops"].results
+    assert (end["status"], end["reason"]) == ("finished", "complete") and runs["stays"].results[0]["match"] == end["match"]
+
+
+@pytest.mark.trio
+async def test_a_bot_told_to_stop_while_only_seeking_returns_at_once(arena: Arena) -> None:
+    token = await arena.register("idle")
+    stop = trio.Event()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            result: list[BotRun] = []
+
+            async def play() -> None:
+                result.append(await run_bot(first_legal, arena.url, "idle", token, games=["nim"], stop=stop))
+
+            nursery.start_soon(play)
+            await wait_until(lambda: arena.server.lobby.waiting_of("idle") == 1)
+            stop.set()
+    assert result[0].results == [] and result[0].reconnects == 0
