@@ -386,7 +386,10 @@ class ArenaServer:
         if path == "/metrics":
             return 200, self.metrics_snapshot()
         if path == "/api/leaderboard":
-            return 200, await self._leaderboard(arg("game"))
+            try:
+                return 200, await self._leaderboard(arg("game"))
+            except p.ProtocolError as error:  # an unknown game
+                return 404, {"error": error.code, "message": error.message}
         if path == "/api/games":
             return 200, [game.spec.to_dict() for game in games.all()]
         if path.startswith("/api/games/"):
@@ -464,8 +467,14 @@ class ArenaServer:
             began = trio.current_time()
             board = await self._read(functools.partial(leaderboard, game=game))
             done = trio.current_time()
-            if game is None or game in games.names():  # a made-up name is not kept: anyone may send one
-                self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
+            if game is not None and game not in games.names():  # a made-up name is not kept: anyone may send one
+                if not board["variants"]:  # nor stored: a plugin uninstalled since still has its board
+                    try:
+                        games.get(game)
+                    except GameError as error:
+                        raise p.ProtocolError(p.UNKNOWN_GAME, f"{error}; the store holds no match of it either") from None
+                return board
+            self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
             return board
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:

@@ -1051,6 +1051,29 @@ async def test_a_leaderboard_is_computed_once_for_requests_that_come_together(
 
 
 @pytest.mark.trio
+async def test_the_leaderboard_of_a_game_neither_installed_nor_stored_is_an_unknown_game(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo got an empty board, where every other message says unknown_game; a game stored
+    and uninstalled since (a plugin) still has its board."""
+    status, body = await http_get(arena.url, "/api/leaderboard?game=kuhn-pokr")
+    assert status == 404 and body["error"] == p.UNKNOWN_GAME and "did you mean 'kuhn-poker'" in body["message"]
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.send("leaderboard", game="kuhn-pokr")
+        refused = await watcher.expect("error")
+        assert refused["code"] == p.UNKNOWN_GAME and refused["ref"] == "leaderboard"
+        await watcher.send("leaderboard", game="kuhn-poker")  # installed, nothing stored: an empty board
+        assert (await watcher.expect("leaderboard"))["variants"] == {}
+    await play_fixed_match(arena, True, ("gone-a", "gone-b"))
+    arena.server._boards.clear()  # as when the empty board's time has passed
+    installed = games.names()
+    monkeypatch.setattr(games, "names", lambda: [name for name in installed if name != "kuhn-poker"])
+    status, body = await http_get(arena.url, "/api/leaderboard?game=kuhn-poker")
+    assert status == 200 and [{row["bot"] for row in board} for board in body["variants"].values()] == [{"gone-a", "gone-b"}]
+
+
+@pytest.mark.trio
 async def test_a_fault_answering_http_or_a_spectator_is_an_error_and_the_server_goes_on(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
