@@ -743,8 +743,8 @@ def _demo_watch(args: argparse.Namespace) -> int:
                 children.spawn(command, log=Path(tmp) / f"{name}.log")
             watch_app(url, title="arena demo").run()
         finally:
+            server.stop()  # first: it voids the matches, so the bots, told to stop, have none to play out
             children.stop()
-            server.stop()
     return 0
 
 

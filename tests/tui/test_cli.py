@@ -117,6 +117,8 @@ def test_demo_watch_plays_over_the_wire_and_leaves_no_process_behind(tmp_path: P
     assert cli.main(["demo", "--watch", "--delay", "100"]) == 0
     assert len(started) == 5  # the server and four bots
     assert all(p.poll() is not None for p in started), "every child process ended"
+    # on their own: the server stopped first voided the matches, so the bots had none to play out
+    assert [p.returncode for p in started] == [0] * 5
 
 
 def test_the_commands_have_help() -> None:
