@@ -11,6 +11,7 @@ stops early (``| head``) with status 141, silently, as any filter; never a trace
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import json
 import os
@@ -805,6 +806,7 @@ def _run_and_show(
                 "played": summary.played,
                 "skipped": summary.skipped,
                 "voided": summary.voided,
+                "void_details": summary.void_details,
                 "leaderboards": boards,
                 "held_out": {"games": held_out_boards, "opponents": opponents},
             }
@@ -812,10 +814,17 @@ def _run_and_show(
     else:
         _show_tournament(config, summary, boards, held_out_boards, opponents)
     if summary.voided:  # a void match is to be played again: the run is not done
-        again = ": run the same command again to play them" if resumable else ""
-        print(f"arena: {summary.voided} void{again}", file=sys.stderr)
+        _say_void(summary.voided, summary.void_details, f": {RERUN} to play them" if resumable else "")
         return FAILURE
     return 0
+
+
+def _say_void(count: int, details: Sequence[str], again: str) -> None:
+    """How many matches ended void and why, so that one a rerun cannot help (a match that
+    reached max_steps, a game's fault) shows; ``again`` says how to play them."""
+    counts = collections.Counter(detail or "no reason given" for detail in details)
+    why = "; ".join(f"{detail} (x{times})" if times > 1 else detail for detail, times in counts.items())
+    print(f"arena: {count} void" + (f" ({why})" if why else "") + again, file=sys.stderr)
 
 
 def _show_tournament(
@@ -929,7 +938,11 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         _print_json(record)
     else:
         _print_night(record)
-    return 0 if record["tournament"]["voided"] == 0 else FAILURE
+    tour = record["tournament"]
+    if tour["voided"]:  # the night is not finished
+        _say_void(tour["voided"], tour.get("void_details", []), f": {RERUN} on the same date to play them")
+        return FAILURE
+    return 0
 
 
 # ---- arena train ---------------------------------------------------------------------

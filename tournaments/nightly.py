@@ -636,6 +636,7 @@ def _run_night(
         played=summary.played,
         skipped=summary.skipped,
         voided=summary.voided,
+        void_details=summary.void_details,
         elapsed=summary.elapsed,
         leaderboards=boards,
         held_out={"games": held_boards, "opponents": opponents},

@@ -400,7 +400,8 @@ async def run_remote_async(
         admin.created.discard(made["match"])
         finished = ended["status"] == "finished"
         returns = tuple(ended["returns"]) if finished else None
-        return Played(ended["status"], returns, fresh=not made["existing"], forfeit_seat=ended.get("forfeit_seat"))
+        seat, detail = ended.get("forfeit_seat"), ended.get("detail") or ""
+        return Played(ended["status"], returns, fresh=not made["existing"], forfeit_seat=seat, detail=detail)
 
     try:
         async with trio.open_nursery() as nursery:

@@ -68,6 +68,7 @@ class Summary:
     played: int = 0  # finished by this run
     skipped: int = 0  # made before this run
     voided: int = 0  # ended void (a fault of the engine or the server, an abort); played again next run
+    void_details: list[str] = field(default_factory=list)  # why each void match was void
     elapsed: float = 0.0
     variants: dict[str, str] = field(default_factory=dict)  # game label -> variant
     finished: list[Finished] = field(default_factory=list)  # every finished match of the schedule, earlier runs' too
@@ -120,6 +121,7 @@ class Played:
     returns: tuple[float, ...] | None  # None unless finished
     fresh: bool  # made by this run; False when its key was taken before (then it is not counted as played)
     forfeit_seat: int | None = None  # the seat that lost by forfeit, if one did
+    detail: str = ""  # why, for a void match: one a rerun cannot help (it reached max_steps) shows
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,7 @@ async def drive(
         ended[match.key] = played
         if played.status == "void":
             summary.voided += 1
+            summary.void_details.append(played.detail)
         elif played.fresh:
             summary.played += 1
         else:  # finished before this run, or (through a server) being played since an earlier one
@@ -279,7 +282,8 @@ async def run_tournament_async(
         if earlier is not None:
             return earlier
         finished = result.status == "finished"
-        return Played(result.status, tuple(result.returns) if finished else None, fresh=True, forfeit_seat=result.forfeit_seat)
+        returns = tuple(result.returns) if finished else None
+        return Played(result.status, returns, fresh=True, forfeit_seat=result.forfeit_seat, detail=result.detail)
 
     async with trio.open_nursery() as outer:
         await outer.start(writer.run)

@@ -7,6 +7,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,19 +206,24 @@ def test_a_tournament_run_with_a_void_match_fails_and_says_how_many_in_either_fo
     import tournaments.runner
     from tournaments.runner import Summary
 
-    monkeypatch.setattr(
-        tournaments.runner, "run_tournament", lambda config, db, progress: Summary("quickstart", total=3, played=2, voided=1)
-    )
+    steps = "the match reached 10000 steps without ending"  # a rerun cannot help: the reason says so
+    details = [steps, "server fault: OSError: disk full", steps]
+
+    def run_tournament(config: Any, db: Any, progress: Any) -> Summary:
+        return Summary("quickstart", total=5, played=2, voided=3, void_details=details)
+
+    monkeypatch.setattr(tournaments.runner, "run_tournament", run_tournament)
     monkeypatch.setattr(tournaments.runner, "leaderboards", lambda config, db: {})
     code, out, err = run(capsys, "demo", *(["--json"] if as_json else []))
-    assert code == 1 and err.strip() == "arena: 1 void"  # the demo's store is thrown away: no rerun to suggest
+    why = f"{steps} (x2); server fault: OSError: disk full"
+    assert code == 1 and err.strip() == f"arena: 3 void ({why})"  # the demo's store is thrown away: no rerun to suggest
     if as_json:
-        assert json.loads(out)["voided"] == 1
+        assert json.loads(out)["voided"] == 3 and json.loads(out)["void_details"] == details
     else:
-        assert out.startswith("quickstart: 2 played, 0 already done, 1 void")
+        assert out.startswith("quickstart: 2 played, 0 already done, 3 void")
     quickstart = str(Path(tournaments.runner.__file__).parent / "quickstart.toml")
     code, out, err = run(capsys, "tournament", "run", quickstart, "--db", str(tmp_path / "arena.db"))
-    assert code == 1 and err.strip() == "arena: 1 void: run the same command again to play them"
+    assert code == 1 and err.strip() == f"arena: 3 void ({why}): run the same command again to play them"
 
 
 def test_demo_runs_the_quickstart_tournament_and_prints_its_leaderboards(capsys: pytest.CaptureFixture[str]) -> None:

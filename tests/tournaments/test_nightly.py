@@ -422,8 +422,12 @@ def test_a_match_that_ended_void_is_played_again_by_a_rerun_of_the_night(
     monkeypatch.setattr(runner, "run_tournament", run_with_a_fault)
     db = tmp_path / "arena.db"
     assert main(["nightly", str(path), "--db", str(db), "--json"]) == 1
-    first = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    first = json.loads(out)
     assert (first["tournament"]["played"], first["tournament"]["voided"]) == (1, 1)
+    why = "engine fault: RuntimeError: engine bug"
+    assert first["tournament"]["void_details"] == [why]
+    assert f"arena: 1 void ({why}): run the same command again on the same date to play them" in err
 
     assert main(["nightly", str(path), "--db", str(db), "--json"]) == 0
     second = json.loads(capsys.readouterr().out)

@@ -312,3 +312,24 @@ def test_two_runs_of_one_tournament_at_once_store_each_match_once(tmp_path: Path
     keys = finished_keys(db)
     assert sorted(keys) == sorted(set(keys)) and len(keys) == 20
     assert sum(s.played for s in summaries) == 20 and sum(s.played + s.skipped for s in summaries) == 40
+
+
+def test_a_void_match_says_why_so_that_one_a_rerun_cannot_help_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run with void matches said only how many, and to run again: for a match that reaches
+    max_steps, or a game that faults, running again voids it again."""
+    config = parse(
+        {
+            "name": "faulty",
+            "format": "round-robin",
+            "games_per_pairing": 1,
+            "games": [{"name": "nim", "participants": ["random", "nim-optimal"]}],
+        }
+    )
+    state = type(games.get("nim").new({}, 0))
+
+    def faulty_step(self: Any, actions: Any) -> Any:
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(state, "step", faulty_step)
+    summary = run_tournament(config, tmp_path / "arena.db")
+    assert summary.voided == 1 and summary.void_details == ["engine fault: RuntimeError: engine bug"]
