@@ -556,15 +556,18 @@ async def _stop_on_first_signal(stop: Any) -> None:
     """The first Ctrl-C or SIGTERM winds a bot down (``run_bot``'s ``stop``): it plays out its
     matches in play, which walking away would leave to the reconnection window and then lose
     as forfeits; the next one stops it at once. Only the main thread may take signals: run
-    from another thread (a test, an embedding program), it is left to that program."""
+    from another thread (a test, an embedding program), it is left to that program. A bot
+    started in the background by a script ignores SIGINT, and SIGTERM is its way to stop."""
     import signal
     import threading
 
     import trio
 
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    if threading.current_thread() is not threading.main_thread():
         return
-    with trio.open_signal_receiver(signal.SIGINT) as signals:  # SIGTERM comes as SIGINT (``_sigterm_as_ctrl_c``)
+    # SIGTERM comes as SIGINT (``_sigterm_as_ctrl_c``), unless SIGINT is ignored
+    taken = signal.SIGTERM if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else signal.SIGINT
+    with trio.open_signal_receiver(taken) as signals:
         async for _ in signals:
             break
     after_echo = "\n" if sys.stderr.isatty() else ""

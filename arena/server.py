@@ -196,6 +196,7 @@ class LiveMatch:
     info: Mapping[str, Any] = field(default_factory=dict)  # what play_match announced at the start
     grouped: bool = False  # one of a duplicate group: its deal is dealt at the group's other tables too
     ended: trio.Event = field(default_factory=trio.Event)  # its end is recorded and told, or it never started
+    announced: trio.Event = field(default_factory=trio.Event)  # its match_start is sent, or it never started
     result: MatchResult | None = None  # how it ended; None: stopped by the server (void)
 
     def summary(self) -> dict[str, Any]:
@@ -815,7 +816,19 @@ class ArenaServer:
         names = msg.get("games")
         if names is not None and not all(isinstance(n, str) for n in names):
             raise p.ProtocolError(p.BAD_MESSAGE, "'cancel.games' must be a list of game names")
-        session.send("cancelled", count=self.lobby.cancel(session.bot, names))
+        count = self.lobby.cancel(session.bot, names)
+        # a table paired before the cancel came (its seek already taken) is being recorded: its
+        # match_start goes first, so that a bot that stops once told "cancelled" leaves none behind
+        forming = [live for match_id in session.matches if (live := self.live.get(match_id)) and not live.announced.is_set()]
+        if forming:
+            self._spawn(self._cancelled_once_announced, session, count, forming)
+        else:
+            session.send("cancelled", count=count)
+
+    async def _cancelled_once_announced(self, session: BotSession, count: int, forming: list[LiveMatch]) -> None:
+        for live in forming:
+            await live.announced.wait()
+        session.send("cancelled", count=count)
 
     async def _on_challenge(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         """A challenge takes one of the named bot's waiting seeks: a bot plays only what it asked
@@ -1129,6 +1142,7 @@ class ArenaServer:
         elif event.kind == "start":
             live.state = event.state  # read for a new spectator's snapshot; play_match owns it
             live.info = event.data
+            live.announced.set()  # its seats' match_start go out before play_match next yields
         elif event.kind == "end":
             return self._record_end(live, event.data["result"])
         return None
@@ -1178,6 +1192,7 @@ class ArenaServer:
         shutdown waiting for the live matches to end must hear of as well."""
         self.live.pop(live.id, None)
         live.ended.set()
+        live.announced.set()
         for bot in set(live.bots):
             session = self.sessions.get(bot)
             if session is not None:

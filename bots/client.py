@@ -71,10 +71,11 @@ class _State:
     last_seq: int = 0
     seeking: bool = False
     stopping: bool = False  # told to stop: no new match, the ones in play are played out
-    withdrawing: bool = False  # a cancel was sent: a match from the seek may come before its answer
+    cancels: int = 0  # sent and not yet answered: a match paired from a seek before it comes first
     replaying: bool = False  # a welcome came: the server's replay is read once the ping sent then is answered
     pacer: Pacer | None = None  # made from the server's limits in its welcome
     soft_cap: int = 64 * 1024  # bytes: the server drops a longer message; its welcome says
+    grace_s: float = 30.0  # the server's reconnection window; its welcome says
     send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
     thinking: dict[tuple[str, int, int, int], trio.CancelScope] = field(default_factory=dict)  # policies at work
 
@@ -124,7 +125,8 @@ async def run_bot(
     Setting ``stop`` winds the run down the same way: the seek waiting is cancelled, no new
     one is made, the matches in play are played out, and then run_bot returns (at once if
     none is in play). Leaving them instead would make every opponent wait out the server's
-    reconnection window, and then score them as forfeits.
+    reconnection window, and then score them as forfeits. Cut off from the server for longer
+    than that window, a stopping run gives them up and returns: they are lost already.
 
     With no ``games`` the bot seeks nothing and plays the matches made for it (by an
     admin's ``create_match``; a challenge takes one of its seeks, so it never meets one).
@@ -160,6 +162,7 @@ async def run_bot(
 
     async def play(policies: trio.Nursery) -> None:
         nonlocal reached, wait, delays
+        lost_at = trio.current_time()  # when the bot was last connected: reset by each session
         while not done():
             welcomes = state.welcomes
             try:
@@ -203,9 +206,12 @@ async def run_bot(
                 log.warning("connection to %s failed: %s", url, connect_failure(error))
             if done():
                 return
-            run.reconnects += 1
             if state.welcomes > welcomes:  # this connection logged in: the next failure starts the backoff anew
                 delays = retry_delays()
+                lost_at = trio.current_time()
+            if state.stopping and trio.current_time() - lost_at > state.grace_s:
+                return  # the server has forfeited (or, restarted, voided) what was in play: nothing to play out
+            run.reconnects += 1
             delay, wait = max(next(delays), wait), 0.0
             log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
             await trio.sleep(delay)
@@ -254,15 +260,21 @@ async def _withdraw(policy: Callable[..., Any], state: _State) -> None:
     """A run winding down takes no new match: the seek still waiting is cancelled. A match may
     be on its way from it already; the answer to the cancel comes after that one's start."""
     if state.seeking and state.send is not None and _winding_down(policy, state):
-        state.seeking, state.withdrawing = False, True
-        with contextlib.suppress(ConnectionClosed):
-            await state.send("cancel")
+        state.seeking = False
+        await _cancel(state)
+
+
+async def _cancel(state: _State) -> None:
+    """Cancel the seeks waiting; until the answer, a match paired from one may still come."""
+    state.cancels += 1
+    with contextlib.suppress(ConnectionClosed):
+        await state.send("cancel")
 
 
 def _finished(policy: Callable[..., Any], run: BotRun, state: _State, matches: int | None) -> bool:
     """The run is over once no match is in play and its matches are played, or it winds
     down: such a bot seeks no more, and waiting on would hold the command forever."""
-    if state.matches or state.withdrawing:
+    if state.matches or state.cancels or state.replaying:  # a match may still come: from a seek, in a replay
         return False
     return _winding_down(policy, state) or (matches is not None and len(run.results) >= matches)
 
@@ -314,7 +326,7 @@ async def _session(
             # the match may not have come from the seek (an admin's match): one
             # left waiting would seat the bot in more matches than it asked for
             state.seeking = False
-            await send("cancel")
+            await _cancel(state)
         if games and not state.seeking and wanted() > 0:
             state.seeking = True
             for _ in range(2 if self_play else 1):
@@ -488,7 +500,8 @@ async def _receive(
             state.welcomes += 1
             state.pacer = Pacer(msg.get("limits") or {})
             state.soft_cap = int((msg.get("limits") or {}).get("soft_cap", state.soft_cap))
-            state.seeking = state.withdrawing = False  # the server drops a bot's seeks when its connection ends
+            state.grace_s = float((msg.get("limits") or {}).get("grace_ms", state.grace_s * 1000)) / 1000
+            state.seeking, state.cancels = False, 0  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
@@ -506,7 +519,7 @@ async def _receive(
                     return
                 await seek()
         elif kind == "cancelled":
-            state.withdrawing = False
+            state.cancels = max(0, state.cancels - 1)  # one replayed from before a welcome counts for nothing
             if finished():
                 return
         elif kind == "match_start":

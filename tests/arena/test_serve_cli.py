@@ -380,15 +380,28 @@ def test_play_with_db_locked_at_the_end_still_shows_the_match_and_fails_in_one_l
     assert err == f"arena: error: the match was not recorded in {db}: database is locked\n"
 
 
-def bot_run_process(url: str, name: str, token: str, *options: str) -> subprocess.Popen[str]:
+def bot_run_process(url: str, name: str, token: str, *options: str, background: bool = False) -> subprocess.Popen[str]:
+    """``arena bot run``; ``background``: as a script's ``&`` starts it, with SIGINT ignored."""
     command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--url", url, "--name", name, "--token", token]
-    return subprocess.Popen([*command, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return subprocess.Popen(
+        [*command, *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ignore_sigint if background else None,
+    )
 
 
 @pytest.mark.trio
-async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(arena: Arena) -> None:
-    """It died with -15 and not a word, where Ctrl-C, `serve` and `train run` say why they stop."""
-    bot = bot_run_process(arena.url, "stopped", await arena.register("stopped"), "--game", "nim")
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(arena: Arena, background: bool) -> None:
+    """It died with -15 and not a word, where Ctrl-C, `serve` and `train run` say why they stop;
+    started in the background by a script (SIGINT ignored), SIGTERM killed it mid-match."""
+    bot = bot_run_process(arena.url, "stopped", await arena.register("stopped"), "--game", "nim", background=background)
     try:
         with trio.fail_after(15):
             while arena.server.lobby.waiting_of("stopped") != 1:

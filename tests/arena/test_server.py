@@ -404,6 +404,37 @@ async def test_the_move_deadline_beats_a_longer_grace_window(arena_factory: Aren
 
 
 @pytest.mark.trio
+async def test_cancelled_comes_after_the_match_start_of_a_seek_paired_before_the_cancel(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table takes the seeks at once, and its match_start waits for the store: a cancel
+    in between was answered "cancelled" first, and a bot that stopped then left the match
+    to lose by disconnection."""
+    recording, release = threading.Event(), threading.Event()
+    open_match = Store.open_match
+
+    def slow(store: Store, row: Any) -> Any:
+        recording.set()
+        release.wait(10)
+        return open_match(store, row)
+
+    monkeypatch.setattr(Store, "open_match", slow)
+    async with arena.bot("quits") as a, arena.bot("stays") as b:
+        for client in (a, b):
+            await client.send("seek", games=["nim"])
+            await client.expect("seeking")
+        await trio.to_thread.run_sync(recording.wait, 10)  # paired: the match is being recorded
+        read = arena.server.metrics.frames_in
+        await a.send("cancel")
+        with trio.fail_after(5):
+            while arena.server.metrics.frames_in == read:  # read, and so handled: no await in between
+                await trio.sleep(0.01)
+        release.set()
+        assert (await a.receive())["t"] == "match_start"  # then its turn, perhaps, and the answer
+        await a.expect("cancelled", count=0)
+
+
+@pytest.mark.trio
 async def test_an_aborted_match_is_void_and_unrated(arena: Arena) -> None:
     async with arena.bot("a1") as a, arena.bot("b1"), arena.admin() as admin:
         await admin.send("create_match", bots=["a1", "b1"], game="tic-tac-toe")

@@ -6,19 +6,23 @@ import functools
 import itertools
 import json
 import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import numpy as np
 import pytest
 import trio
+import trio.testing
 from websockets.datastructures import Headers
 from websockets.exceptions import InvalidStatus
 from websockets.http11 import Response
+from websockets.trio.server import ServerConnection, serve
 
 from arena import protocol as p
 from arena import server as server_module
 from arena.seats import Move, Policy, SeatForfeit, Turn
-from arena.server import Limits
+from arena.server import Limits, bound_port, open_listeners
 from arena.sessions import BotSession
 from arena.store import Store
 from bots.client import CUT, BotRun, _within_cap, backoff, connect_failure, run_bot
@@ -435,3 +439,141 @@ async def test_a_bot_told_to_stop_while_only_seeking_returns_at_once(arena: Aren
             await wait_until(lambda: arena.server.lobby.waiting_of("idle") == 1)
             stop.set()
     assert result[0].results == [] and result[0].reconnects == 0
+
+
+class Peer:
+    """The server's side of one connection, scripted message by message: orders of messages
+    that the protocol allows and the real server seldom shows."""
+
+    def __init__(self, ws: ServerConnection) -> None:
+        self.ws = ws
+        self.seq = 0
+
+    async def send(self, kind: str, **fields: Any) -> None:
+        self.seq += 1
+        await self.ws.send(p.encode(p.message(kind, seq=self.seq, **fields), False))
+
+    async def expect(self, kind: str) -> dict[str, Any]:
+        msg = p.decode(await self.ws.recv())
+        assert msg["t"] == kind, (msg, kind)
+        return msg
+
+
+@asynccontextmanager
+async def scripted_server(script: Callable[[Peer], Awaitable[None]]) -> AsyncIterator[str]:
+    """Runs ``script`` for each connection; a script that fails (the bot said something else)
+    fails the test, not only the connection."""
+    failures: list[BaseException] = []
+
+    async def handler(ws: ServerConnection) -> None:
+        try:
+            await script(Peer(ws))
+        except Exception as error:
+            failures.append(error)
+            raise
+
+    async with trio.open_nursery() as nursery:
+        listeners = await open_listeners("127.0.0.1", 0)
+        await nursery.start(functools.partial(serve, handler, listeners=listeners))
+        yield f"ws://127.0.0.1:{bound_port(listeners)}"
+        nursery.cancel_scope.cancel()
+    assert not failures, failures
+
+
+START = {
+    "game": "nim",
+    "players": ["a", "b"],
+    "rules": "",
+    "config": {},
+    "max_retries": 2,
+    "clock": {"move_ms": 9000, "bank_ms": 0},
+}
+ENDED = {"status": "finished", "reason": "complete", "detail": "", "returns": [1.0, -1.0], "outcomes": None, "ranks": None}
+
+
+async def turn_and_end(peer: Peer, match: str) -> None:
+    await peer.send("turn", match=match, seat=0, step=0, attempt=0, observation={"text": "heaps"}, legal=["1"], deadline_ms=9000)
+    await peer.expect("move")
+    await peer.send("match_end", match=match, seat=0, forfeit_seat=None, **ENDED)
+
+
+@pytest.mark.trio
+async def test_a_stopping_bot_waits_for_the_answer_to_its_own_cancel_not_an_earlier_one() -> None:
+    """On each match_start the SDK cancels its seek and seeks again; stopped before that
+    cancel was answered, its answer ended the wait for the stop's own cancel, and a match
+    paired from the new seek was left to lose by disconnection."""
+    stop = trio.Event()
+
+    async def script(peer: Peer) -> None:
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await peer.expect("ping")
+        await peer.send("pong")
+        await peer.expect("seek")
+        await peer.send("match_start", match="m1", seat=0, **START)
+        await peer.expect("cancel")  # the SDK's own, then its next seek
+        await peer.expect("seek")
+        stop.set()
+        await peer.expect("cancel")  # the stop's
+        await peer.send("cancelled", count=0)  # the first cancel's answer
+        await peer.send("match_end", match="m1", seat=0, forfeit_seat=None, **ENDED)
+        await peer.send("match_start", match="m2", seat=0, **START)  # paired before the stop's cancel came
+        await peer.send("cancelled", count=0)
+        await turn_and_end(peer, "m2")
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            run = await run_bot(first_legal, url, "a", "token", games=["nim"], stop=stop)
+    assert [end["match"] for end in run.results] == ["m1", "m2"]
+
+
+@pytest.mark.trio
+async def test_a_bot_stopped_before_the_replay_after_a_fresh_welcome_plays_the_match_it_brings() -> None:
+    """A fresh session (the old one lost: a restarted bot, an outbox overrun) is sent every
+    live match again after its welcome; stopped in between, the SDK found no match and left."""
+    stop = trio.Event()
+
+    async def script(peer: Peer) -> None:
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await peer.expect("ping")
+        stop.set()
+        await trio.testing.wait_all_tasks_blocked()  # the stop is taken in before the replay comes
+        await peer.send("match_start", match="m1", seat=0, **START)
+        await peer.send("pong")
+        await turn_and_end(peer, "m1")
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            run = await run_bot(first_legal, url, "a", "token", games=["nim"], stop=stop)
+    assert [end["match"] for end in run.results] == ["m1"]
+
+
+@pytest.mark.trio
+async def test_a_stopping_bot_cut_off_from_its_server_gives_up_after_the_reconnection_window() -> None:
+    """It retried for ever: past the window, the server has forfeited (or, restarted, voided)
+    what it was playing, so nothing is left to play out."""
+    stop = trio.Event()
+    connections = 0
+
+    async def script(peer: Peer) -> None:
+        nonlocal connections
+        connections += 1
+        if connections > 1:  # the server's process is gone: no session on it will ever log in
+            await peer.ws.aclose(1011, "gone")
+            return
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={"grace_ms": 300})
+        await peer.expect("ping")
+        await peer.send("match_start", match="m1", seat=0, **START)
+        await peer.send("pong")
+        await peer.expect("seek")
+        stop.set()
+        await peer.expect("cancel")  # with a match in play it stays to play it, until its server goes
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            run = await run_bot(
+                first_legal, url, "a", "token", games=["nim"], stop=stop, retry_delays=lambda: itertools.repeat(0.05)
+            )
+    assert run.results == [] and connections > 2
