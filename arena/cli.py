@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 USAGE_ERROR = 2
@@ -508,11 +508,21 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
     policy = PerSeat()
 
+    welcomes = 0
+
     def report(msg: dict[str, Any]) -> None:
-        if msg["t"] == "match_end":
+        nonlocal welcomes
+        if msg["t"] == "welcome":
+            welcomes += 1
+            # said once at the start (a second bot must seek the game for a match to form)
+            if welcomes == 1:
+                seeking = f"seeking {', '.join(args.game)}" if args.game else "waiting for matches made for it"
+                print(f"arena: {msg.get('bot', args.name)} connected to {args.url}; {seeking}", file=sys.stderr, flush=True)
+        elif msg["t"] == "match_end":
             policy.finish(msg["match"])
             if not args.json:
-                print(f"match {msg['match']}: {msg['status']}, {msg['reason']}, returns {msg['returns']}", flush=True)
+                how = f"{msg['status']}, {msg['reason']}, {_how_it_went(msg)}"
+                print(f"match {msg['match']}: {how}, returns {msg['returns']}", flush=True)
 
     stop = trio.Event()
 
@@ -550,6 +560,17 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         played = len(run.results)
         print(f"arena: stopped as asked, after {played} match{'es' if played != 1 else ''}", file=sys.stderr)
     return 0
+
+
+def _how_it_went(end: Mapping[str, Any]) -> str:
+    """A ``match_end`` from its seat's side: win, loss, draw, forfeit or a rank (void: void)."""
+    seat, outcomes, ranks = end["seat"], end.get("outcomes"), end.get("ranks")
+    if not outcomes:
+        return f"seat {seat}"
+    word = outcomes[seat]
+    if word == "ranked" and ranks:
+        word = f"rank {ranks[seat]} of {len(ranks)}"
+    return f"{word} as seat {seat}"
 
 
 async def _stop_on_first_signal(stop: Any) -> None:
@@ -1173,7 +1194,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-per-address",
         type=int,
         default=1_000,
-        help="open websockets from one client address (default 1000); behind a reverse proxy every client has its address",
+        help="open websockets from one client address (default 1000); behind a reverse proxy every client has"
+        " the proxy's address: raise it there",
     )
     serve.set_defaults(run=cmd_serve)
 

@@ -412,7 +412,8 @@ async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(aren
         if bot.poll() is None:
             bot.kill()
             bot.wait()
-    assert bot.returncode == 0 and err == f"{STOPPING}\narena: stopped as asked, after 0 matches\n", (bot.returncode, err)
+    said = f"arena: stopped connected to {arena.url}; seeking nim\n{STOPPING}\narena: stopped as asked, after 0 matches\n"
+    assert bot.returncode == 0 and err == said, (bot.returncode, err)
 
 
 @pytest.mark.trio
@@ -441,8 +442,8 @@ async def test_bot_run_stopped_mid_match_plays_it_out_unless_told_twice(arena: A
                     await trio.sleep(0.01)
             (match,) = arena.server.live
             bot.send_signal(signal.SIGTERM)
-            said = await trio.to_thread.run_sync(bot.stderr.readline)
-            assert said == f"{STOPPING}\n"
+            said = [await trio.to_thread.run_sync(bot.stderr.readline) for _ in range(2)]
+            assert said == [f"arena: leaving connected to {arena.url}; seeking tic-tac-toe\n", f"{STOPPING}\n"]
             if signals == 2:
                 bot.send_signal(signal.SIGINT)
             out, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=15))
@@ -453,7 +454,7 @@ async def test_bot_run_stopped_mid_match_plays_it_out_unless_told_twice(arena: A
             bot.wait()
     if signals == 1:
         assert bot.returncode == 0 and err == "arena: stopped as asked, after 1 match\n", (bot.returncode, err)
-        assert out.startswith(f"match {match}: finished, complete") and out.count("\n") == 1
+        assert re.fullmatch(rf"match {match}: finished, complete, (win|loss|draw) as seat [01], returns \S+, \S+\n", out), out
     else:
         assert bot.returncode == 130 and "arena: interrupted" in err and out == "", (bot.returncode, err)
 
