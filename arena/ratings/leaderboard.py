@@ -115,7 +115,9 @@ class MatchPairs:
 def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
     rows = store.conn.execute(
         f"""SELECT s.bot, COUNT(DISTINCT s.match_id) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
-                  SUM(s.outcome = 'loss') AS losses, SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS mean_return
+                  SUM(s.outcome = 'loss' OR (s.outcome = 'forfeit' AND EXISTS
+                      (SELECT 1 FROM seats o WHERE o.match_id = s.match_id AND o.outcome = 'win'))) AS losses,
+                  SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS mean_return
            FROM seats s JOIN matches m ON m.id = s.match_id
            WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")} GROUP BY s.bot""",
         (FINISHED, variant),

@@ -277,3 +277,20 @@ def test_a_small_variants_leaderboard_reads_its_own_matches_not_the_whole_store(
         for index in range(2000):
             store.finish_match(match_record("nim", [f"other{index % 5}", f"other{index % 7 + 5}"], [1.0, -1.0]))
     assert sqlite_work(store, lambda: variant_leaderboard(store, variant, resamples=10)) < 2 * alone
+
+
+def test_w_d_l_count_a_forfeit_as_the_loss_it_is_and_add_up_to_the_games(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """The forfeit's winner had it in W, its loser nowhere in L: W/D/L did not add up."""
+    store = Store(tmp_path / "a.db")
+    store.finish_match(match_record("tic-tac-toe", ["random", "perfect"], [-1.0, 1.0], forfeit=0))
+    store.finish_match(match_record("tic-tac-toe", ["random", "perfect"], [0.0, 0.0]))
+    store.finish_match(match_record("tic-tac-toe", ["random", "perfect"], [-1.0, 1.0]))
+    store.finish_match(match_record("public-goods", ["random", "perfect", "first"], [1.0, 2.0, 3.0], forfeit=0))
+    rows = {row["bot"]: row for row in variant_leaderboard(store, "tic-tac-toe", resamples=10)}
+    wdl = {bot: (row["games"], row["wins"], row["draws"], row["losses"], row["forfeits"]) for bot, row in rows.items()}
+    assert wdl == {"random": (3, 0, 1, 2, 1), "perfect": (3, 2, 1, 0, 0)}
+    (ranked,) = [row for row in variant_leaderboard(store, "public-goods", resamples=10) if row["bot"] == "random"]
+    assert (ranked["wins"], ranked["losses"], ranked["forfeits"]) == (0, 0, 1)  # no W/D/L where nobody wins
+    store.close()
