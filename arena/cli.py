@@ -1072,6 +1072,10 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
 
 
 def _watch_app() -> Any:
+    """The spectator app, once it can run: it draws on a terminal, and into a pipe or a file
+    it wrote escape sequences until killed."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the spectator draws on a terminal: run it in one (for data, read /watch or /api, PROTOCOL.md)")
     try:
         from tui.app import WatchApp
     except ModuleNotFoundError as error:
@@ -1101,15 +1105,15 @@ def _check_server_url(url: str) -> None:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    watch_app = _watch_app()
     if args.db is None:
         url = args.url or "ws://127.0.0.1:8765"
         _check_server_url(url)
-        watch_app(url, match=args.match).run()
+        _watch_app()(url, match=args.match).run()
         return 0
     from tui.launch import ServerProcess
 
     _open_store(args.db).close()  # a missing file or one that is no store: one line, before a server starts
+    watch_app = _watch_app()
     server = ServerProcess(args.db, read_only=True)
     url = server.start()  # a LaunchError (a RuntimeError) ends in one line and status 1
     try:

@@ -121,6 +121,13 @@ def test_demo_watch_plays_over_the_wire_and_leaves_no_process_behind(tmp_path: P
     assert [p.returncode for p in started] == [0] * 5
 
 
+@pytest.mark.parametrize("command", [["watch"], ["demo", "--watch"]], ids=["watch", "demo"])
+def test_the_spectator_without_a_terminal_says_so_in_one_line(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Into a pipe it wrote escape sequences until killed."""
+    assert cli.main(command) == cli.USAGE_ERROR
+    assert capsys.readouterr().err.startswith("arena: error: the spectator draws on a terminal")
+
+
 def test_the_commands_have_help() -> None:
     for command in (["watch", "--help"], ["demo", "--help"]):
         out = subprocess.run([sys.executable, "-m", "arena.cli", *command], capture_output=True, text=True, check=True).stdout
