@@ -538,6 +538,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
                     games=args.game,
                     config=config,
                     matches=args.matches,
+                    at_once=args.at_once if args.at_once is not None or cap <= 0 else 1,
                     self_play=args.self_play,
                     delay_ms=args.delay,
                     on_message=report,
@@ -1249,6 +1250,14 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
     run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
     run_bot.add_argument("--matches", type=POSITIVE, default=None, help="stop after this many matches (default: play on)")
+    run_bot.add_argument(
+        "--at-once",
+        type=POSITIVE,
+        default=None,
+        metavar="N",
+        help="play at most N matches at once (default: as many as the server allows; 1 with a spending cap,"
+        " which is then passed by one reply at most)",
+    )
     run_bot.add_argument(
         "--delay", type=COUNT, default=0, metavar="MS", help="wait this long before each move (at most half its time)"
     )

@@ -76,6 +76,7 @@ class _State:
     pacer: Pacer | None = None  # made from the server's limits in its welcome
     soft_cap: int = 64 * 1024  # bytes: the server drops a longer message; its welcome says
     grace_s: float = 30.0  # the server's reconnection window; its welcome says
+    at_once: int | None = None  # the most matches in play at once (None: the server's limit)
     send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
     thinking: dict[tuple[str, int, int, int], trio.CancelScope] = field(default_factory=dict)  # policies at work
 
@@ -111,6 +112,7 @@ async def run_bot(
     games: Sequence[str],
     config: Mapping[str, Any] | None = None,
     matches: int | None = None,
+    at_once: int | None = None,
     self_play: bool = False,
     delay_ms: int = 0,
     binary: bool = True,
@@ -137,13 +139,15 @@ async def run_bot(
     under the rate limit the server's ``welcome`` gives, so a fast game is slowed, never cut.
     A move longer than the welcome's ``soft_cap`` (a reasoning model's long reply) keeps its
     action: the head of its raw reply is cut (it then starts with ``CUT``), then its prompt.
+    ``at_once`` caps the matches in play at once (None: as many as the server lets a bot
+    play); a bot with a spending cap plays one, so that the cap is passed by one reply at most.
     """
     try:
         p.http_base(url)
     except ValueError as error:
         raise BotStopped(str(error)) from None
     run = BotRun()
-    state = _State()
+    state = _State(at_once=at_once)
     policy, is_async = policy_callable(policy)
     delays = retry_delays()
 
@@ -317,9 +321,10 @@ async def _session(
         the run winds down (told to stop, or an LLM bot at its spending cap)."""
         if _winding_down(policy, state):
             return 0
-        if matches is None:
-            return 1
-        return max(0, matches - len(run.results) - len(state.matches))
+        room = 1 if matches is None else matches - len(run.results) - len(state.matches)
+        if state.at_once is not None:
+            room = min(room, state.at_once - len(state.matches))
+        return max(0, room)
 
     async def seek(new_match: bool = False) -> None:
         if new_match and state.seeking:

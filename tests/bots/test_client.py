@@ -577,3 +577,37 @@ async def test_a_stopping_bot_cut_off_from_its_server_gives_up_after_the_reconne
                 first_legal, url, "a", "token", games=["nim"], stop=stop, retry_delays=lambda: itertools.repeat(0.05)
             )
     assert run.results == [] and connections > 2
+
+
+@pytest.mark.trio
+async def test_at_once_caps_the_matches_a_bot_plays_at_the_same_time(arena: Arena) -> None:
+    """Seeking again at each match_start, a bot took a new match beside every one it played:
+    a spending cap was then passed by every reply in flight."""
+    tokens = {name: await arena.register(name) for name in ("one-at-a-time", "eager")}
+    in_play: set[str] = set()
+    most = 0
+
+    def seen(msg: dict[str, Any]) -> None:
+        nonlocal most
+        if msg["t"] == "match_start":
+            in_play.add(msg["match"])
+            most = max(most, len(in_play))
+        elif msg["t"] == "match_end":
+            in_play.discard(msg["match"])
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "eager", tokens["eager"], games=["nim"]))
+        with trio.fail_after(20):
+            run = await run_bot(
+                first_legal,
+                arena.url,
+                "one-at-a-time",
+                tokens["one-at-a-time"],
+                games=["nim"],
+                matches=4,
+                at_once=1,
+                on_message=seen,
+                delay_ms=20,
+            )
+        nursery.cancel_scope.cancel()
+    assert len(run.results) == 4 and most == 1
