@@ -1127,6 +1127,23 @@ def cmd_watch(args: argparse.Namespace) -> int:
 # ---- the parser ----------------------------------------------------------------------
 
 
+class _Version(argparse.Action):
+    """The installed package's version, and the wire protocol's (what bots must speak); looked
+    up only when asked, not by every command."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from arena.protocol import PROTOCOL_VERSION
+
+        try:
+            installed = version("selfplay-arena")
+        except PackageNotFoundError:  # run from a checkout that was never installed
+            installed = "(not installed)"
+        print(f"arena {installed}, protocol {PROTOCOL_VERSION}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from games.api import MAX_SEED
 
@@ -1134,6 +1151,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="arena",
         description="A self-play game arena for LLM agents: games, bots, matches, a live server.",
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version of arena and of its protocol")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     games_cmd = commands.add_parser(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -372,3 +373,11 @@ def test_serving_on_a_port_that_is_taken_says_where_it_could_not_listen(
         port = taken.getsockname()[1]
         code, out, err = run(capsys, "serve", "--port", str(port), "--db", str(tmp_path / "arena.db"))
     assert (code, out, err) == (2, "", f"arena: error: cannot listen on 127.0.0.1:{port}: Address already in use\n")
+
+
+def test_version_names_the_package_and_the_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.protocol import PROTOCOL_VERSION
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and re.fullmatch(rf"arena \S+, protocol {PROTOCOL_VERSION}\n", capsys.readouterr().out)
