@@ -521,7 +521,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         elif msg["t"] == "match_end":
             policy.finish(msg["match"])
             if not args.json:
-                how = f"{msg['status']}, {msg['reason']}, {_how_it_went(msg)}"
+                why = f"{msg['reason']} ({msg['detail']})" if msg.get("detail") else msg["reason"]
+                how = f"{msg['status']}, {why}, {_how_it_went(msg)}"
                 print(f"match {msg['match']}: {how}, returns {msg['returns']}", flush=True)
 
     stop = trio.Event()

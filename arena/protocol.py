@@ -137,7 +137,13 @@ _NUMBER = (int, float)
 
 # type -> {field: (accepted python types, required)}
 BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
-    "hello": {"bot": ((str,), True), "token": ((str,), True), "resume": ((dict,), False), "acks": ((bool,), False)},
+    "hello": {
+        "bot": ((str,), True),
+        "token": ((str,), True),
+        "resume": ((dict,), False),
+        "acks": ((bool,), False),
+        "max_matches": ((int,), False),
+    },
     "seek": {"games": ((list,), True), "config": ((dict,), False), "self_play": ((bool,), False)},
     "cancel": {"games": ((list,), False)},
     "challenge": {"bot": ((str,), True), "game": ((str,), True), "config": ((dict,), False)},

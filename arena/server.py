@@ -473,7 +473,7 @@ class ArenaServer:
                     try:
                         games.get(game)
                     except GameError as error:
-                        raise p.ProtocolError(p.UNKNOWN_GAME, f"{error}; the store holds no match of it either") from None
+                        raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
                 return board
             self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
             return board
@@ -640,6 +640,8 @@ class ArenaServer:
             try:
                 hello = p.decode(frame)
                 kind = p.check(hello, p.BOT_MESSAGES)
+                if kind == "hello" and hello.get("max_matches") is not None and hello["max_matches"] < 1:
+                    raise p.ProtocolError(p.BAD_MESSAGE, "'hello.max_matches' must be at least 1")
             except p.ProtocolError as error:
                 await self._refuse(ws, p.error(error.code, error.message), binary)
                 await ws.aclose(p.CLOSE_NO_HELLO, "the first message must be a valid hello")
@@ -715,6 +717,7 @@ class ArenaServer:
             session.id = uuid.uuid4().hex
         session.attach(connection)
         session.acks = hello.get("acks", True)
+        session.max_matches = hello.get("max_matches")
         told = last_seq if resumed else session.seq
         session.greet(
             session=session.id,
@@ -984,7 +987,11 @@ class ArenaServer:
         session = self.sessions.get(bot)
         if session is None or not session.connected or bot == ADMIN:
             return 0
-        return self.limits.max_matches - len(session.matches)
+        return self._max_matches(session) - len(session.matches)
+
+    def _max_matches(self, session: BotSession) -> int:
+        """The server's limit, or the bot's own if its hello set a lower one."""
+        return min(self.limits.max_matches, session.max_matches or self.limits.max_matches)
 
     def _require_ready(self, bots: Sequence[str], *, check_capacity: bool = True) -> None:
         _check_players(bots)
@@ -992,8 +999,8 @@ class ArenaServer:
             session = self.sessions.get(bot)
             if session is None or not session.connected:
                 raise p.ProtocolError(p.BOT_OFFLINE, f"bot {bot!r} is not connected")
-            if check_capacity and len(session.matches) >= self.limits.max_matches:
-                raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {self.limits.max_matches} matches already")
+            if check_capacity and len(session.matches) >= (most := self._max_matches(session)):
+                raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {most} matches already, the most it may")
 
     def _pair_soon(self) -> None:
         """Pair the waiting seeks in a task of its own, so that no bot's moves wait on the store.

@@ -101,6 +101,7 @@ class BotSession:
     outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
     resigned: dict[str, str] = field(default_factory=dict)  # match id -> the bot's stated cause
     acks: bool = True  # whether this bot is told of what succeeded (move_ack, seeking); its hello says
+    max_matches: int | None = None  # its own limit on matches at once, below the server's; its hello says
 
     # ---- connection state ----------------------------------------------------------------
 

@@ -141,6 +141,9 @@ async def run_bot(
     action: the head of its raw reply is cut (it then starts with ``CUT``), then its prompt.
     ``at_once`` caps the matches in play at once (None: as many as the server lets a bot
     play); a bot with a spending cap plays one, so that the cap is passed by one reply at most.
+    The server's pairing holds ``at_once`` (the hello's ``max_matches``); ``matches`` holds the
+    bot's seeks, and its two seeks when playing itself may be paired apart, one match more.
+    An admin's ``create_match`` may seat the bot beyond either.
     """
     try:
         p.http_base(url)
@@ -312,6 +315,8 @@ async def _session(
         await state.send(kind, **fields)
 
     hello: dict[str, Any] = {"bot": name, "token": token, "acks": False}  # a move's fate shows in what comes next
+    if state.at_once is not None:  # held by the server's pairing: two seeks of a bot playing itself may pair apart
+        hello["max_matches"] = state.at_once
     if state.session is not None:
         hello["resume"] = {"session": state.session, "last_seq": state.last_seq}
     await send("hello", **hello)
@@ -327,15 +332,18 @@ async def _session(
         return max(0, room)
 
     async def seek(new_match: bool = False) -> None:
-        if new_match and state.seeking:
-            # the match may not have come from the seek (an admin's match): one
-            # left waiting would seat the bot in more matches than it asked for
-            state.seeking = False
-            await _cancel(state)
-        if games and not state.seeking and wanted() > 0:
-            state.seeking = True
-            for _ in range(2 if self_play else 1):
-                await send("seek", games=list(games), config=dict(config or {}), self_play=self_play)
+        """A seek the closing connection cannot take is moot (the server drops seeks with it,
+        and the next welcome seeks again): the messages still to read are read."""
+        with contextlib.suppress(ConnectionClosed):
+            if new_match and state.seeking:
+                # the match may not have come from the seek (an admin's match): one
+                # left waiting would seat the bot in more matches than it asked for
+                state.seeking = False
+                await _cancel(state)
+            if games and not state.seeking and wanted() > 0:
+                state.seeking = True
+                for _ in range(2 if self_play else 1):
+                    await send("seek", games=list(games), config=dict(config or {}), self_play=self_play)
 
     async def answer(msg: Mapping[str, Any]) -> None:
         key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
@@ -414,7 +422,8 @@ async def _session(
         sent now follows: sought at once, the bot did not yet know of the matches replayed,
         and sought more than it asked for."""
         state.replaying = True
-        await send("ping")
+        with contextlib.suppress(ConnectionClosed):  # closing: what is still to read is read
+            await send("ping")
 
     ended: ConnectionClosed | BotStopped | None = None
     async with trio.open_nursery() as nursery:

@@ -435,6 +435,38 @@ async def test_cancelled_comes_after_the_match_start_of_a_seek_paired_before_the
 
 
 @pytest.mark.trio
+async def test_a_bot_that_plays_one_match_at_a_time_is_paired_and_challenged_as_such(arena: Arena) -> None:
+    """Two seeks of a bot (playing itself, say) could pair with two other bots in one pass:
+    its own limit, said in its hello, is held as the server's is."""
+    async with (
+        arena.bot("single", max_matches=1) as single,
+        arena.bot("other1") as other1,
+        arena.bot("other2") as other2,
+    ):
+        for client in (other1, single, other2, single):  # each seek is paired as it comes
+            await client.send("seek", games=["nim"])
+            await client.expect("seeking")
+            await trio.testing.wait_all_tasks_blocked()
+        assert len(arena.server.sessions["single"].matches) == 1 and arena.server.lobby.waiting_of("single") == 1
+        await other2.send("challenge", bot="single", game="nim")
+        refused = await other2.expect("error")
+        assert refused["code"] == p.BUSY and "plays 1 matches already" in refused["message"]
+
+
+@pytest.mark.trio
+async def test_a_hello_asking_for_no_match_at_all_is_refused(arena: Arena) -> None:
+    token = await arena.register("none")
+    async with arena.socket() as ws:
+        client = Client(ws, True)
+        await client.send("hello", bot="none", token=token, max_matches=0)
+        refused = await client.expect("error")
+        assert refused["code"] == p.BAD_MESSAGE and "max_matches" in refused["message"]
+        with pytest.raises(ConnectionClosed) as closed:
+            await client.receive()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == p.CLOSE_NO_HELLO
+
+
+@pytest.mark.trio
 async def test_an_aborted_match_is_void_and_unrated(arena: Arena) -> None:
     async with arena.bot("a1") as a, arena.bot("b1"), arena.admin() as admin:
         await admin.send("create_match", bots=["a1", "b1"], game="tic-tac-toe")

@@ -580,10 +580,12 @@ async def test_a_stopping_bot_cut_off_from_its_server_gives_up_after_the_reconne
 
 
 @pytest.mark.trio
-async def test_at_once_caps_the_matches_a_bot_plays_at_the_same_time(arena: Arena) -> None:
+@pytest.mark.parametrize("self_play", [False, True], ids=["others", "itself-too"])
+async def test_at_once_caps_the_matches_a_bot_plays_at_the_same_time(arena: Arena, self_play: bool) -> None:
     """Seeking again at each match_start, a bot took a new match beside every one it played:
-    a spending cap was then passed by every reply in flight."""
-    tokens = {name: await arena.register(name) for name in ("one-at-a-time", "eager")}
+    a spending cap was then passed by every reply in flight. Playing itself, its two seeks
+    were paired apart, with two other bots (found by QA)."""
+    tokens = {name: await arena.register(name) for name in ("one-at-a-time", "eager", "keen")}
     in_play: set[str] = set()
     most = 0
 
@@ -596,7 +598,8 @@ async def test_at_once_caps_the_matches_a_bot_plays_at_the_same_time(arena: Aren
             in_play.discard(msg["match"])
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "eager", tokens["eager"], games=["nim"]))
+        for other in ("eager", "keen"):
+            nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, other, tokens[other], games=["nim"]))
         with trio.fail_after(20):
             run = await run_bot(
                 first_legal,
@@ -606,8 +609,43 @@ async def test_at_once_caps_the_matches_a_bot_plays_at_the_same_time(arena: Aren
                 games=["nim"],
                 matches=4,
                 at_once=1,
+                self_play=self_play,
                 on_message=seen,
                 delay_ms=20,
             )
         nursery.cancel_scope.cancel()
-    assert len(run.results) == 4 and most == 1
+    assert len(run.results) >= 4 and most == 1
+
+
+@pytest.mark.trio
+async def test_every_void_match_of_a_shutdown_reaches_the_bot() -> None:
+    """A server that shuts down sends every seat its void match_end, then closes. After the
+    first, the SDK sought again on the closing connection: the failed send ended its reading,
+    and the other match_ends went unread (found by QA)."""
+    void = {"status": "void", "reason": "void", "detail": "the server is shutting down", "returns": None}
+
+    async def script(peer: Peer) -> None:
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await peer.expect("ping")
+        await peer.send("pong")
+        for match in ("m1", "m2", "m3"):
+            await peer.send("match_start", match=match, seat=0, **START)
+        for match in ("m1", "m2", "m3"):
+            await peer.send("match_end", match=match, seat=0, forfeit_seat=None, outcomes=None, ranks=None, **void)
+        await peer.ws.aclose(1001, "the server is shutting down")
+
+    # later connections: the server is gone (the test ends before the bot's backoff is spent)
+
+    ends: list[str] = []
+
+    def seen(msg: dict[str, Any]) -> None:
+        if msg["t"] == "match_end":
+            ends.append(msg["match"])
+
+    async with scripted_server(script) as url, trio.open_nursery() as nursery:
+        # room for one more match at each end: it seeks on the closing connection
+        nursery.start_soon(functools.partial(run_bot, first_legal, url, "a", "token", games=["nim"], at_once=3, on_message=seen))
+        await wait_until(lambda: len(ends) == 3, timeout=5)
+        nursery.cancel_scope.cancel()
+    assert ends == ["m1", "m2", "m3"]
