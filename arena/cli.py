@@ -822,7 +822,12 @@ def _run_and_show(
             summary = run_remote(config, url, admin_token, progress=_progress_bar())
         except RemoteUsageError as error:
             raise UsageError(str(error)) from None
-        boards = remote_leaderboards(config, url)
+        try:
+            boards = remote_leaderboards(config, url)
+        except Exception:  # the server gone since, say: what was played, and what is void, is said first
+            if summary.voided:
+                _say_void(summary.voided, summary.void_details, f": {RERUN} to play them")
+            raise
     boards, held_out_boards = split_held_out(config, boards)
     opponents = held_out_opponents(config, summary.finished)
     if as_json:

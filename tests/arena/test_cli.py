@@ -381,3 +381,27 @@ def test_version_names_the_package_and_the_protocol(capsys: pytest.CaptureFixtur
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0 and re.fullmatch(rf"arena \S+, protocol {PROTOCOL_VERSION}\n", capsys.readouterr().out)
+
+
+def test_a_remote_run_whose_leaderboards_cannot_be_read_still_says_what_is_void(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stopped after the matches: the only line was the leaderboard's error, and
+    the void matches to play again went unsaid (found by QA)."""
+    import tournaments.remote
+    from tournaments.runner import Summary
+
+    def run_remote(*args: Any, **kwargs: Any) -> Summary:
+        return Summary("quickstart", total=3, played=2, voided=1, void_details=["the server is shutting down"])
+
+    def remote_leaderboards(*args: Any) -> Any:
+        raise tournaments.remote.RemoteTournamentError("cannot read /api/leaderboard from ws://127.0.0.1:9: refused")
+
+    monkeypatch.setattr(tournaments.remote, "run_remote", run_remote)
+    monkeypatch.setattr(tournaments.remote, "remote_leaderboards", remote_leaderboards)
+    quickstart = str(Path(tournaments.remote.__file__).parent / "quickstart.toml")
+    code, _, err = run(capsys, "tournament", "run", quickstart, "--url", "ws://127.0.0.1:9", "--admin-token", "t")
+    assert code == 1 and err.splitlines() == [
+        "arena: 1 void (the server is shutting down): run the same command again to play them",
+        "arena: error: cannot read /api/leaderboard from ws://127.0.0.1:9: refused",
+    ]
