@@ -1002,7 +1002,7 @@ def _train_progress(progress: Any) -> None:
     width = 24
     bar = "#" * (width * progress.update // progress.updates)
     print(
-        f"[{bar:.<{width}}] update {progress.update}/{progress.updates}: return {row['return_mean']:.3f}, "
+        f"[{bar:.<{width}}] update {progress.update}/{progress.updates}: return vs sampled opponents {row['return_mean']:.3f}, "
         f"entropy {'n/a' if row['entropy'] is None else format(row['entropy'], '.3f')}, "
         f"{row['turns_per_s']:.0f} turns/s, ETA {eta:.0f}s",
         file=sys.stderr,

@@ -405,3 +405,14 @@ def test_a_remote_run_whose_leaderboards_cannot_be_read_still_says_what_is_void(
         "arena: 1 void (the server is shutting down): run the same command again to play them",
         "arena: error: cannot read /api/leaderboard from ws://127.0.0.1:9: refused",
     ]
+
+
+def test_the_training_progress_line_says_whom_its_return_is_against(capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "return", which falls as PFSP samples the opponents the policy does worst
+    against: read as the model getting worse (found by a README walkthrough)."""
+    from arena.cli import _train_progress
+    from trainer.run import Progress
+
+    _train_progress(Progress(2, 4, 10.0, {"return_mean": 1.5, "entropy": None, "turns_per_s": 80.0}))
+    line = capsys.readouterr().err
+    assert line == "[############............] update 2/4: return vs sampled opponents 1.500, entropy n/a, 80 turns/s, ETA 10s\n"
