@@ -16,7 +16,8 @@ the bot SDK, seeking nothing and answering the matches the server starts. A name
 tournament registered before gets a fresh token by ``rotate`` (so a stopped run resumes);
 one that someone else registered stops the run before it plays: it is never taken over.
 ``remote:NAME`` participants are registered and connected by their owners; one that is
-not stops the run with an error naming it. A run that stops
+not stops the run with an error naming it, unless it played in this run already: then it is
+waited for (``REMOTE_BACK_S``), as a restarted server's bots come back. A run that stops
 early aborts the matches it made and left unfinished: void, so the next run plays them.
 
 Both connections keep what they send under the rate in the server's ``welcome`` (five
@@ -70,6 +71,12 @@ class AdminError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+REMOTE_BACK_S = 30.0
+"""How long a remote participant that played in this run is waited for when a match finds
+it offline: after a server restart its SDK reconnects within seconds (backoff up to 5 s)."""
+REMOTE_RETRY_S = 0.5
 
 
 def server_name(participant: str) -> str:
@@ -372,6 +379,7 @@ async def run_remote_async(
                 )
     admin = Admin(url, admin_token)
     results = Results(url)
+    played: set[str] = set()  # bots seated in a match of this run: connected once, so waited for
 
     async def play(match: ScheduledMatch) -> Played:
         request = {
@@ -387,15 +395,24 @@ async def run_remote_async(
             "group_size": match.group_size,
             "key": match.key,
         }
-        try:
-            made = await admin.request("create_match", "match_created", **{k: v for k, v in request.items() if v is not None})
-        except AdminError as error:
-            offline = [f"remote:{n}" for n in request["bots"] if n in remote and f"'{n}'" in error.message]
-            if error.code == p.BOT_OFFLINE and offline:
+        waited_until = trio.current_time() + REMOTE_BACK_S
+        while True:
+            try:
+                made = await admin.request("create_match", "match_created", **{k: v for k, v in request.items() if v is not None})
+                break
+            except AdminError as error:
+                offline = [n for n in request["bots"] if n in remote and f"'{n}'" in error.message]
+                if not (error.code == p.BOT_OFFLINE and offline):
+                    raise RemoteTournamentError(f"{url} would not make {match.key}: {error}") from None
+                # one that played in this run is waited for: a restarted server's bots come back
+                if set(offline) <= played and trio.current_time() < waited_until:
+                    await trio.sleep(REMOTE_RETRY_S)
+                    continue
+                waited = f" (waited {REMOTE_BACK_S:g} s for it)" if set(offline) <= played else ""
                 raise RemoteTournamentError(
-                    f"remote participant {offline[0]!r} is not connected to {url}: connect it, then run again"
+                    f"remote participant 'remote:{offline[0]}' is not connected to {url}{waited}: connect it, then run again"
                 ) from None
-            raise RemoteTournamentError(f"{url} would not make {match.key}: {error}") from None
+        played.update(request["bots"])
         ended = await results.outcome(made["match"])
         admin.created.discard(made["match"])
         finished = ended["status"] == "finished"
