@@ -338,14 +338,21 @@ async def _token(admin: Admin, name: str) -> str:
     )
 
 
-async def _get(url: str, path: str, **params: str) -> Any:
+async def _get(url: str, path: str, *, retry_for: float = 0.0, **params: str) -> Any:
+    """GET a JSON answer; ``retry_for`` seconds of retries while the server cannot be reached."""
+    deadline = trio.current_time() + retry_for
     async with httpx.AsyncClient(base_url=http_base(url), timeout=60) as client:
-        try:
-            response = await client.get(path, params=params)
-            response.raise_for_status()
-        except httpx.HTTPError as error:
-            raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
-        return response.json()
+        while True:
+            try:
+                response = await client.get(path, params=params)
+                response.raise_for_status()
+                return response.json()
+            except httpx.TransportError as error:
+                if trio.current_time() >= deadline:
+                    raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
+            except httpx.HTTPError as error:
+                raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
+            await trio.sleep(REMOTE_RETRY_S)
 
 
 def names_on_server(config: TournamentConfig) -> dict[str, str]:
@@ -482,7 +489,8 @@ def remote_leaderboards(config: TournamentConfig, url: str) -> dict[str, list[di
     async def read() -> dict[str, list[dict[str, Any]]]:
         boards: dict[str, list[dict[str, Any]]] = {}
         for game in dict.fromkeys(entry.name for entry in config.games):
-            boards |= (await _get(url, "/api/leaderboard", game=game))["variants"]
+            # read after the run, which may have outlived a server restart: a moment to come back
+            boards |= (await _get(url, "/api/leaderboard", retry_for=REMOTE_BACK_S, game=game))["variants"]
         return {variant: boards.get(variant, []) for variant in dict.fromkeys(entry.variant for entry in config.games)}
 
     return trio.run(read)

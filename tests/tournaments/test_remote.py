@@ -336,3 +336,25 @@ def test_a_bad_server_url_is_a_usage_error(capsys: pytest.CaptureFixture[str], t
     path = cup_file(tmp_path, ["random", "grim"])
     code = main(["tournament", "run", str(path), "--url", "http://127.0.0.1:9", "--admin-token", "T"])
     assert code == 2 and capsys.readouterr().err.startswith("arena: error: bad server URL 'http://127.0.0.1:9'")
+
+
+@pytest.mark.trio
+async def test_the_leaderboards_are_read_once_a_restarting_server_is_back(tmp_path: Path, nursery: trio.Nursery) -> None:
+    """Read after the run, they failed on the moment a restarted server was not listening yet,
+    and the run ended on that error (found by QA)."""
+    from arena.server import ArenaServer, bound_port, open_listeners
+    from tournaments.remote import remote_leaderboards
+
+    listeners = await open_listeners("127.0.0.1", 0)
+    port = bound_port(listeners)
+    for listener in listeners:
+        await listener.aclose()  # down, as while it restarts
+
+    async def back_in_a_moment() -> None:
+        await trio.sleep(1)
+        await nursery.start(ArenaServer(tmp_path / "arena.db").run, await open_listeners("127.0.0.1", port))
+
+    nursery.start_soon(back_in_a_moment)
+    config = cup(["random", "tit-for-tat"])
+    boards = await trio.to_thread.run_sync(remote_leaderboards, config, f"ws://127.0.0.1:{port}")
+    assert boards == {IPD: []}
