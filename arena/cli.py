@@ -514,8 +514,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         nonlocal welcomes
         if msg["t"] == "welcome":
             welcomes += 1
-            # said once at the start (a second bot must seek the game for a match to form)
-            if welcomes == 1:
+            if welcomes == 1:  # once: until another bot seeks the game, nothing else is said
                 seeking = f"seeking {', '.join(args.game)}" if args.game else "waiting for matches made for it"
                 print(f"arena: {msg.get('bot', args.name)} connected to {args.url}; {seeking}", file=sys.stderr, flush=True)
         elif msg["t"] == "match_end":
@@ -565,7 +564,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
 
 def _how_it_went(end: Mapping[str, Any]) -> str:
-    """A ``match_end`` from its seat's side: win, loss, draw, forfeit or a rank (void: void)."""
+    """A ``match_end`` from its seat's side: win, loss, draw, forfeit or a rank (void: the seat alone)."""
     seat, outcomes, ranks = end["seat"], end.get("outcomes"), end.get("ranks")
     if not outcomes:
         return f"seat {seat}"
