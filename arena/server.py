@@ -1000,7 +1000,8 @@ class ArenaServer:
             if session is None or not session.connected:
                 raise p.ProtocolError(p.BOT_OFFLINE, f"bot {bot!r} is not connected")
             if check_capacity and len(session.matches) >= (most := self._max_matches(session)):
-                raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {most} matches already, the most it may")
+                plays = f"{most} match{'es' if most != 1 else ''}"
+                raise p.ProtocolError(p.BUSY, f"bot {bot!r} plays {plays} already, the most it may")
 
     def _pair_soon(self) -> None:
         """Pair the waiting seeks in a task of its own, so that no bot's moves wait on the store.
