@@ -205,7 +205,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     human = any(spec.split(":")[0] == "human" for spec in args.seat)
     try:
         clock = Clock(move_ms=(3_600_000 if human else 10_000) if args.move_ms is None else args.move_ms)
-        check_max_retries(args.retries)
+        retries = (HUMAN_RETRIES if human else 2) if args.retries is None else args.retries  # typos are not moves
+        check_max_retries(retries)
     except ValueError as error:
         raise UsageError(str(error)) from None
     store = Store(args.db) if args.db else None  # opened first: a bad --db must not cost a played match
@@ -214,7 +215,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
     unrecorded = None
     try:
-        rules = {"config": config, "seed": args.seed, "clock": clock, "max_retries": args.retries, "on_event": on_event}
+        rules = {"config": config, "seed": args.seed, "clock": clock, "max_retries": retries, "on_event": on_event}
         result = trio.run(functools.partial(play_match, game, seats, **rules))
         if store is not None:
             try:
@@ -726,6 +727,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _run_and_show(config, Path(tmp) / "demo.db", as_json=args.json)
 
 
+HUMAN_RETRIES = 10
+"""Retries of a match with a human seat: a person who mistypes three times is no reason to lose."""
 DEMO_DELAY_MS = 400  # slow enough to follow a game in `arena demo --watch`
 # games and bots of `arena demo --watch`: one pair of bots per game, each pair playing on
 DEMO_WATCH = (
@@ -1194,7 +1197,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0, help="the match seed: same seed, same deals (default 0)")
     play.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a game config value; repeat for more")
     play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
-    play.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
+    play.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        help=f"illegal answers retried before a forfeit (default 2, {HUMAN_RETRIES} with a human seat)",
+    )
     play.add_argument("--json", action="store_true", help="print only the match record as JSON")
     play.add_argument("--db", help="also record the match in this SQLite store (as the server does)")
     play.set_defaults(run=cmd_play)

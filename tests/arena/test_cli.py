@@ -249,8 +249,9 @@ def test_tournament_run_names_the_bad_key_of_a_config(capsys: pytest.CaptureFixt
 
 
 def test_a_human_seat_plays_from_the_terminal_and_is_asked_again_after_an_illegal_move() -> None:
-    # The installed console script, as a user runs it: an illegal move, then legal ones.
-    moves = "z9\nb2\n[a1]\nc3\na3\nc1\n"
+    # The installed console script, as a user runs it: three typos (a bot's 2 retries made them
+    # a forfeit), then legal moves.
+    moves = "z9\nz8\nz7\nb2\n[a1]\nc3\na3\nc1\n"
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "play", "tic-tac-toe", "--seat", "human", "--seat", "perfect", "--json"],
         input=moves,
@@ -263,7 +264,7 @@ def test_a_human_seat_plays_from_the_terminal_and_is_asked_again_after_an_illega
     assert "Legal actions: a1, b1, c1, a2, b2, c2, a3, b3, c3" in done.stderr
     record = json.loads(done.stdout)
     human_moves = [step["0"] for step in record["actions"] if "0" in step]
-    assert human_moves[:2] == ["b2", "a1"]
+    assert human_moves[:2] == ["b2", "a1"] and record["max_retries"] == 10
 
 
 def test_a_human_whose_input_closes_resigns() -> None:
