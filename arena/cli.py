@@ -615,6 +615,24 @@ def _open_store(path: str) -> Any:
         raise UsageError(str(error)) from None
 
 
+RANKS_NOTE = "rank: bots whose 95% intervals overlap share one (mu ± 1.96 sigma; docs/RATINGS.md explains every column)"
+
+
+Boards = Mapping[str, Sequence[dict[str, Any]]]  # variant -> leaderboard rows
+
+
+def _print_boards(boards: Boards, held_out: Boards | None = None) -> None:
+    """Each variant's leaderboard, the held-out games apart, and once what a rank means: two
+    bots at rank 1, or a higher mu below a lower one, looked wrong without it."""
+    held_out = held_out or {}
+    for title, shown in (("", boards), ("held-out game: ", held_out)):
+        for variant, rows in shown.items():
+            print(f"\n{title}{variant}")
+            print(_leaderboard_table(rows))
+    if boards or held_out:
+        print(f"\n{RANKS_NOTE}")
+
+
 def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
     """One game variant's leaderboard, as `arena ratings --game` and tournaments print it."""
     header = ("rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors")
@@ -655,9 +673,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
             return 0
         if not boards:
             print(f"no finished matches of {args.game} in {args.db}")
-        for variant, rows in boards.items():
-            print(f"\n{variant}")
-            print(_leaderboard_table(rows))
+        _print_boards(boards)
         return 0
     whole = overall(store)
     if args.json:
@@ -867,12 +883,7 @@ def _show_tournament(
     print(
         f"{config.name}: {summary.played} played, {summary.skipped} already done, {summary.voided} void, {summary.elapsed:.1f}s"
     )
-    for variant, rows in boards.items():
-        print(f"\n{variant}")
-        print(_leaderboard_table(rows))
-    for variant, rows in held_out_boards.items():
-        print(f"\nheld-out game: {variant}")
-        print(_leaderboard_table(rows))
+    _print_boards(boards, held_out_boards)
     if opponents:
         print(f"\nheld-out opponents ({', '.join(config.held_out_opponents)}): mean return against them and against the rest")
         header = ("game", "participant", "vs held-out", "mean return", "vs the rest", "mean return")
@@ -920,12 +931,7 @@ def _print_night(record: dict[str, Any]) -> None:
     tour = record["tournament"]
     counts = f"{tour['played']} played, {tour['skipped']} already done, {tour['voided']} void"
     print(f"night of {record['night']}: {tour['name']}: {counts}")
-    for variant, rows in tour["leaderboards"].items():
-        print(f"\n{variant}")
-        print(_leaderboard_table(rows))
-    for variant, rows in tour["held_out"]["games"].items():
-        print(f"\nheld-out game: {variant}")
-        print(_leaderboard_table(rows))
+    _print_boards(tour["leaderboards"], tour["held_out"]["games"])
     print()
     for name, entry in record["policies"].items():
         decision = entry["decision"]

@@ -417,3 +417,16 @@ def test_the_training_progress_line_says_whom_its_return_is_against(capsys: pyte
     _train_progress(Progress(2, 4, 10.0, {"return_mean": 1.5, "entropy": None, "turns_per_s": 80.0}))
     line = capsys.readouterr().err
     assert line == "[############............] update 2/4: return vs sampled opponents 1.500, entropy n/a, 80 turns/s, ETA 10s\n"
+
+
+def test_a_leaderboard_in_text_says_once_what_a_rank_means(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Two bots at rank 1, or a higher mu listed below a lower one, read as a bug (found by a
+    README walkthrough): ranks are shared where the 95% intervals overlap."""
+    from arena.cli import RANKS_NOTE
+
+    db = str(tmp_path / "arena.db")
+    for game, expert in (("tic-tac-toe", "perfect"), ("nim", "nim-optimal")):
+        assert run(capsys, "play", game, "--seat", "random", "--seat", expert, "--db", db, "--json")[0] == 0
+    for args in (("ratings", "--game", "nim"), ("ratings", "--game", "tic-tac-toe")):
+        code, out, _ = run(capsys, *args, "--db", db)
+        assert code == 0 and out.count(RANKS_NOTE) == 1 and out.rstrip().endswith(RANKS_NOTE)
