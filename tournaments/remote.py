@@ -347,11 +347,9 @@ async def _get(url: str, path: str, *, retry_for: float = 0.0, **params: str) ->
                 response = await client.get(path, params=params)
                 response.raise_for_status()
                 return response.json()
-            except httpx.TransportError as error:
-                if trio.current_time() >= deadline:
+            except httpx.HTTPError as error:  # a status is an answer; no answer may come in a moment
+                if not isinstance(error, httpx.TransportError) or trio.current_time() >= deadline:
                     raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
-            except httpx.HTTPError as error:
-                raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
             await trio.sleep(REMOTE_RETRY_S)
 
 
@@ -412,10 +410,11 @@ async def run_remote_async(
                 if not (error.code == p.BOT_OFFLINE and offline):
                     raise RemoteTournamentError(f"{url} would not make {match.key}: {error}") from None
                 # one that played in this run is waited for: a restarted server's bots come back
-                if set(offline) <= played and trio.current_time() < waited_until:
+                known = set(offline) <= played
+                if known and trio.current_time() < waited_until:
                     await trio.sleep(REMOTE_RETRY_S)
                     continue
-                waited = f" (waited {REMOTE_BACK_S:g} s for it)" if set(offline) <= played else ""
+                waited = f" (waited {REMOTE_BACK_S:g} s for it)" if known else ""
                 raise RemoteTournamentError(
                     f"remote participant 'remote:{offline[0]}' is not connected to {url}{waited}: connect it, then run again"
                 ) from None
