@@ -52,6 +52,21 @@ def legal_cells(empty: int) -> tuple[str, ...]:
     return tuple(CELLS[i] for i in range(9) if empty >> i & 1)
 
 
+@cache
+def board_rows(x_board: int, o_board: int) -> tuple[str, str, str]:
+    """The rows, top first, as strings of X, O and '.': rendered once per board (3^9 at most),
+    since every turn and every spectator update shows the board."""
+    cells = [MARKS[0] if x_board >> i & 1 else MARKS[1] if o_board >> i & 1 else "." for i in range(9)]
+    return ("".join(cells[0:3]), "".join(cells[3:6]), "".join(cells[6:9]))
+
+
+@cache
+def render_board(x_board: int, o_board: int) -> str:
+    """The board with its column letters and row numbers, as a player reads it."""
+    rows = board_rows(x_board, o_board)
+    return "\n".join(["   a b c", *(f"{r + 1}  " + " ".join(row) for r, row in enumerate(rows))])
+
+
 def has_line(board: int) -> bool:
     return any(board & line == line for line in LINES)
 
@@ -119,19 +134,11 @@ class TicTacToe(Game):
 
     # ---- rendering ---------------------------------------------------------------------
 
-    def _cell(self, index: int) -> str:
-        for mark, board in zip(MARKS, self.boards, strict=True):
-            if board >> index & 1:
-                return mark
-        return "."
+    def _rows(self) -> tuple[str, str, str]:
+        return board_rows(*self.boards)
 
-    def _rows(self) -> list[list[str]]:
-        return [[self._cell(3 * r + c) for c in range(3)] for r in range(3)]
-
-    def board_text(self, rows: list[list[str]] | None = None) -> str:
-        lines = ["   a b c"]
-        lines += [f"{r + 1}  " + " ".join(row) for r, row in enumerate(rows or self._rows())]
-        return "\n".join(lines)
+    def board_text(self) -> str:
+        return render_board(*self.boards)
 
     def _status(self) -> str:
         if not self.is_over:
@@ -141,9 +148,8 @@ class TicTacToe(Game):
         return f"{MARKS[self.winner]} (seat {self.winner}) wins."
 
     def observe(self, seat: int) -> Observation:
-        rows = self._rows()
-        text = f"You are seat {seat}, playing {MARKS[seat]}.\n{self.board_text(rows)}\n{self._status()}"
-        data = {"board": ["".join(row) for row in rows], "mark": MARKS[seat], "to_move": None if self.is_over else self.player}
+        text = f"You are seat {seat}, playing {MARKS[seat]}.\n{self.board_text()}\n{self._status()}"
+        data = {"board": list(self._rows()), "mark": MARKS[seat], "to_move": None if self.is_over else self.player}
         return Observation(text=text, data=data)
 
     def public_view(self) -> View:
