@@ -177,7 +177,7 @@ class GameConfig:
 
     def overrides(self) -> dict[str, Any]:
         """The keys that differ from the defaults: what makes this config a variant."""
-        default = type(self)()
+        default = make_config(type(self), None)
         return {k: v for k, v in self.to_dict().items() if v != _plain(getattr(default, k))}
 
 
@@ -250,14 +250,52 @@ def parse_value(key: str, text: str, expected: Any) -> Any:
         raise ConfigError(f"config key '{key}' must be {_type_name(expected)}, got {text!r}") from None
 
 
+CONFIGS_KEPT = 1024
+"""Configs ``make_config`` keeps by their values: a server builds the same few for every seek,
+table and match, and checking one walks every field."""
+
+_made_configs: dict[Any, GameConfig] = {}
+
+
 def make_config(config_type: type[GameConfig], values: GameConfig | Mapping[str, Any] | None) -> GameConfig:
-    """Build a validated config from None, an instance, or a mapping (strings are parsed)."""
-    if values is None:
-        return config_type()
+    """Build a validated config from None, an instance, or a mapping (strings are parsed).
+
+    Configs are frozen, so one built from the same values is handed out again."""
     if isinstance(values, config_type):
         return values
-    if not isinstance(values, Mapping):
+    if values is not None and not isinstance(values, Mapping):
         raise ConfigError(f"a config must be a mapping of keys to values, got {type(values).__name__}")
+    key = _config_key(config_type, values or {})
+    made = None if key is None else _made_configs.get(key)
+    if made is None:
+        made = _build_config(config_type, values or {})
+        if key is not None:
+            if len(_made_configs) >= CONFIGS_KEPT:
+                _made_configs.clear()
+            _made_configs[key] = made
+    return made
+
+
+def _config_key(config_type: type[GameConfig], values: Mapping[str, Any]) -> Any:
+    """A hashable key of the values, types included (``True``, ``1`` and ``1.0`` are equal
+    keys in a dict, but not the same config value); None when a value cannot be hashed."""
+    try:
+        key = (config_type, tuple((name, _typed(value)) for name, value in values.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return type(value), tuple(_typed(item) for item in value)
+    if isinstance(value, float):
+        return float, value.hex()  # -0.0 is not 0.0
+    return type(value), value
+
+
+def _build_config(config_type: type[GameConfig], values: Mapping[str, Any]) -> GameConfig:
     types = _field_types(config_type)
     kwargs: dict[str, Any] = {}
     for key, value in values.items():

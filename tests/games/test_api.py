@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 import games
+from games import api
 from games.api import ConfigError, GameError, GameOver, IllegalAction, make_config
 from games.chance import ChanceRng
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
@@ -84,6 +85,30 @@ def test_config_overrides_list_only_the_changed_keys() -> None:
     config = make_config(IteratedPrisonersDilemma.Config, {"rounds": 3})
     assert config.overrides() == {"rounds": 3}
     assert make_config(IteratedPrisonersDilemma.Config, None).overrides() == {}
+
+
+def test_a_config_made_again_from_the_same_values_is_the_one_kept() -> None:
+    first = make_config(IteratedPrisonersDilemma.Config, {"rounds": 3, "temptation": 5.5})
+    assert make_config(IteratedPrisonersDilemma.Config, {"rounds": 3, "temptation": 5.5}) is first
+    assert make_config(IteratedPrisonersDilemma.Config, None) is make_config(IteratedPrisonersDilemma.Config, {})
+    assert make_config(IteratedPrisonersDilemma.Config, {"rounds": 4}) is not first
+
+
+def test_kept_configs_tell_equal_values_of_other_types_apart() -> None:
+    """True == 1 == 1.0 in a dict key, but a boolean is no number of rounds, and -0.0 is kept as given."""
+    assert make_config(IteratedPrisonersDilemma.Config, {"rounds": 1}).rounds == 1  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="config key 'rounds' must be an integer, got True"):
+        make_config(IteratedPrisonersDilemma.Config, {"rounds": True})
+    with pytest.raises(ConfigError, match=r"config key .rounds. must be an integer, got 1\.0"):
+        make_config(IteratedPrisonersDilemma.Config, {"rounds": 1.0})
+    assert str(make_config(IteratedPrisonersDilemma.Config, {"sucker": 0.0}).sucker) == "0.0"  # type: ignore[attr-defined]
+    assert str(make_config(IteratedPrisonersDilemma.Config, {"sucker": -0.0}).sucker) == "-0.0"  # type: ignore[attr-defined]
+
+
+def test_configs_kept_are_bounded() -> None:
+    for temptation in range(api.CONFIGS_KEPT + 10):
+        make_config(IteratedPrisonersDilemma.Config, {"temptation": 5 + temptation / 10_000})
+    assert len(api._made_configs) <= api.CONFIGS_KEPT
 
 
 def test_chance_draws_depend_only_on_seed_and_event_index() -> None:
