@@ -198,6 +198,7 @@ class LiveMatch:
     ended: trio.Event = field(default_factory=trio.Event)  # its end is recorded and told, or it never started
     announced: trio.Event = field(default_factory=trio.Event)  # its match_start is sent, or it never started
     result: MatchResult | None = None  # how it ended; None: stopped by the server (void)
+    opened: bool = False  # recorded live in the store, where Store.deals_to_play sees it
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -254,7 +255,9 @@ class ArenaServer:
         self.sessions: dict[str, BotSession] = {}
         self.watchers: set[Watcher] = set()
         self.live: dict[str, LiveMatch] = {}
-        self.recent: list[dict[str, Any]] = []
+        self.recent: list[Ended] = []
+        self._held_seeds: collections.Counter[int] = collections.Counter()  # seeds of the held entries of `recent`
+        self._unopened_seeds: collections.Counter[int] = collections.Counter()  # of matches reserved, not yet opened
         self.metrics = Metrics()
         self.skill: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu, for pairing
         # the OS's generator: finished matches publish their seeds and every table its seat order,
@@ -447,16 +450,19 @@ class ArenaServer:
 
     def _deals_live(self, record: Mapping[str, Any], to_play: AbstractSet[str]) -> bool:
         """Whether an ended match's seed still has cards to deal: to a live match, or to a match
-        of its group not finished yet (``to_play``, from ``Store.deals_to_play``). Until then it
-        keeps its seed, full view and turns (every seat's observations: the others' cards). A
-        tournament plays the matches of a duplicate group that share a bot one after another,
-        so when the first ends the group's next ones may not even be made yet."""
-        return record["status"] != LIVE and (record["id"] in to_play or self._seed_in_play(record.get("seed"), record["id"]))
+        of its group not finished yet (``to_play``, from ``Store.deals_to_play``, which sees the
+        matches recorded live; one reserved and not recorded yet is known here). Until then it
+        keeps its seed, full view, turns (every seat's observations: the others' cards) and how
+        it ended (a showdown's winner, a rejection naming a partner's card). A tournament plays
+        the matches of a duplicate group that share a bot one after another, so when the first
+        ends the group's next ones may not even be made yet."""
+        return record["status"] != LIVE and (record["id"] in to_play or record.get("seed") in self._unopened_seeds)
 
     def _withheld(self, record: Mapping[str, Any], to_play: AbstractSet[str]) -> dict[str, Any]:
         if not self._deals_live(record, to_play):
             return _unseeded(record)
-        return {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
+        kept = {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
+        return kept | dict.fromkeys(DEALT_RESULT)
 
     async def _leaderboard(self, game: str | None) -> dict[str, Any]:
         """One leaderboard computed at a time, each served again for a while (``BOARD_DUTY``)."""
@@ -929,6 +935,11 @@ class ArenaServer:
             check_max_retries(retries)
         except ValueError as error:
             raise p.ProtocolError(p.BAD_CONFIG, str(error)) from None
+        size = msg.get("group_size")
+        if size is not None and size < 1:
+            raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.group_size' must be at least 1")
+        if size is not None and msg.get("group") is None:  # its matches are counted by the group's id
+            raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.group_size' needs 'group', the id its matches share")
         key = msg.get("key")
         if key is not None:
             existing = await self._store(lambda s: s.find_by_key(key))
@@ -1078,6 +1089,7 @@ class ArenaServer:
             **{k: v for k, v in (extra or {}).items() if v is not None},
         }
         self.live[live.id] = live
+        self._unopened_seeds[live.seed] += 1
         for seat, bot in enumerate(bots):
             self.sessions[bot].matches.setdefault(live.id, []).append(seat)
         return live, row
@@ -1089,6 +1101,7 @@ class ArenaServer:
         except BaseException:
             self._release(live)
             raise
+        self._opened(live)
         if existing is not None:
             self._release(live)
             return existing, True
@@ -1168,11 +1181,16 @@ class ArenaServer:
         else:
             self.metrics.matches_voided += 1
         summary = _public_summary(result.summary()) | {"players": result.players}
+        held = self._deals_live({"id": live.id, "seed": live.seed, "status": result.status}, to_play)
         if any(live.id in watcher.watching for watcher in self.watchers):  # every live match is looked at only then
-            ended = {"id": live.id, "seed": live.seed, "status": result.status}
-            view = {} if self._deals_live(ended, to_play) else result.final_view
-            self._to_watchers(live.id, "result", **summary, view=view)
-        self._remember(summary)
+            told = _held_result(summary) | {"view": {}} if held else summary | {"view": result.final_view, "withheld": False}
+            self._to_watchers(live.id, "result", **told)
+        if not held and live.seed in self._held_seeds:  # the last of its deal's tables: the others are shown now
+            self._held_seeds.pop(live.seed)
+            for entry in self.recent:
+                if entry.seed == live.seed:
+                    entry.held = False
+        self._remember(Ended(summary, live.seed, held))
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
         try:
@@ -1193,11 +1211,19 @@ class ArenaServer:
                 ended = {"status": "void", "reason": "void", "detail": reason, "returns": None, "outcomes": None, "ranks": None}
                 session.send("match_end", match=live.id, seat=seat, forfeit_seat=None, **ended)
         self._to_watchers(live.id, "result", **summary, detail=reason)
-        self._remember(summary | {"detail": reason})
+        self._remember(Ended(summary | {"detail": reason}, live.seed, held=False))
+
+    def _opened(self, live: LiveMatch) -> None:
+        if not live.opened:
+            live.opened = True
+            self._unopened_seeds[live.seed] -= 1
+            if not self._unopened_seeds[live.seed]:
+                del self._unopened_seeds[live.seed]
 
     def _release(self, live: LiveMatch) -> None:
         """Free the match's seats; also for a reserved match that never started, which a
         shutdown waiting for the live matches to end must hear of as well."""
+        self._opened(live)  # or never will be
         self.live.pop(live.id, None)
         live.ended.set()
         live.announced.set()
@@ -1216,9 +1242,15 @@ class ArenaServer:
         self._broadcast_lobby()
         self._pair_soon()  # seats freed by this match may complete waiting tables
 
-    def _remember(self, summary: Mapping[str, Any]) -> None:
+    def _remember(self, ended: Ended) -> None:
         """Keep an ended match for the lobby, and log it: the operator's one line per match."""
-        self.recent.insert(0, dict(summary))
+        summary = ended.summary
+        self.recent.insert(0, ended)
+        self._held_seeds[ended.seed] += ended.held
+        for dropped in self.recent[RECENT_KEPT:]:
+            self._held_seeds[dropped.seed] -= dropped.held
+            if self._held_seeds[dropped.seed] <= 0:
+                del self._held_seeds[dropped.seed]
         del self.recent[RECENT_KEPT:]
         if log.isEnabledFor(logging.INFO):  # a match's end is the hot path: nothing built for a line not written
             returns = f"{summary.get('reason')}, returns {summary.get('returns')}"
@@ -1233,7 +1265,7 @@ class ArenaServer:
         connection encodes it later, after more matches may have ended."""
         live = [match for match in self.live.values() if game in (None, match.game.spec.name)]
         waiting = [seek for seek in self.lobby.waiting() if game is None or game in seek["games"]]
-        recent = (summary for summary in self.recent if game in (None, summary["game"]))
+        recent = (ended.shown() for ended in self.recent if game in (None, ended.summary["game"]))
         return {
             "game": game,
             "live": [match.summary() for match in live[-LOBBY_LIST_LIMIT:]],
@@ -1321,8 +1353,11 @@ class ArenaServer:
             record, to_play = await self._read(lambda s: (s.match(match_id, turns=False), s.deals_to_play([match_id])))
             if record is None:
                 raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
-            view = {} if self._deals_live(record, to_play) else record.get("final_view") or {}
-            watcher.send("snapshot", **_finished_summary(record), view=view)
+            summary = _finished_summary(record)
+            if self._deals_live(record, to_play):
+                watcher.send("snapshot", **_held_result(summary), view={})
+            else:
+                watcher.send("snapshot", **summary, view=record.get("final_view") or {}, withheld=False)
         elif kind == "replay":
             # One replay at a time per spectator: the next is made once the last was written.
             # A long match's replay is tens of megabytes: made whenever asked, a spectator that
@@ -1427,6 +1462,28 @@ def _unseeded(record: Mapping[str, Any]) -> dict[str, Any]:
     hidden = {k: v for k, v in record.items() if k != "seed"}
     hidden["clock"] = {k: v for k, v in (record.get("clock") or {}).items() if k != "grace_ms"}
     return hidden
+
+
+DEALT_RESULT = ("reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
+"""How a match ended, which its deal decided: who won a showdown, which partner's card a
+rejected hint named. Null, like its view, while the deal is still played at another table."""
+
+
+def _held_result(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {**summary, **dict.fromkeys(DEALT_RESULT), "withheld": True}
+
+
+@dataclass
+class Ended:
+    """An ended match as the lobbies list it: ``held`` while its deal is played at another
+    table, shown then without how it ended, until the last of those tables ends."""
+
+    summary: dict[str, Any]
+    seed: int
+    held: bool
+
+    def shown(self) -> dict[str, Any]:
+        return {**self.summary, **dict.fromkeys(DEALT_RESULT)} if self.held else self.summary
 
 
 def _public_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

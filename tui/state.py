@@ -173,8 +173,10 @@ class Result:
 
     def outcome_text(self) -> str:
         """'bob won', 'draw', 'alice forfeited (timeout)', 'void: the server stopped ...'."""
-        if self.status == "void" or not self.outcomes:
+        if self.status == "void":
             return "void" + (f": {self.detail}" if self.detail else "")
+        if not self.outcomes:  # withheld (PROTOCOL.md): how it ended is told once its deal is played out
+            return "live" if self.status == "live" else "held while its deal is played at another table"
         names, outcomes = self.players, self.outcomes
         winners = [seat_name(names, i) for i, o in enumerate(outcomes) if o == "win"]
         if self.forfeit_seat is not None:

@@ -29,7 +29,7 @@ import games.registry
 from arena import protocol as p
 from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat, Turn
-from arena.server import CLIENT_GONE, ArenaServer, Limits, Watcher, open_listeners
+from arena.server import CLIENT_GONE, ArenaServer, Ended, Limits, Watcher, open_listeners
 from arena.sessions import Connection
 from arena.store import Store, StoreError
 from bots.client import BotRun, BotStopped, run_bot
@@ -510,7 +510,7 @@ async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_matc
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and record["status"] == "finished" and record["reason"] == "resign"
     assert [(end["status"], end["reason"]) for end in ends] == [("finished", "resign")] * 2  # what the store says
-    assert arena.server.recent[0]["status"] == "finished" and arena.server.metrics.matches_voided == 0
+    assert arena.server.recent[0].summary["status"] == "finished" and arena.server.metrics.matches_voided == 0
 
 
 async def until_closed(client: Client) -> int | None:
@@ -721,7 +721,7 @@ async def test_a_long_resignation_is_cut_before_it_goes_into_the_record_and_ever
         await windy.send("resign", match=match, detail="\x01" * 65_000)
         end = await windy.expect("match_end", match=match)
     assert end["detail"] == "windy resigned: " + "\x01" * 299 + "…"
-    assert arena.server.recent[0]["detail"] == end["detail"]
+    assert arena.server.recent[0].summary["detail"] == end["detail"]
 
 
 @pytest.mark.trio
@@ -810,11 +810,15 @@ async def test_a_spectator_of_live_kuhn_poker_never_sees_the_hidden_card(arena: 
 
 
 async def resign_with_deals_shown(arena: Arena, resigner: Client, last: str, ended: str) -> None:
-    """``resigner`` ends ``last``, the last match dealt from seed 11: ``ended`` shows it all now."""
+    """``resigner`` ends ``last``, the last match dealt from seed 11: ``ended`` shows it all now,
+    how it ended included, over HTTP and in the lobby."""
     await resigner.send("resign", match=last)
     await resigner.expect("match_end", match=last)
     _, record = await http_get(arena.url, f"/api/matches/{ended}")
     assert record["seed"] == 11 and record["final_view"] and record["turns"] is not None
+    assert record["reason"] == "resign" and record["returns"] and record["detail"]
+    listed = {entry["match"]: entry for entry in arena.server._lobby_fields(None)["recent"]}
+    assert listed[ended]["reason"] == "resign" and listed[ended]["returns"] and listed[ended]["outcomes"]
 
 
 async def start_watched(arena: Arena, watcher: Client, bots: list[str], **fields: Any) -> str:
@@ -830,7 +834,8 @@ async def resign_with_deals_withheld(arena: Arena, watcher: Client, resigner: Cl
     result and snapshot, no seed, full view or turns over HTTP, no replay."""
     await resigner.send("resign", match=ended)
     await resigner.expect("match_end", match=ended)
-    assert (await watcher.expect("result", match=ended))["view"] == {}
+    result = await watcher.expect("result", match=ended)
+    assert result["view"] == {} and result["withheld"] is True and result["status"] == "finished"
     _, record = await http_get(arena.url, f"/api/matches/{ended}")
     assert record["status"] == "finished"
     assert "seed" not in record and "final_view" not in record and "turns" not in record
@@ -838,7 +843,12 @@ async def resign_with_deals_withheld(arena: Arena, watcher: Client, resigner: Cl
     shown = [row for row in listed if row["id"] == ended]
     assert shown and "seed" not in shown[0] and not shown[0].get("final_view")
     await watcher.send("watch", match=ended)
-    assert (await watcher.expect("snapshot", match=ended))["view"] == {}
+    snapshot = await watcher.expect("snapshot", match=ended)
+    assert snapshot["view"] == {} and snapshot["withheld"] is True
+    # who won a showdown, or a rejection naming a partner's card, would tell the other table its deal
+    recent = [entry for entry in arena.server._lobby_fields(None)["recent"] if entry["match"] == ended]
+    for told in (result, record, shown[0], snapshot, *recent):
+        assert all(told[key] is None for key in ("reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")), told
     await watcher.send("replay", match=ended)
     assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
 
@@ -870,6 +880,50 @@ async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has
         await resign_with_deals_withheld(arena, watcher, d1, first)
         second = await start_direct_match(arena, "kuhn-poker", ["d2", "d1"], **group)
         await resign_with_deals_shown(arena, d2, second, first)
+
+
+@pytest.mark.trio
+async def test_of_two_tables_of_one_deal_ending_in_one_commit_the_later_shows_everything(arena: Arena) -> None:
+    """Both ends are committed in one batch of the writer: the second found the first still in
+    the server's live matches (it had not been told yet) and held its view too, for good."""
+    group = {"seed": 11, "group": "cup/kuhn-poker/dup/deal0", "group_size": 2}
+    async with arena.bot("t1") as t1, arena.bot("t2"), arena.bot("t3") as t3, arena.bot("t4"), arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        first = await start_watched(arena, watcher, ["t1", "t2"], **group)
+        second = await start_watched(arena, watcher, ["t3", "t4"], **group)
+        writer = arena.server.writer
+        assert writer is not None
+        gate = threading.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer.call, lambda store: gate.wait())  # the writer waits: what comes next is one batch
+            await t1.send("resign", match=first)
+            await t3.send("resign", match=second)
+            while writer._jobs.qsize() < 2:
+                await trio.sleep(0.01)
+            gate.set()
+        results = {}
+        for _ in range(2):
+            result = await watcher.expect("result")
+            results[result["match"]] = result
+    assert results[first]["withheld"] is True and results[first]["view"] == {}
+    assert results[second]["withheld"] is False and results[second]["view"] and results[second]["returns"]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("group", "says"),
+    [({"group_size": 2}, "needs 'group'"), ({"group": "g", "group_size": 0}, "at least 1")],
+    ids=["a size without a group", "a size of 0"],
+)
+async def test_create_match_refuses_a_group_size_it_could_never_count(arena: Arena, group: dict[str, Any], says: str) -> None:
+    """Its matches are counted by the group's id: a size without one was a group never complete,
+    its every match withheld from spectators and the API for good."""
+    async with arena.bot("g1"), arena.bot("g2"), arena.admin() as admin:
+        await admin.send("create_match", bots=["g1", "g2"], game="kuhn-poker", **group)
+        error = await admin.expect("error")
+        assert error["code"] == p.BAD_MESSAGE and says in error["message"]
+    assert Store(arena.db, read_only=True).matches() == []
 
 
 async def play_to_showdown(watcher: Client, first: Client, second: Client, match: str) -> list[dict[str, Any]]:
@@ -1591,7 +1645,8 @@ def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(
 
     server.watchers.add(Watcher(Connection(outgoing, binary=False), drained))
     server._send_lobby()
-    server._remember({"match": "m" * 32, "game": "tic-tac-toe", "status": "finished", "players": ["a", "b"]})
+    ended = {"match": "m" * 32, "game": "tic-tac-toe", "status": "finished", "players": ["a", "b"]}
+    server._remember(Ended(ended, 7, held=False))
     assert queued.receive_nowait()["recent"] == []
 
 

@@ -127,6 +127,7 @@ def test_the_result_brings_the_full_view_and_stops_the_clocks() -> None:
         ({"outcomes": ["ranked"] * 3, "ranks": [2, 1, 3], "players": ["a", "b", "c"]}, "#1 b, #2 a, #3 c"),
         ({"outcomes": ["win", "forfeit"], "forfeit_seat": 1, "reason": "timeout"}, "a won; b forfeited (timeout)"),
         ({"status": "void", "reason": "void", "detail": "aborted"}, "void: aborted"),
+        ({"reason": None, "withheld": True}, "held while its deal is played at another table"),
     ],
 )
 def test_outcomes_read_as_words(fields: dict, expected: str) -> None:
