@@ -407,7 +407,7 @@ class ArenaServer:
             given = arg("limit")
             if given is not None and not re.fullmatch(r"-?[0-9]+", given):  # int() also takes "1_0" and " 1"
                 return 400, {"error": p.BAD_MESSAGE, "message": "limit must be an integer"}
-            limit = 50 if given is None else int(given)
+            limit = 50 if given is None else _clamped_int(given)
             status = arg("status")
             if status not in (None, LIVE, FINISHED, VOID):
                 return 400, {"error": p.BAD_MESSAGE, "message": f"status must be {LIVE}, {FINISHED} or {VOID}"}
@@ -548,6 +548,7 @@ class ArenaServer:
                 connection.closing = (code, reason)
                 send.close()  # the pump writes what is queued, then closes with the code
                 self._spawn(self._close_anyway, ws, code, reason)
+                connection.gone()
 
         connection = Connection(send, binary, close, send=direct.put)
         return connection, receive, direct
@@ -689,12 +690,18 @@ class ArenaServer:
         hello, binary = opened
         connection, outgoing, direct = self._connection(ws, binary)
         session = self._login(hello, connection)
+        # Closed by the server (token rotated, too many bad messages, not reading): away at once,
+        # its seeks withdrawn, not once its socket has closed, which may take a heartbeat.
+        connection.gone = functools.partial(self._bot_left, session, connection)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump, ws, connection, outgoing, direct)
             async for msg in self._frames(ws, connection, session.send):
                 await self._bot_message(session, msg)
             if connection.closing is None:  # the client left; else the pump closes with the code
                 nursery.cancel_scope.cancel()
+        self._bot_left(session, connection)
+
+    def _bot_left(self, session: BotSession, connection: Connection) -> None:
         if session.detach(connection):
             self._bot_away(session)
 
@@ -1452,6 +1459,13 @@ def _ref(msg: Mapping[str, Any]) -> str | None:
 
 
 _ID_PREFIX = re.compile(r"[0-9a-f]{1,31}")  # match ids are 32 hex digits (uuid4().hex)
+
+
+def _clamped_int(text: str) -> int:
+    """A decimal integer, past a billion read as a billion (of its sign): int() refuses a number
+    of over 4,300 digits, leading zeros included, and a query's limit is clamped far below."""
+    digits = text.lstrip("-").lstrip("0") or "0"
+    return (-1 if text.startswith("-") else 1) * (int(digits) if len(digits) < 10 else 10**9)
 
 
 def _unseeded(record: Mapping[str, Any]) -> dict[str, Any]:

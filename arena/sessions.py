@@ -28,7 +28,9 @@ class Connection:
     """One websocket of a session: where its messages go, and in which encoding.
 
     ``close`` asks for the socket to be closed with a code once what was queued before
-    (above all the error that says why) has been written; ``closing`` then holds the code.
+    (above all the error that says why) has been written; ``closing`` then holds the code,
+    and ``gone`` is called: the connection no longer acts, though its socket may take a
+    heartbeat to close.
     ``send`` is the server's way out (``arena.direct_write``): it writes a message at once or
     queues it, raising as ``outgoing.send_nowait`` does; without it every message is queued.
     """
@@ -38,6 +40,7 @@ class Connection:
     close: Callable[[int, str], None] = lambda code, reason: None
     closing: tuple[int, str] | None = None
     send: Callable[[dict[str, Any] | bytes | str, bool], None] | None = None
+    gone: Callable[[], None] = lambda: None  # told once, when it no longer acts (its close is asked for)
 
     def put(self, message: dict[str, Any] | bytes | str) -> None:
         """Send ``message``; a client too slow to read what is queued for it is closed (1008)."""

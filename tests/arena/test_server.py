@@ -1053,6 +1053,27 @@ async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: A
 
 
 @pytest.mark.trio
+async def test_a_bot_whose_token_is_rotated_is_away_at_once_and_its_seeks_are_never_paired(arena: Arena) -> None:
+    """Its seeks stayed until its socket had closed, a heartbeat (20 s) for a client that never
+    answers the close frame: the lobby paired one, and the revoked bot forfeited a rated match."""
+    stream, protocol = await arena.raw_bot("revoked")
+    protocol.send_binary(p.encode(p.message("seek", games=["kuhn-poker"]), True))
+    await stream.send_all(b"".join(protocol.data_to_send()))
+    while not arena.server.lobby.waiting_of("revoked"):
+        await trio.sleep(0.01)
+    async with arena.admin() as admin:
+        await admin.send("rotate", name="revoked")
+        await admin.expect("rotated")
+        assert arena.server.lobby.waiting_of("revoked") == 0 and not arena.server.sessions["revoked"].connected
+        async with arena.bot("other") as other:
+            await other.send("seek", games=["kuhn-poker"])
+            await other.expect("seeking")
+            await trio.sleep(0.2)
+            assert not arena.server.live
+    await stream.aclose()
+
+
+@pytest.mark.trio
 async def test_two_admin_connections_at_once_each_get_the_answers_to_their_own_requests(arena: Arena) -> None:
     """They shared one session: the second to log in closed the first (4002) and was sent the
     answer to the first's request, a new bot's token shown once, as if it were its own."""
@@ -1302,6 +1323,10 @@ async def test_api_matches_pages_by_the_last_id_and_filters_by_status(arena: Are
     for blank_or_loose in ("status=", "before=", "limit=", "limit=1_0", "limit=%201"):  # were taken as no filter, or 10
         status, error = await http_get(arena.url, f"/api/matches?{blank_or_loose}")
         assert status == 400 and error["error"] == "bad_message", blank_or_loose  # type: ignore[index]
+    # clamped to 1..1000, however many digits (int() refused 5,000 of them: a 500)
+    for limit, count in ((f"-{'9' * 5000}", 1), ("9" * 5000, 2), ("0" * 5000 + "1", 1), ("-0", 1)):
+        status, listed = await http_get(arena.url, f"/api/matches?limit={limit}")
+        assert status == 200 and len(listed) == count, limit[:8]  # type: ignore[arg-type]
 
 
 @pytest.mark.trio
