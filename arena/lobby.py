@@ -36,7 +36,8 @@ class Seek:
 
 
 def config_key(config: Mapping[str, Any]) -> str:
-    """A config as pairing compares them: identical as sent, whatever the order of its keys."""
+    """A config as pairing compares them: the same values (as the server read them), whatever
+    the order of its keys."""
     return json.dumps(dict(config), sort_keys=True)
 
 
@@ -71,8 +72,8 @@ class Lobby:
         return sum(1 for seek in self.seeks if seek.bot == bot)
 
     def take(self, bot: str, game: str, config: Mapping[str, Any]) -> Seek | None:
-        """Withdraw the bot's oldest seek that would sit at ``game`` under ``config`` (identical
-        as sent, as pairing compares them), None when it has none."""
+        """Withdraw the bot's oldest seek that would sit at ``game`` under ``config`` (as pairing
+        compares them), None when it has none."""
         key = config_key(config)
         for index, seek in enumerate(self.seeks):
             if seek.bot == bot and game in seek.games and seek.config_key == key:

@@ -297,7 +297,7 @@ class _Match:
                 record.rejection = reason
                 await self.emit("rejected", seat=seat, attempt=attempt, action=move.action, reason=reason)
                 continue
-            record.accepted = True
+            record.accepted, record.action = True, canonical  # "B2" is recorded as the b2 it played
             record.reward, self.unclaimed[seat] = self.unclaimed[seat], 0.0
             self.last_turn[seat] = record
             spent_ms = (trio.current_time() - started) * 1000

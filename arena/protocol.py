@@ -330,7 +330,10 @@ def _json_default(value: Any) -> Any:
 def decode(frame: bytes | str) -> dict[str, Any]:
     """A frame's message, or ProtocolError(BAD_FRAME) when it is not a map."""
     try:
-        message = msgpack.unpackb(frame, raw=False, strict_map_key=False) if isinstance(frame, bytes) else json.loads(frame)
+        if isinstance(frame, bytes):
+            message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
+        else:
+            message = json.loads(frame, parse_constant=_not_json)
     except Exception:  # malformed input raises many types (ValueError, TypeError, msgpack's own)
         kind = "msgpack" if isinstance(frame, bytes) else "JSON"
         raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
@@ -339,6 +342,11 @@ def decode(frame: bytes | str) -> dict[str, Any]:
     if isinstance(frame, str) and "\\u" in frame and not _is_text(message):
         raise ProtocolError(BAD_FRAME, "the frame's JSON escapes a lone surrogate (\\ud800-\\udfff), which is not text")
     return message
+
+
+def _not_json(literal: str) -> Any:
+    """Python reads NaN, Infinity and -Infinity; JSON has no such literals."""
+    raise ValueError(f"{literal} is not JSON")
 
 
 def _is_text(message: Any) -> bool:

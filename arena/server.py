@@ -817,13 +817,13 @@ class ArenaServer:
         names = msg["games"]
         if not names or not all(isinstance(n, str) for n in names):
             raise p.ProtocolError(p.BAD_MESSAGE, "'seek.games' must be a non-empty list of game names")
-        for name in names:
-            self._check_game(name, msg.get("config"))
+        given = msg.get("config") or {}
+        config = _as_given(given, [self._check_game(name, given) for name in names])
         if self.lobby.waiting_of(session.bot) >= self.limits.max_seeks:
             raise p.ProtocolError(
                 p.BUSY, f"bot {session.bot!r} has {self.limits.max_seeks} seeks waiting, the most it may; cancel one first"
             )
-        self.lobby.seek(session.bot, names, msg.get("config") or {}, bool(msg.get("self_play", False)))
+        self.lobby.seek(session.bot, names, config, bool(msg.get("self_play", False)))
         if session.acks:
             session.send("seeking", games=names)
         self._pair_soon()
@@ -857,7 +857,7 @@ class ArenaServer:
         if self._players_needed(msg["game"], config) != 2:
             raise p.ProtocolError(p.BAD_CONFIG, f"a challenge is for two players; {msg['game']} with this config needs more")
         self._require_ready([session.bot, opponent])
-        if self.lobby.take(opponent, msg["game"], msg.get("config") or {}) is None:
+        if self.lobby.take(opponent, msg["game"], _as_given(msg.get("config") or {}, [config])) is None:
             raise p.ProtocolError(
                 p.NOT_SEEKING, f"bot {opponent!r} has no seek waiting for {msg['game']} with this config: a challenge takes one"
             )
@@ -1459,6 +1459,14 @@ def _ref(msg: Mapping[str, Any]) -> str | None:
 
 
 _ID_PREFIX = re.compile(r"[0-9a-f]{1,31}")  # match ids are 32 hex digits (uuid4().hex)
+
+
+def _as_given(given: Mapping[str, Any], checked: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The keys a seek or challenge set, with the values its games read them as (``"3"`` is
+    3, ``5`` is 5.0 for a number): pairing compares these, so that a bot sending text for a
+    number sits with one sending the number. As sent when its games read a key differently."""
+    read = [{key: config[key] for key in given} for config in checked]
+    return read[0] if all(one == read[0] for one in read) else dict(given)
 
 
 def _clamped_int(text: str) -> int:

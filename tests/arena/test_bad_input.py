@@ -111,6 +111,8 @@ MALFORMED = [
     pytest.param("42", p.BAD_FRAME, id="JSON number instead of a map"),
     pytest.param('["ping"]', p.BAD_FRAME, id="JSON list instead of a map"),
     pytest.param(r'{"t": "ping", "note": "\ud800"}', p.BAD_FRAME, id="JSON with a lone surrogate, which is not text"),
+    pytest.param('{"t": "ping", "note": NaN}', p.BAD_FRAME, id="a NaN literal, which JSON has not"),
+    pytest.param('{"t": "ping", "note": -Infinity}', p.BAD_FRAME, id="an -Infinity literal, which JSON has not"),
     pytest.param(json_frame(v=1, games=["nim"]), p.BAD_MESSAGE, id="missing t"),
     pytest.param(packed({"t": 7, "v": 1}), p.BAD_MESSAGE, id="t not a string"),
     pytest.param(json_frame(**{**MOVE, "step": "0"}), p.BAD_MESSAGE, id="move.step as a string"),

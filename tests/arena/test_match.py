@@ -51,6 +51,21 @@ async def test_a_complete_match_records_returns_outcomes_and_the_action_log() ->
 
 
 @pytest.mark.trio
+async def test_an_accepted_variant_of_an_action_is_recorded_in_its_canonical_form() -> None:
+    """ "B2" was stored as sent, outside its own turn's legal actions, while the match played b2."""
+    result = await play_match(TicTacToe, [scripted(["A1", "A2", " a3 "], "x"), scripted(["zz", "B1", "b2"], "o")], seed=5)
+    assert [(t.action, t.accepted) for t in result.turns] == [
+        ("a1", True),
+        ("zz", False),
+        ("b1", True),
+        ("a2", True),
+        ("b2", True),
+        ("a3", True),
+    ]
+    assert all(t.action in (t.legal_actions or ()) for t in result.turns if t.accepted)
+
+
+@pytest.mark.trio
 async def test_a_match_that_reaches_max_steps_without_ending_is_void_and_asks_no_further_turn() -> None:
     """Pig never ends when nobody holds: a tournament of two such bots never finished."""
     asked: list[int] = []

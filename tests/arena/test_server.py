@@ -643,6 +643,25 @@ async def test_a_challenge_takes_a_seek_of_the_named_bot_and_starts_a_match_at_o
 
 
 @pytest.mark.trio
+async def test_seeks_pair_and_challenges_take_by_the_config_values_the_game_reads(arena: Arena) -> None:
+    """`arena bot run --config players=2` sends the text "2"; a bot written from the docs sends
+    the integer: the two seeks waited side by side for ever."""
+    async with arena.bot("as-text") as text, arena.bot("as-int") as number, arena.bot("third") as third:
+        await text.send("seek", games=["iterated-prisoners-dilemma"], config={"rounds": "3", "temptation": "5"})
+        await text.expect("seeking")
+        await number.send("seek", games=["iterated-prisoners-dilemma"], config={"temptation": 5, "rounds": 3})
+        start = await number.expect("match_start")
+        assert sorted(start["players"]) == ["as-int", "as-text"] and start["config"]["rounds"] == 3
+        await third.send("seek", games=["nim", "kuhn-poker"], config={"players": "2"})
+        await third.expect("seeking")
+        await third.send("seek", games=["kuhn-poker"])  # {} is not {"players": 2}, though 2 is the default
+        await third.expect("seeking")
+        await number.send("challenge", bot="third", game="kuhn-poker", config={"players": 2})
+        assert (await third.expect("match_start"))["game"] == "kuhn-poker"
+        assert [seek["config"] for seek in arena.server.lobby.waiting()] == [{}]
+
+
+@pytest.mark.trio
 async def test_a_challenge_cannot_seat_a_bot_in_a_game_it_does_not_seek(arena: Arena) -> None:
     """Nobody may push a connected bot (and the model behind it, paid by the token) into rated
     matches it never asked for: a challenge needs a waiting seek of the same game and config."""
