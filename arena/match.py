@@ -22,6 +22,7 @@ import inspect
 import math
 import time
 import uuid
+from array import array
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -82,7 +83,7 @@ class TurnRecord:
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost: float | None = None
-    logprobs: list[float] | None = None
+    logprobs: Sequence[float] | None = None  # an array of doubles: a match holds its turns to the end
     format_error: bool = False
 
 
@@ -114,6 +115,9 @@ class MatchResult:
         """A JSON-ready dict (seats become string keys in the action log)."""
         out = asdict(self)
         out["actions"] = [{str(seat): action for seat, action in step.items()} for step in self.actions]
+        for turn in out["turns"]:
+            if turn["logprobs"] is not None:
+                turn["logprobs"] = list(turn["logprobs"])
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -284,7 +288,7 @@ class _Match:
                 tokens_in=move.tokens_in,
                 tokens_out=move.tokens_out,
                 cost=move.cost,
-                logprobs=None if move.logprobs is None else list(move.logprobs),
+                logprobs=None if move.logprobs is None else array("d", move.logprobs),  # 8 bytes each, not 32
                 format_error=move.format_error or move.action is None,
             )
             self.turns.append(record)

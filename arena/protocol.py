@@ -194,6 +194,7 @@ WATCH_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "replay": {"match": ((str,), True)},
     "lobby": {"game": ((str, type(None)), False)},
     "leaderboard": {"game": ((str,), False)},
+    "admin": {"token": ((str,), True)},
     "ping": {},
 }
 
@@ -209,6 +210,11 @@ MAX_TOKENS = 10**9
 """The most tokens a move may say its call read or wrote: no model's context comes near, and
 the leaderboards sum them over every turn of a game."""
 
+MAX_LOGPROBS = 16_384
+"""The most log-probs one move may carry: more than a frame under the soft cap holds as
+floats (9 bytes each in msgpack, 5 as float32), so only a list of tiny integers (1 byte each)
+reaches it, which the server would hold as 8-byte numbers until the match ends."""
+
 
 def move_values(move: Mapping[str, Any]) -> tuple[int | None, int | None, list[float] | None]:
     """A ``move``'s token counts and log-probs, checked past their types (``check``): counts
@@ -221,6 +227,8 @@ def move_values(move: Mapping[str, Any]) -> tuple[int | None, int | None, list[f
     values = move.get("logprobs")
     if values is None:
         return counts[0], counts[1], None
+    if len(values) > MAX_LOGPROBS:
+        raise ProtocolError(BAD_MESSAGE, f"'move.logprobs' holds at most {MAX_LOGPROBS:,} numbers, got {len(values):,}")
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
     try:

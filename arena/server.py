@@ -220,6 +220,7 @@ class Watcher:
     watching: set[str] = field(default_factory=set)
     seq: int = 0
     game: str | None = None  # the game whose lobby it follows (its last `lobby` request said), None: every game
+    trusted: bool = False  # it showed the admin token: told how every match ended, withheld ones too
 
     def send(self, kind: str, **fields: Any) -> None:
         self.seq += 1
@@ -352,7 +353,7 @@ class ArenaServer:
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         url = _request_target(request.path)
         upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
-        if url.path in ("/bot", "/watch") and upgrade:
+        if url.path in ("/bot", "/watch") and upgrade and request.method == "GET":  # else answered 405 below, in JSON
             refusal = self._refusal(_client_address(connection))
             if refusal is None:
                 return None
@@ -1190,8 +1191,11 @@ class ArenaServer:
         summary = _public_summary(result.summary()) | {"players": result.players}
         held = self._deals_live({"id": live.id, "seed": live.seed, "status": result.status}, to_play)
         if any(live.id in watcher.watching for watcher in self.watchers):  # every live match is looked at only then
-            told = _held_result(summary) | {"view": {}} if held else summary | {"view": result.final_view, "withheld": False}
-            self._to_watchers(live.id, "result", **told)
+            told = summary | {"view": {}, "withheld": True} if held else summary | {"view": result.final_view, "withheld": False}
+            hidden = _held_result(told) if held else told
+            for watcher in list(self.watchers):
+                if live.id in watcher.watching:
+                    watcher.send("result", **(told if watcher.trusted else hidden))
         if not held and live.seed in self._held_seeds:  # the last of its deal's tables: the others are shown now
             self._held_seeds.pop(live.seed)
             for entry in self.recent:
@@ -1339,6 +1343,11 @@ class ArenaServer:
         kind = p.check(msg, p.WATCH_MESSAGES)
         if kind == "ping":
             watcher.send("pong")
+        elif kind == "admin":  # a remote tournament scores its duplicate groups' tables as each ends
+            if not await self._read(lambda s: s.is_admin_token(msg["token"])):
+                raise p.ProtocolError(p.NOT_ADMIN, "that is not the admin token")
+            watcher.trusted = True
+            watcher.send("trusted")
         elif kind == "lobby":
             if "game" in msg:  # from now on its lobbies are of this game (null: of every game)
                 if msg["game"] is not None:
@@ -1362,7 +1371,7 @@ class ArenaServer:
                 raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
             summary = _finished_summary(record)
             if self._deals_live(record, to_play):
-                watcher.send("snapshot", **_held_result(summary), view={})
+                watcher.send("snapshot", **(summary | {"withheld": True} if watcher.trusted else _held_result(summary)), view={})
             else:
                 watcher.send("snapshot", **summary, view=record.get("final_view") or {}, withheld=False)
         elif kind == "replay":

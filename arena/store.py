@@ -727,7 +727,7 @@ def _turn_values(turn: TurnRecord) -> tuple[Any, ...]:
     values = list(_turn_fields(turn))
     for index in _JSON_TURN_COLUMNS:
         if values[index] is not None:
-            values[index] = json.dumps(values[index])
+            values[index] = json.dumps(list(values[index]))  # the log-probs are an array
     return tuple(values)
 
 

@@ -155,13 +155,15 @@ class Client:
         return max((m.get("seq", 0) for m in self.seen), default=0)
 
 
-async def http_raw(url: str, path: str, method: str = "GET") -> bytes:
-    """Request ``path`` of the server at ``url`` (its ws:// base) over a plain socket: the whole
-    response, head and body, as the server wrote it."""
+async def http_raw(url: str, path: str, method: str = "GET", headers: str = "") -> bytes:
+    """Request ``path`` of the server at ``url`` (its ws:// base) over a plain socket, with
+    ``headers`` (lines ending in CRLF) besides Host: the whole response, head and body, as
+    the server wrote it."""
     host, port = url.removeprefix("ws://").split(":")
     stream = await trio.open_tcp_stream(host, int(port))
     async with stream:
-        await stream.send_all(f"{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        headers = headers or "Connection: close\r\n"
+        await stream.send_all(f"{method} {path} HTTP/1.1\r\nHost: {host}\r\n{headers}\r\n".encode())
         data = b""
         while chunk := await stream.receive_some():
             data += chunk

@@ -202,10 +202,13 @@ class _Waiter:
 
 
 class Results:
-    """A spectator connection that watches each match it is asked about until it ends."""
+    """A spectator connection that watches each match it is asked about until it ends. It
+    shows the admin token first: a duplicate group's table that ends while another table
+    still deals its cards is told to other spectators without how it ended."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, admin_token: str) -> None:
         self.url = url
+        self.admin_token = admin_token
         self.waiting: dict[str, _Waiter] = {}
         self._send, self._todo = trio.open_memory_channel[str](math.inf)
 
@@ -222,6 +225,7 @@ class Results:
         while True:
             try:
                 async with _open(self.url, p.WATCH_PATH) as ws:
+                    await ws.send(p.encode(p.message("admin", token=self.admin_token), True))  # read before any watch
                     if not connected:
                         connected = True
                         task_status.started()
@@ -383,7 +387,7 @@ async def run_remote_async(
                     f" (arena bot register {names[participant]} --url ... --admin-token ...) or fix the config"
                 )
     admin = Admin(url, admin_token)
-    results = Results(url)
+    results = Results(url, admin_token)
     played: set[str] = set()  # bots seated in a match of this run: connected once, so waited for
 
     async def play(match: ScheduledMatch) -> Played:

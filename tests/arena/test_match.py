@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
+from array import array
 from collections.abc import Sequence
 
 import pytest
@@ -63,6 +65,18 @@ async def test_an_accepted_variant_of_an_action_is_recorded_in_its_canonical_for
         ("a3", True),
     ]
     assert all(t.action in (t.legal_actions or ()) for t in result.turns if t.accepted)
+
+
+@pytest.mark.trio
+async def test_log_probs_are_kept_as_doubles_and_given_back_as_lists() -> None:
+    async def with_logprobs(turn: Turn) -> Move:
+        assert turn.legal_actions
+        return Move(action=turn.legal_actions[0], logprobs=[-0.5, 0, -math.inf])
+
+    result = await play_match(TicTacToe, [LocalSeat(with_logprobs), first_legal()], seed=5)
+    kept = result.turns[0].logprobs
+    assert isinstance(kept, array) and kept.itemsize == 8 and list(kept) == [-0.5, 0.0, -math.inf]
+    assert result.to_dict()["turns"][0]["logprobs"] == [-0.5, 0.0, -math.inf]
 
 
 @pytest.mark.trio

@@ -902,6 +902,27 @@ async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has
 
 
 @pytest.mark.trio
+async def test_a_spectator_with_the_admin_token_is_told_how_a_withheld_match_ended(arena: Arena) -> None:
+    """A remote tournament scores each table of a duplicate group as it ends, through /watch."""
+    async with arena.bot("h1") as h1, arena.bot("h2"), arena.bot("h3"), arena.bot("h4"), arena.socket("/watch") as ws:
+        admin = Client(ws, binary=False)
+        await admin.expect("lobby")
+        await admin.send("admin", token="not-it")
+        assert (await admin.expect("error"))["code"] == p.NOT_ADMIN
+        await admin.send("admin", token=arena.admin_token)
+        await admin.expect("trusted")
+        ended = await start_watched(arena, admin, ["h1", "h2"], seed=11)
+        await start_direct_match(arena, "kuhn-poker", ["h3", "h4"], seed=11)
+        await h1.send("resign", match=ended)
+        result = await admin.expect("result", match=ended)
+        assert result["withheld"] is True and result["view"] == {}
+        assert result["reason"] == "resign" and result["returns"] and result["forfeit_seat"] == 0
+        await admin.send("watch", match=ended)
+        snapshot = await admin.expect("snapshot", match=ended)
+        assert snapshot["withheld"] is True and snapshot["returns"] == result["returns"] and snapshot["view"] == {}
+
+
+@pytest.mark.trio
 async def test_of_two_tables_of_one_deal_ending_in_one_commit_the_later_shows_everything(arena: Arena) -> None:
     """Both ends are committed in one batch of the writer: the second found the first still in
     the server's live matches (it had not been told yet) and held its view too, for good."""
@@ -1361,8 +1382,10 @@ async def test_only_get_and_head_are_answered_and_head_without_a_body(arena: Are
     """Every method was answered as a GET: a DELETE of a match got 200 and its record, as if
     it had been deleted, and a HEAD got a body, which HTTP forbids."""
     record = await play_fixed_match(arena, True, ("m-a", "m-b"))
-    for method, path in (("DELETE", f"/api/matches/{record['id']}"), ("POST", "/api/bots"), ("PUT", "/health")):
-        head, _, body = (await http_raw(arena.url, path, method)).partition(b"\r\n\r\n")
+    upgrade = "Upgrade: websocket\r\nConnection: Upgrade\r\n"  # websockets itself answered in plain text, with Allow: GET
+    cases = (("DELETE", f"/api/matches/{record['id']}", ""), ("POST", "/api/bots", ""), ("PUT", "/health", ""))
+    for method, path, headers in (*cases, ("POST", "/bot", upgrade), ("PUT", "/watch", upgrade)):
+        head, _, body = (await http_raw(arena.url, path, method, headers)).partition(b"\r\n\r\n")
         lines = head.decode().lower().split("\r\n")
         assert lines[0].split()[1] == "405" and "allow: get, head" in lines and "content-type: application/json" in lines
         assert json.loads(body) == {"error": "method_not_allowed", "message": f"{path} answers GET and HEAD only"}
@@ -1424,6 +1447,25 @@ def strict_json(text: bytes | str) -> Any:
         raise ValueError(f"{constant} is not JSON")
 
     return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.trio
+async def test_log_probs_are_held_compactly_and_capped_per_move(arena: Arena) -> None:
+    """A list of zeros is a byte each in msgpack and was held as Python floats, 32 bytes each,
+    to the end of the match: 34 MB of moves grew the server by 1.5 GB."""
+    async with arena.bot("lp-a") as a, arena.bot("lp-b"):
+        match = await start_direct_match(arena, "tic-tac-toe", ["lp-a", "lp-b"], seed=1, max_retries=0)
+        await a.expect("turn", match=match)
+        await a.send("move", match=match, seat=0, step=0, attempt=0, action="a1", logprobs=[0] * (p.MAX_LOGPROBS + 1))
+        error = await a.expect("error")
+        assert error["code"] == p.BAD_MESSAGE and "at most 16,384 numbers" in error["message"]
+        await a.send("move", match=match, seat=0, step=0, attempt=0, action="a1", logprobs=[0] * p.MAX_LOGPROBS)
+        while not arena.server.sessions["lp-b"].slots:  # taken: lp-b is asked the next step
+            await trio.sleep(0.01)
+        await a.send("resign", match=match)
+        await a.expect("match_end", match=match)
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["turns"][0]["logprobs"] == [0.0] * p.MAX_LOGPROBS
 
 
 @pytest.mark.trio
