@@ -462,8 +462,7 @@ class ArenaServer:
     def _withheld(self, record: Mapping[str, Any], to_play: AbstractSet[str]) -> dict[str, Any]:
         if not self._deals_live(record, to_play):
             return _unseeded(record)
-        kept = {k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")}
-        return kept | dict.fromkeys(DEALT_RESULT)
+        return _without_result({k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")})
 
     async def _leaderboard(self, game: str | None) -> dict[str, Any]:
         """One leaderboard computed at a time, each served again for a while (``BOARD_DUTY``)."""
@@ -1191,8 +1190,8 @@ class ArenaServer:
         summary = _public_summary(result.summary()) | {"players": result.players}
         held = self._deals_live({"id": live.id, "seed": live.seed, "status": result.status}, to_play)
         if any(live.id in watcher.watching for watcher in self.watchers):  # every live match is looked at only then
-            told = summary | {"view": {}, "withheld": True} if held else summary | {"view": result.final_view, "withheld": False}
-            hidden = _held_result(told) if held else told
+            told = summary | {"view": {} if held else result.final_view, "withheld": held}
+            hidden = _without_result(told) if held else told
             for watcher in list(self.watchers):
                 if live.id in watcher.watching:
                     watcher.send("result", **(told if watcher.trusted else hidden))
@@ -1257,11 +1256,13 @@ class ArenaServer:
         """Keep an ended match for the lobby, and log it: the operator's one line per match."""
         summary = ended.summary
         self.recent.insert(0, ended)
-        self._held_seeds[ended.seed] += ended.held
+        if ended.held:
+            self._held_seeds[ended.seed] += 1
         for dropped in self.recent[RECENT_KEPT:]:
-            self._held_seeds[dropped.seed] -= dropped.held
-            if self._held_seeds[dropped.seed] <= 0:
-                del self._held_seeds[dropped.seed]
+            if dropped.held:
+                self._held_seeds[dropped.seed] -= 1
+                if not self._held_seeds[dropped.seed]:
+                    del self._held_seeds[dropped.seed]
         del self.recent[RECENT_KEPT:]
         if log.isEnabledFor(logging.INFO):  # a match's end is the hot path: nothing built for a line not written
             returns = f"{summary.get('reason')}, returns {summary.get('returns')}"
@@ -1369,11 +1370,9 @@ class ArenaServer:
             record, to_play = await self._read(lambda s: (s.match(match_id, turns=False), s.deals_to_play([match_id])))
             if record is None:
                 raise p.ProtocolError(p.UNKNOWN_MATCH, f"no match {msg['match']!r}")
-            summary = _finished_summary(record)
-            if self._deals_live(record, to_play):
-                watcher.send("snapshot", **(summary | {"withheld": True} if watcher.trusted else _held_result(summary)), view={})
-            else:
-                watcher.send("snapshot", **summary, view=record.get("final_view") or {}, withheld=False)
+            held = self._deals_live(record, to_play)
+            told = _finished_summary(record) | {"view": {} if held else record.get("final_view") or {}, "withheld": held}
+            watcher.send("snapshot", **(_without_result(told) if held and not watcher.trusted else told))
         elif kind == "replay":
             # One replay at a time per spectator: the next is made once the last was written.
             # A long match's replay is tens of megabytes: made whenever asked, a spectator that
@@ -1500,8 +1499,8 @@ DEALT_RESULT = ("reason", "detail", "returns", "outcomes", "ranks", "forfeit_sea
 rejected hint named. Null, like its view, while the deal is still played at another table."""
 
 
-def _held_result(summary: Mapping[str, Any]) -> dict[str, Any]:
-    return {**summary, **dict.fromkeys(DEALT_RESULT), "withheld": True}
+def _without_result(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {**fields, **dict.fromkeys(DEALT_RESULT)}
 
 
 @dataclass
@@ -1514,7 +1513,7 @@ class Ended:
     held: bool
 
     def shown(self) -> dict[str, Any]:
-        return {**self.summary, **dict.fromkeys(DEALT_RESULT)} if self.held else self.summary
+        return _without_result(self.summary) if self.held else self.summary
 
 
 def _public_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

@@ -838,6 +838,7 @@ async def resign_with_deals_shown(arena: Arena, resigner: Client, last: str, end
     assert record["reason"] == "resign" and record["returns"] and record["detail"]
     listed = {entry["match"]: entry for entry in arena.server._lobby_fields(None)["recent"]}
     assert listed[ended]["reason"] == "resign" and listed[ended]["returns"] and listed[ended]["outcomes"]
+    assert not arena.server._held_seeds  # nothing more to show once its deal is played out
 
 
 async def start_watched(arena: Arena, watcher: Client, bots: list[str], **fields: Any) -> str:
@@ -948,6 +949,7 @@ async def test_of_two_tables_of_one_deal_ending_in_one_commit_the_later_shows_ev
             results[result["match"]] = result
     assert results[first]["withheld"] is True and results[first]["view"] == {}
     assert results[second]["withheld"] is False and results[second]["view"] and results[second]["returns"]
+    assert not arena.server._held_seeds and not any(entry.held for entry in arena.server.recent)
 
 
 @pytest.mark.trio
