@@ -920,6 +920,8 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
             )
         except* StoreError as refused:  # not a store, locked, read-only: raised inside the runner's nursery
             raise UsageError(str(_first_leaf(refused))) from None
+        except* TournamentConfigError as changed:  # a game's config changed since its matches were played
+            raise UsageError(str(_first_leaf(changed))) from None
     except TournamentConfigError as error:
         raise UsageError(str(error)) from None
 

@@ -32,7 +32,9 @@ entries kept out of training: their leaderboards are printed in a section of the
 mean return against them is reported beside its mean return against the rest.
 
 Games of more than two seats are played at rotating tables whatever the format; a table
-needs a participant for every seat (one bot in two seats is self-play, not rated). Every
+needs a participant for every seat (one bot in two seats is self-play, not rated). In the
+duplicate format the tables of a round of a cooperative game share one deal, as a group:
+cooperative games are rated by comparing the teams that played one deal. Every
 error names the file, the key and what is wrong.
 """
 

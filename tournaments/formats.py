@@ -152,10 +152,15 @@ def duplicate(slot: Slot, participants: Sequence[str], deals: int = 1) -> list[S
     return out
 
 
-def tables(slot: Slot, participants: Sequence[str], table_size: int, rounds: int) -> list[ScheduledMatch]:
+def tables(
+    slot: Slot, participants: Sequence[str], table_size: int, rounds: int, *, one_deal: bool = False
+) -> list[ScheduledMatch]:
     """Games of ``table_size`` seats: each round, the participants (rotated by one seat
     a round, so everyone visits every seat) are dealt over ``ceil(n / table_size)`` tables;
-    when n is not a multiple of the table size the last table is filled from the first seats."""
+    when n is not a multiple of the table size the last table is filled from the first seats.
+
+    ``one_deal``: the tables of a round play one deal, as a group: duplicate comparison, how
+    a cooperative game is rated (its tables are its teams, which have no opponent inside a match)."""
     _check(participants, least=1)
     n = len(participants)
     count = -(-n // table_size)
@@ -164,7 +169,9 @@ def tables(slot: Slot, participants: Sequence[str], table_size: int, rounds: int
         order = [participants[(i + r) % n] for i in range(n)]
         for t in range(count):
             seats = [order[(t * table_size + s) % n] for s in range(table_size)]
-            out.append(slot.match(f"tables/r{r + 1}/t{t}", r + 1, seats, f"tables/r{r + 1}/t{t}"))
+            deal = f"tables/r{r + 1}" if one_deal else f"tables/r{r + 1}/t{t}"
+            group = {"group_id": f"{slot.prefix}/{deal}", "group_size": count} if one_deal else {}
+            out.append(slot.match(f"tables/r{r + 1}/t{t}", r + 1, seats, deal, **group))
     return out
 
 

@@ -167,7 +167,7 @@ def parse(data: Mapping[str, Any], where: str = "<nightly>") -> NightlyConfig:
 
 
 def _policy(where: str, table: Any, at: str) -> Policy:
-    from trainer.config import TrainConfigError
+    from trainer.config import MAX_UPDATES, TrainConfigError
     from trainer.config import parse as parse_training
     from trainer.llm_bot import check_settings
 
@@ -201,8 +201,8 @@ def _policy(where: str, table: Any, at: str) -> Policy:
     except TrainConfigError as error:
         raise NightlyConfigError(str(error) if isinstance(raw, dict) else f"{where}: {at}.train: {error}") from None
     updates = _typed(where, table, "updates", int, f"{at}.updates", train.updates)
-    if updates < 1:
-        raise NightlyConfigError(f"{where}: {at}.updates: must be at least 1, got {updates}")
+    if not 1 <= updates <= MAX_UPDATES:  # checked here too: the training config is built later, when the night runs
+        raise NightlyConfigError(f"{where}: {at}.updates: must be from 1 to {MAX_UPDATES:,}, got {updates}")
     store_matches = _typed(where, table, "store_matches", int, f"{at}.store_matches", 64)
     if store_matches < 0:
         raise NightlyConfigError(f"{where}: {at}.store_matches: must be 0 (no stored turns) or more, got {store_matches}")

@@ -47,7 +47,7 @@ from bots.client import BotStopped, Pacer, connect_failure, run_bot
 from bots.registry import make_bot, secret_seed
 from tournaments.config import TournamentConfig, TournamentConfigError, remote_name
 from tournaments.formats import ScheduledMatch
-from tournaments.runner import Played, Progress, Summary, drive
+from tournaments.runner import Played, Progress, Summary, check_same_config, drive
 
 OWNER = "tournament"  # the owner of the bots runs register: any run may reuse them, none touches another's
 RECONNECTS = 5  # a dropped connection is opened again this many times in a row before the run gives up
@@ -425,6 +425,8 @@ async def run_remote_async(
         played.update(request["bots"])
         ended = await results.outcome(made["match"])
         admin.created.discard(made["match"])
+        if made["existing"] and "config" in ended:  # an ended match's snapshot; a result does not say
+            check_same_config(match, ended["config"])
         finished = ended["status"] == "finished"
         returns = tuple(ended["returns"]) if finished else None
         seat, detail = ended.get("forfeit_seat"), ended.get("detail") or ""

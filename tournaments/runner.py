@@ -30,6 +30,7 @@ from arena.match import play_match
 from arena.seats import LocalSeat
 from arena.store import Store, StoreWriter
 from bots.registry import make_bot, seat_seed
+from games.api import make_config
 from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError
 from tournaments.formats import (
     ScheduledMatch,
@@ -91,7 +92,9 @@ def fixed_schedule(config: TournamentConfig, entry: GameEntry, salt: str = "") -
     """The whole schedule of a game in every format but Swiss (paired round by round)."""
     slot, people, per = slot_of(config, entry, salt), entry.participants, config.games_per_pairing
     if entry.players > 2 or config.format == "tables":
-        return tables(slot, people, entry.players, config.rounds or len(people))
+        cooperative = games.get(entry.name).spec.teams == "all"
+        one_deal = cooperative and config.format == "duplicate"  # rated by comparing the tables of a deal
+        return tables(slot, people, entry.players, config.rounds or len(people), one_deal=one_deal)
     if config.format == "round-robin":
         return round_robin(slot, people, per)
     if config.format == "gauntlet":
@@ -223,15 +226,31 @@ async def drive(
     return summary
 
 
-def _recorded(store: Store, key: str) -> Played | None:
-    """The match a run before this one made under ``key`` (voided ones do not count)."""
-    found = store.find_by_key(key)
+def _recorded(store: Store, match: ScheduledMatch) -> Played | None:
+    """The match a run before this one made under the match's key (voided ones do not count)."""
+    found = store.find_by_key(match.key)
     if found is None:
         return None
+    record = store.match(found["id"], turns=False)
+    assert record is not None
+    check_same_config(match, record["config"])
     if found["status"] != "finished":
         return Played(found["status"], None, fresh=False)
-    record = store.match(found["id"], turns=False)
     return Played(found["status"], tuple(record["returns"]), fresh=False, forfeit_seat=record["forfeit_seat"])
+
+
+def check_same_config(match: ScheduledMatch, recorded: Mapping[str, Any]) -> None:
+    """A key names the match of one game config: a file that changed the config under the same
+    tournament name and label took the matches played before as its own, and never played the
+    new variant."""
+    wanted = make_config(games.get(match.game).Config, match.config).to_dict()
+    changed = sorted(key for key in wanted.keys() | recorded.keys() if recorded.get(key) != wanted.get(key))
+    if changed:
+        was, now = (", ".join(f"{key}={config.get(key)}" for key in changed) for config in (recorded, wanted))
+        raise TournamentConfigError(
+            f"{match.key} was played with {was}; the file now says {now}: give the changed game a label of its own"
+            " (or the tournament a new name) to play it"
+        )
 
 
 async def run_tournament_async(
@@ -248,7 +267,7 @@ async def run_tournament_async(
     writer = StoreWriter(db_path)
 
     async def play(match: ScheduledMatch) -> Played:
-        recorded = await writer.call(lambda store: _recorded(store, match.key))
+        recorded = await writer.call(lambda store: _recorded(store, match))
         if recorded is not None:
             return recorded
         bots = [make_bot(spec, match.game, seat_seed(match.seed, i)) for i, spec in enumerate(match.seats)]
@@ -273,7 +292,7 @@ async def run_tournament_async(
         def save(store: Store) -> Played | None:
             """Store the result, unless another run of this tournament (the command started
             twice) stored this key while it was being played: a match counts once."""
-            earlier = _recorded(store, match.key)
+            earlier = _recorded(store, match)
             if earlier is None:
                 store.finish_match(result, meta)
             return earlier

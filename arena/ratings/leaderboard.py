@@ -177,11 +177,11 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
                 "format_errors": record.get("format_errors", 0),
                 "illegal_moves": record.get("illegal_moves", 0),
                 "mean_return": record.get("mean_return"),
-                "nash": float(nash[i]),
-                "nash_low": float(low[i]),
-                "nash_high": float(high[i]),
+                "nash": _solved(nash[i]),
+                "nash_low": _solved(low[i]),
+                "nash_high": _solved(high[i]),
                 "nash_rank": nash_rank[i],
-                "mass": float(mass[i]),
+                "mass": _solved(mass[i]),
                 "cost": record.get("cost", 0) or 0.0,
                 "cost_per_match": (record.get("cost", 0) or 0.0) / games_played if games_played else 0.0,
                 "cost_per_win": (record.get("cost", 0) or 0.0) / record["wins"] if record.get("wins") else None,
@@ -191,6 +191,14 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
         )
     rows.sort(key=lambda r: (r["rank"], -r["conservative"], r["bot"]))
     return rows
+
+
+SOLVER_NOISE = 1e-9
+"""What the equilibrium solver leaves of an exact zero (-2.4e-13): shown as 0, not -0.00."""
+
+
+def _solved(value: float) -> float:
+    return 0.0 if abs(value) < SOLVER_NOISE else float(value)
 
 
 def game_leaderboards(store: Store, game: str, *, resamples: int = 200) -> dict[str, list[dict[str, Any]]]:
@@ -216,8 +224,8 @@ class Overall:
         return [
             {
                 "bot": self.agents[i],
-                "skill": float(self.skill[i]),
-                "mass": float(self.agent_mass[i]),
+                "skill": _solved(self.skill[i]),
+                "mass": _solved(self.agent_mass[i]),
                 "games": int(self.played[i].sum()),
             }
             for i in order

@@ -225,7 +225,8 @@ def changed(data: dict[str, Any], *path: str | int, value: Any = None, remove: b
         (("policies", 0, "name"), "IPD.v2", r"policies\[0\].name: 'IPD.v2' must be a bot name without '.'"),
         (("policies", 0, "current"), "/nowhere", r"policies\[0\].current: '/nowhere' is neither a model folder"),
         (("policies", 0, "current"), "/nowhere.json", r"policies\[0\].current: no such pointer file"),
-        (("policies", 0, "updates"), 0, r"policies\[0\].updates: must be at least 1"),
+        (("policies", 0, "updates"), 0, r"policies\[0\].updates: must be from 1 to 1,000,000, got 0"),
+        (("policies", 0, "updates"), 2_000_000, r"policies\[0\].updates: must be from 1 to 1,000,000"),  # was status 1, no key
         (("policies", 0, "store_matches"), -1, r"policies\[0\].store_matches: must be 0"),
         (("policies", 0, "bot_options"), {"model": "elsewhere"}, r"policies\[0\].bot_options.model: the llm bot's options"),
         (("policies", 0, "bot_options"), {"devic": "cpu"}, r"policies\[0\].bot_options: bot 'llm' has no option 'devic'"),

@@ -22,7 +22,7 @@ from arena.match import play_match
 from arena.seats import LocalSeat, Turn
 from arena.store import Store
 from bots.registry import make_bot
-from tournaments.config import TournamentConfig, load, parse
+from tournaments.config import TournamentConfig, TournamentConfigError, load, parse
 from tournaments.formats import ScheduledMatch, points
 from tournaments.runner import Played, _recorded, drive, fixed_schedule, planned, run_tournament, run_tournament_async
 
@@ -66,6 +66,20 @@ def test_a_run_records_every_match_with_its_tournament_and_round_and_a_rerun_pla
     again = run_tournament(config, db)
     assert again.played == 0 and again.skipped == 20
     assert len(finished_keys(db)) == 20
+
+
+def test_a_rerun_whose_game_config_changed_is_refused_naming_the_change(tmp_path: Path) -> None:
+    """Its keys are those of the matches played before: the rerun took them as its own ("0 played,
+    20 already done") and the new variant was never played."""
+    db = tmp_path / "arena.db"
+    path = cup(tmp_path, per=1)
+    run_tournament(load(path), db)
+    game = 'name = "iterated-prisoners-dilemma"'
+    path.write_text(path.read_text().replace(game, f"{game}\nconfig = {{ rounds = 3 }}"))
+    with pytest.raises(BaseExceptionGroup) as raised:
+        run_tournament(load(path), db)
+    assert raised.group_contains(TournamentConfigError, match="was played with rounds=10; the file now says rounds=3", depth=None)
+    assert len(finished_keys(db)) == 10
 
 
 def test_seeds_come_from_the_tournaments_stored_secret_and_a_rerun_deals_the_same(tmp_path: Path) -> None:
@@ -224,6 +238,23 @@ def test_a_duplicate_tournament_of_a_cooperative_game_rates_its_participants(tmp
     assert mu["random"] < 25.0 < min(mu["lewis-convention"], mu["lewis-learner"])
 
 
+def test_a_duplicate_tournament_of_a_cooperative_game_at_tables_deals_each_round_once_and_rates(tmp_path: Path) -> None:
+    """Each table had a deal of its own and no group: nothing was ever rated (mu 25, sigma 8.33)."""
+    participants = ["mind-timer", "mind-timer:pace=0.5", "random", "mind-timer:pace=0.8"]
+    game = {"name": "ascending-cards", "config": {"players": 3}, "participants": participants}
+    config = parse({"name": "coop3", "format": "duplicate", "rounds": 2, "games": [game]})
+    db = tmp_path / "arena.db"
+    run_tournament(config, db)
+    with sqlite3.connect(db) as conn:
+        sql = "SELECT round, COUNT(DISTINCT seed), COUNT(*), MIN(group_size) FROM matches GROUP BY round"
+        rounds = conn.execute(sql).fetchall()
+    assert rounds == [(1, 1, 2, 2), (2, 1, 2, 2)]  # a round: two tables (four bots, three seats), one deal
+    store = Store(db, read_only=True)
+    rated = {row["bot"]: row["sigma"] for row in store.ratings(game="ascending-cards")}
+    store.close()
+    assert set(rated) == set(participants) and max(rated.values()) < 25 / 3
+
+
 def cup_caught_mid_way(tmp_path: Path, name: str, **pipes: Any) -> tuple[Any, Path, list[str], subprocess.Popen[str]]:
     """A cup played by ``arena tournament run`` in a child process, caught once 20 of its
     matches are in the store (or a minute has passed, or it ended): its config, store,
@@ -284,7 +315,8 @@ def test_a_recorded_forfeit_is_read_back_with_its_seat_for_the_standings(tmp_pat
     result = trio.run(lambda: play_match(game, seats, config={"rounds": 1}))
     store = Store(tmp_path / "arena.db")
     store.finish_match(result, {"caller_key": "cup/ipd/1", "tournament": "cup"})
-    played = _recorded(store, "cup/ipd/1")
+    scheduled = ScheduledMatch("cup/ipd/1", 1, "iterated-prisoners-dilemma", {"rounds": 1}, ("crasher", "nice"), 0)
+    played = _recorded(store, scheduled)
     assert played is not None and played.returns is not None and played.forfeit_seat == 0
     assert points(played.returns, played.forfeit_seat) == [0.0, 1.0]
 

@@ -16,7 +16,7 @@ import trueskill
 import games
 from arena.cli import main
 from arena.match import MatchResult, play_match
-from arena.ratings.leaderboard import variant_leaderboard
+from arena.ratings.leaderboard import _solved, variant_leaderboard
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
@@ -294,3 +294,8 @@ def test_w_d_l_count_a_forfeit_as_the_loss_it_is_and_add_up_to_the_games(
     (ranked,) = [row for row in variant_leaderboard(store, "public-goods", resamples=10) if row["bot"] == "random"]
     assert (ranked["wins"], ranked["losses"], ranked["forfeits"]) == (0, 0, 1)  # no W/D/L where nobody wins
     store.close()
+
+
+def test_what_the_solver_leaves_of_a_zero_is_shown_as_zero() -> None:
+    """-2.4e-13 printed as -0.00 in the Nash columns."""
+    assert f"{_solved(-2.4e-13):.2f}" == "0.00" and _solved(-0.25) == -0.25 and _solved(1e-6) == 1e-6
