@@ -1447,8 +1447,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from arena.store import StoreError
-    from games.api import GameError
+    try:
+        from arena.store import StoreError  # scipy and numpy come with it: most of a second
+        from games.api import GameError
+    except KeyboardInterrupt:  # Ctrl-C as it starts: one line, as later, not a traceback
+        print("arena: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -24,6 +24,9 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from arena import protocol as p
 
 API_PAGE = 1000  # the most matches /api/matches answers at once
+LOBBY_WAIT_S = 10.0
+"""An arena sends a ``lobby`` the moment a spectator connects: a websocket server that sent
+none in this time is something else (showed as connected for ever, waiting)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Feed:
         *,
         delays: Callable[[], Iterator[float]] = backoff,
         open_timeout: float = 5.0,
+        lobby_wait_s: float = LOBBY_WAIT_S,
     ) -> None:
         self.url = url.rstrip("/")
         self.on_message = on_message
@@ -60,6 +64,7 @@ class Feed:
         self.on_problem = on_problem
         self.delays = delays
         self.open_timeout = open_timeout
+        self.lobby_wait_s = lobby_wait_s
         self.connected = False
         self._outbox: asyncio.Queue[str] | None = None
 
@@ -80,8 +85,12 @@ class Feed:
             try:
                 async with connect(address, proxy=None, max_size=None, open_timeout=self.open_timeout) as ws:
                     delays, attempt = self.delays(), 0
-                    await self._session(ws)
-                reason = "the server closed the connection"
+                    greeted = await self._session(ws)
+                reason = (
+                    "the server closed the connection"
+                    if greeted
+                    else f"{self.url} sent no lobby within {self.lobby_wait_s:g} s: is it an arena server's address?"
+                )
             except (InvalidURI, ValueError) as error:  # ValueError: a port out of range, a broken IPv6 address
                 self.on_status(Status("failed", f"bad server URL {self.url!r}: {error}"))
                 return
@@ -101,7 +110,7 @@ class Feed:
                     else "connection lost"
                 )
             except (OSError, InvalidHandshake, TimeoutError) as error:
-                reason = f"cannot reach {self.url}: {error or type(error).__name__}"
+                reason = f"cannot reach {self.url}: {str(error) or type(error).__name__}"
             finally:
                 self.connected = False
                 self._outbox = None
@@ -110,11 +119,15 @@ class Feed:
             self.on_status(Status("disconnected", reason, retry_in=delay, attempt=attempt))
             await asyncio.sleep(delay)
 
-    async def _session(self, ws: Any) -> None:
+    async def _session(self, ws: Any) -> bool:
+        """Hand on what the server sends until it closes; False when it sent no lobby in time
+        (and was closed for it)."""
         self._outbox = asyncio.Queue()
         self.connected = True
         self.on_status(Status("connected", self.url))
         writer = asyncio.create_task(self._write(ws, self._outbox))
+        greeted = asyncio.Event()
+        watchdog = asyncio.create_task(self._expect_lobby(ws, greeted))
         try:
             async for frame in ws:
                 try:
@@ -122,12 +135,22 @@ class Feed:
                 except p.ProtocolError as error:
                     self.on_problem(f"malformed frame from the server: {error.message}")
                     continue
+                if msg.get("t") == "lobby":
+                    greeted.set()
                 try:
                     self.on_message(msg)
                 except Exception as error:  # the app's fault, not the server's: keep listening
                     self.on_problem(f"could not handle a {str(msg.get('t'))[:20]!r} message: {type(error).__name__}: {error}")
         finally:
             writer.cancel()
+            watchdog.cancel()
+        return greeted.is_set()
+
+    async def _expect_lobby(self, ws: Any, greeted: asyncio.Event) -> None:
+        try:
+            await asyncio.wait_for(greeted.wait(), self.lobby_wait_s)
+        except TimeoutError:
+            await ws.close(1000, "no lobby: not an arena's /watch")
 
     @staticmethod
     async def _write(ws: Any, outbox: asyncio.Queue[str]) -> None:

@@ -7,6 +7,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -430,3 +431,18 @@ def test_a_leaderboard_in_text_says_once_what_a_rank_means(capsys: pytest.Captur
     for args in (("ratings", "--game", "nim"), ("ratings", "--game", "tic-tac-toe")):
         code, out, _ = run(capsys, *args, "--db", db)
         assert code == 0 and out.count(RANKS_NOTE) == 1 and out.rstrip().endswith(RANKS_NOTE)
+
+
+def test_ctrl_c_while_the_cli_starts_is_one_line_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its first imports (scipy, with the store) take most of a second: Ctrl-C then printed a
+    traceback and the process died by the signal."""
+
+    class Interrupted(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "arena.store", Interrupted("arena.store"))
+    assert main(["games"]) == 130
+    assert capsys.readouterr().err == "arena: interrupted\n"

@@ -12,6 +12,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from tests.tui.screens import SIZE, plain, wait_until
 from tui.app import MatchScreen, WatchApp
+from tui.feed import Feed, Status
 
 MATCH = "f" * 32
 HOLOGRAM = {"text": "seat 0 floats above the board", "render": [{"type": "hologram", "voxels": [[1, 2, 3]]}]}
@@ -128,3 +129,26 @@ def test_a_full_server_is_said_to_be_full_and_retried_after_the_wait_it_asks() -
                 assert f"{url} is full (it holds as many connections as it takes)" in status, status
 
     asyncio.run(scenario())
+
+
+def test_a_websocket_server_that_sends_no_lobby_is_said_to_be_no_arena_and_left() -> None:
+    """An echo server showed as connected for ever, the lobby "waiting for the server"."""
+
+    async def echo(ws: ServerConnection) -> None:
+        async for frame in ws:
+            await ws.send(frame)
+
+    async def scenario() -> list[Status]:
+        statuses: list[Status] = []
+        async with serve(echo, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            feed = Feed(f"ws://127.0.0.1:{port}", lambda msg: None, statuses.append, lambda problem: None, lobby_wait_s=0.2)
+            running = asyncio.create_task(feed.run())
+            while not any(status.state == "disconnected" for status in statuses):
+                await asyncio.sleep(0.05)
+            running.cancel()
+        return statuses
+
+    statuses = asyncio.run(asyncio.wait_for(scenario(), 10))
+    assert [status.state for status in statuses[:3]] == ["connecting", "connected", "disconnected"]
+    assert "sent no lobby within 0.2 s: is it an arena server's address?" in statuses[2].detail
