@@ -72,6 +72,10 @@ GAME_KEYS = ("name", "config", "participants", "label")
 
 REMOTE = "remote:"
 SCHEDULE_COUNT_MOST = 10_000  # games per pairing, rounds: the schedule is built whole before the first match
+SCHEDULE_MATCHES_MOST = 200_000
+"""The most matches a file may schedule, all games together: each count is capped, but not
+their product (30 participants with 10,000 games a pairing made 4.35 million, 3.6 GB before
+the first match)."""
 
 
 class TournamentConfigError(ValueError):
@@ -233,6 +237,13 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
             raise fail("games", f"{label!r} is listed twice; give each config of one game its own label")
     for entry, at in zip(entries, (f"games[{i}]" for i in range(len(entries))), strict=True):
         _check_format(read, entry, at, fmt, challenger, rounds)
+    scheduled = sum(_matches_at_most(entry, fmt, per_pairing or 2, rounds) for entry in entries)
+    if scheduled > SCHEDULE_MATCHES_MOST:
+        raise fail(
+            "games",
+            f"schedule {scheduled:,} matches or so, more than the {SCHEDULE_MATCHES_MOST:,} a file may: fewer participants,"
+            " games per pairing or rounds, or several files",
+        )
     # a key the format never reads would leave the schedule other than the file says
     if challenger is not None and fmt != "gauntlet":
         raise fail("challenger", f"only a gauntlet has a challenger; this tournament is a {fmt}")
@@ -307,6 +318,15 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
             raise fail(f"{at}.participants[{j}]", str(error)) from None
     label = typed(table, "label", str, f"{at}.label", game.spec.name)
     return GameEntry(game.spec.name, label, config, participants, players, variant)
+
+
+def _matches_at_most(entry: GameEntry, fmt: str, per_pairing: int, rounds: int | None) -> int:
+    """About how many matches the format schedules for one game, at most (Swiss: every round full)."""
+    n = len(entry.participants)
+    if entry.players > 2 or fmt == "tables":
+        return (rounds or n) * -(-n // entry.players)
+    pairings = {"gauntlet": n - 1, "swiss": (rounds or n) * (n // 2)}.get(fmt, n * (n - 1) // 2)
+    return pairings * per_pairing * (2 if fmt == "duplicate" else 1)
 
 
 def _check_format(read: _Reader, entry: GameEntry, at: str, fmt: str, challenger: str | None, rounds: int | None) -> None:

@@ -132,3 +132,19 @@ def test_a_directory_or_a_file_not_in_utf8_is_reported_with_the_file(tmp_path: P
         path.write_bytes(content)
     with pytest.raises(TournamentConfigError, match=r"cup\.toml: "):
         load(path)
+
+
+def test_a_file_that_schedules_too_many_matches_is_refused_before_any_is_built(tmp_path: Path) -> None:
+    """Each count has its cap, their product had none: 4.35 million matches took 3.6 GB of
+    memory before the first was played."""
+    field = '["tit-for-tat", "always-defect", "always-cooperate", "random", "win-stay-lose-shift", "grim"]'
+    entry = 'name = "iterated-prisoners-dilemma"\nlabel = "{label}"\nparticipants = ' + field
+    path = tmp_path / "big.toml"
+    path.write_text(
+        'name = "big"\nformat = "round-robin"\ngames_per_pairing = 10000\n'
+        + "".join(f"[[games]]\n{entry.format(label=label)}\n" for label in ("a", "b"))
+    )
+    with pytest.raises(TournamentConfigError, match=r"games: schedule 300,000 matches or so, more than the 200,000"):
+        load(path)
+    path.write_text(path.read_text().replace("games_per_pairing = 10000", "games_per_pairing = 6000"))
+    assert len(load(path).games) == 2  # 180,000
