@@ -221,6 +221,8 @@ class WatchApp(App[None]):
 
     def _on_lobby(self, msg: dict[str, Any]) -> None:
         self.lobby.apply(msg)
+        if self.lobby.missed:  # the store has those that ended between two lobbies
+            self.ask_stored(*self.stored_query)
         for result in self.lobby.recent:
             if result.match not in self.results_seen:
                 self.results_seen.add(result.match)

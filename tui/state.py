@@ -201,10 +201,16 @@ class Result:
         return " / ".join(f"{r:+g}" if r else "0" for r in self.returns)
 
 
+HEARD_KEPT = 500
+"""Results heard from the lobbies kept, newest first: a lobby lists the last 20 only, and more
+end between two lobbies on a busy server."""
+
+
 @dataclass
 class Lobby:
     live: list[LiveEntry] = field(default_factory=list)
-    recent: list[Result] = field(default_factory=list)  # heard from the server, newest first
+    recent: list[Result] = field(default_factory=list)  # heard from the server's lobbies, newest first
+    missed: bool = False  # the last lobby shared no result with those heard before: some ended unheard
     stored: list[Result] = field(default_factory=list)  # older ones read from /api/matches
     stored_games: list[str] = field(default_factory=list)  # every game with a stored match
     stored_more: bool = False  # the store holds older matches than those read
@@ -224,7 +230,10 @@ class Lobby:
         elif not all(isinstance(game, str) and type(count) is int for game, count in counts.items()):
             raise Malformed("'lobby.live_games' must map game names to counts")
         self.waiting_count = need(msg, "waiting_count", int, len(waiting))
-        self.live, self.recent, self.waiting, self.live_games = live, recent, waiting, counts
+        told = {result.match for result in recent}  # a lobby's entry replaces the one heard (a withheld result shown)
+        self.missed = bool(self.recent and recent) and not any(result.match in told for result in self.recent)
+        self.recent = (recent + [result for result in self.recent if result.match not in told])[:HEARD_KEPT]
+        self.live, self.waiting, self.live_games = live, waiting, counts
         self.received, self.stale = True, False
 
     def live_count(self, game: str | None) -> int:

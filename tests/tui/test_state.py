@@ -120,6 +120,24 @@ def test_the_result_brings_the_full_view_and_stops_the_clocks() -> None:
     assert all(c.ms_left is None for c in state.clocks(5.0))
 
 
+def test_the_lobby_keeps_the_results_it_heard_and_says_when_it_may_have_missed_some() -> None:
+    """Each lobby lists the last 20: the list held those alone, and the matches that ended
+    between them (more than 20 on a busy server) were gone from the screen, no gap shown."""
+
+    def lobby_of(*ids: str, returns: list[float] | None = None) -> dict:
+        ended = [{"match": i, "game": "nim", "players": ["a", "b"], "status": "finished", "reason": "complete"} for i in ids]
+        return {"t": "lobby", "live": [], "recent": [{**e, "returns": returns} for e in ended], "waiting": []}
+
+    lobby = Lobby()
+    lobby.apply(lobby_of("b", "a"))
+    assert not lobby.missed
+    lobby.apply(lobby_of("c", "b", returns=[1.0, -1.0]))
+    assert not lobby.missed and [r.match for r in lobby.recent] == ["c", "b", "a"]
+    assert lobby.recent[1].returns == [1.0, -1.0]  # told again (a withheld result shown): the newer word
+    lobby.apply(lobby_of("f", "e"))  # d ended between the two lobbies, unheard
+    assert lobby.missed and [r.match for r in lobby.recent] == ["f", "e", "c", "b", "a"]
+
+
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
