@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 import trio
 
+from arena import protocol as p
+from arena import server as arena_server
 from arena.cli import main
 from arena.seats import Turn
 from bots.client import run_bot
@@ -132,6 +134,17 @@ async def test_in_process_and_remote_bots_play_through_the_server_everyone_is_ra
     assert (again.played, again.skipped, again.voided) == (0, 6, 0)
     assert len(again.finished) == 6  # the returns of the earlier run, read back for the report
     assert len(matches(arena.db)) == 6  # no match made twice
+
+
+@pytest.mark.trio
+async def test_a_server_from_before_the_admin_spectator_still_runs_the_tournament(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It answers the spectator's admin message unknown_type: it withholds no result to need it."""
+    monkeypatch.delitem(p.WATCH_MESSAGES, "admin")
+    monkeypatch.setattr(arena_server, "_without_result", dict)  # nor did it hold back how a match ended
+    summary = await run_remote_async(cup(["tit-for-tat", "random"]), arena.url, arena.admin_token)
+    assert (summary.played, summary.voided) == (2, 0) and all(len(f.returns) == 2 for f in summary.finished)
 
 
 @pytest.mark.trio
