@@ -1195,12 +1195,24 @@ class ArenaServer:
             for watcher in list(self.watchers):
                 if live.id in watcher.watching:
                     watcher.send("result", **(told if watcher.trusted else hidden))
-        if not held and live.seed in self._held_seeds:  # the last of its deal's tables: the others are shown now
-            self._held_seeds.pop(live.seed)
-            for entry in self.recent:
-                if entry.seed == live.seed:
-                    entry.held = False
+        if not held:  # the last of its deal's tables: the others are shown now
+            self._show_held(live.seed)
         self._remember(Ended(summary, live.seed, held))
+        if held:
+            self._spawn(self._recheck_held, live.id, live.seed)
+
+    async def _recheck_held(self, match_id: str, seed: int) -> None:
+        """Held by what the store said at its commit, which may have held the match's last twin
+        too (both in one batch of the writer); the twin's end, told first, found nothing held."""
+        to_play = await self._read(lambda s: s.deals_to_play([match_id]))
+        if match_id not in to_play and seed not in self._unopened_seeds:
+            self._show_held(seed)
+
+    def _show_held(self, seed: int) -> None:
+        if self._held_seeds.pop(seed, None):
+            for entry in self.recent:
+                if entry.seed == seed:
+                    entry.held = False
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
         try:
