@@ -1391,7 +1391,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train the configured model: rollouts through the match loop, advantages, PPO updates, "
         "checkpoints, a gauntlet against fixed bots. docs/TRAINING.md explains every key. out_dir must be new or "
         "empty (--overwrite clears an earlier run); only a finished run saves checkpoints/final, and Ctrl-C keeps "
-        "checkpoints/interrupted-N, N the last finished update.",
+        "checkpoints/interrupted-N, N the last finished update (interrupted-in-N when it stopped update N's PPO step "
+        "partway).",
         epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")

@@ -180,6 +180,7 @@ class Trainer:
         """Where in ``stored`` the next update's stored turns begin."""
         self.metrics: list[dict[str, Any]] = []
         self.trained = 0
+        self.stepping: int | None = None  # the update whose PPO step is changing the weights now
         """The last update whose PPO step finished: what a checkpoint saved on Ctrl-C holds."""
         if overwrite:
             shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -230,13 +231,17 @@ class Trainer:
         rollouts = self._play(plan_matches(config, opponents, update, group_size=config.group_size), update, opponents)
         per_opponent: dict[str, list[tuple[float, float]]] = {}
         returns = []
-        for rollout, opponent in zip(rollouts, opponents, strict=True):
+        # A void match (both seats of a simultaneous step failing at once, as a young model's
+        # self-play does; max_steps) scores nobody: it returns 0 and trains on nothing.
+        ended = [(r, o) for r, o in zip(rollouts, opponents, strict=True) if r.result.status != "void"]
+        for rollout, opponent in ended:
             mine, theirs, outcome = learner_outcome(rollout)
             returns.append(mine)
             if opponent.kind != "self":
                 self.pool.record(opponent.name, mine, theirs, outcome)
             per_opponent.setdefault(opponent.name, []).append((mine, learner_score(mine, theirs, outcome)))
-        samples = [s for r in rollouts for s in r.samples] + self._stored_slice()
+        returns += [0.0] * (len(rollouts) - len(ended))
+        samples = [s for r, _ in ended for s in r.samples] + self._stored_slice()
         advantages, self.baselines = estimate_advantages(
             config.estimator.name,
             turn_batch(samples),
@@ -245,14 +250,16 @@ class Trainer:
             **config.estimator.params,
         )
         rollout_s = time.monotonic() - started
+        self.stepping = update
         stats = self.learner.update(samples, advantages)
-        self.trained = update
+        self.trained, self.stepping = update, None
         turns = sum(len(r.result.turns) for r in rollouts)
         format_errors = sum(t.format_error for r in rollouts for t in r.result.turns)
         row: dict[str, Any] = {
             "kind": "update",
             "update": update,
             "matches": len(rollouts),
+            "void": len(rollouts) - len(ended),
             "samples": len(samples),
             "return_mean": float(np.mean(returns)),
             "entropy": mean_entropy(samples),
@@ -291,10 +298,17 @@ class Trainer:
         rollouts = self._play(plans, EVAL_KEYS + update, [])
         results: dict[str, Any] = {}
         for spec in config.eval.bots:
-            mine = [learner_outcome(r) for r, o in zip(rollouts, bots, strict=True) if o.name == spec]
+            against = [r for r, o in zip(rollouts, bots, strict=True) if o.name == spec]
+            mine = [learner_outcome(r) for r in against if r.result.status != "void"]  # a void scores nobody
             mean, half = interval95([m for m, _, _ in mine])
             wins = [learner_score(*outcome) for outcome in mine]
-            results[spec] = {"matches": len(mine), "return": mean, "return_ci95": half, "win_rate": float(np.mean(wins))}
+            results[spec] = {
+                "matches": len(mine),
+                "void": len(against) - len(mine),
+                "return": mean,
+                "return_ci95": half,
+                "win_rate": float(np.mean(wins)) if wins else 0.0,
+            }
         row = {"kind": "eval", "update": update, "bots": results}
         self._log(row)
         return row
@@ -306,6 +320,14 @@ class Trainer:
         self._metrics_file.close()
 
 
+def _keep_interrupted(trainer: Trainer) -> Path | None:
+    """The weights as they stopped: ``interrupted-N`` after N whole updates, or ``interrupted-in-N``
+    when the stop came during update N's PPO step, which had already changed them in part."""
+    if trainer.stepping is not None:
+        return trainer.save(f"interrupted-in-{trainer.stepping}")
+    return trainer.save(f"interrupted-{trainer.trained}") if trainer.trained else None
+
+
 def train(config: TrainConfig, *, overwrite: bool = False, progress: Callable[[Progress], None] | None = None) -> TrainResult:
     """Run every update of ``config``; the final checkpoint is ``out_dir/checkpoints/final``.
 
@@ -313,7 +335,8 @@ def train(config: TrainConfig, *, overwrite: bool = False, progress: Callable[[P
     trained one: a run that fails keeps its metrics and periodic checkpoints, and Ctrl-C
     saves ``checkpoints/interrupted-N`` (N the last update whose PPO step finished: the
     weights include it, whatever of the update's snapshot, gauntlet or checkpoint was cut
-    short) and raises Interrupted.
+    short), or ``interrupted-in-N`` when it stopped update N's PPO step partway, and raises
+    Interrupted.
     ``overwrite`` clears an earlier run in ``out_dir`` (see ``check_out_dir``).
     """
     trainer = Trainer(config, overwrite=overwrite)
@@ -330,8 +353,7 @@ def train(config: TrainConfig, *, overwrite: bool = False, progress: Callable[[P
         # trio hands Ctrl-C to whichever task was running, so it may come wrapped by its nurseries
         if isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is None:
             raise
-        kept = trainer.save(f"interrupted-{trainer.trained}") if trainer.trained else None
-        raise Interrupted(trainer.trained, config.updates, kept) from None
+        raise Interrupted(trainer.trained, config.updates, _keep_interrupted(trainer)) from None
     finally:
         trainer.close()
     return TrainResult(trainer.run_dir, final, trainer.metrics)

@@ -207,6 +207,35 @@ def test_cli_run_writes_metrics_checkpoints_and_plots(
     assert [json.loads(line)["kind"] for line in (run / "metrics.jsonl").read_text().splitlines()] == ["eval", "update"]
 
 
+def test_void_matches_of_self_play_score_nobody_and_train_on_nothing(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A young model that writes its moves fails the format in both seats of a simultaneous step
+    at once: the match is void, and its outcome word stopped the run ("unknown match outcome")."""
+    config = load(write_config(tmp_path, tiny_model_dir))
+    acting = dataclasses.replace(config.acting, score_limit=0, max_retries=0)  # generated replies, no second try
+    result = train(dataclasses.replace(config, updates=1, checkpoint_every=0, acting=acting))
+    (update,) = [row for row in result.metrics if row["kind"] == "update"]
+    assert update["void"] >= 1 and update["matches"] == 4 and result.final.is_dir()
+
+
+def test_a_stop_inside_an_updates_ppo_step_keeps_the_weights_under_that_updates_name(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They were saved as interrupted-N, the last whole update, though update N+1's first
+    optimizer steps had changed them."""
+    from trainer.run import Interrupted
+    from trainer.update import Learner
+
+    def stopped_partway(self: Learner, samples: object, advantages: object) -> dict[str, float]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Learner, "update", stopped_partway)
+    config = dataclasses.replace(load(write_config(tmp_path, tiny_model_dir)), checkpoint_every=0)
+    with pytest.raises(Interrupted) as stopped:
+        train(config)
+    kept = Path(config.out_dir) / "checkpoints" / "interrupted-in-1"
+    assert (stopped.value.update, stopped.value.kept) == (0, kept) and kept.is_dir()
+
+
 def test_training_changes_the_final_checkpoint(tmp_path: Path, tiny_model_dir: Path) -> None:
     config = dataclasses.replace(load(write_config(tmp_path, tiny_model_dir)), updates=1, checkpoint_every=0)
     result = train(config)
