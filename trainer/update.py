@@ -36,8 +36,12 @@ class PPOSettings:
     weight_decay: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.lr <= 0 or self.epochs < 1 or self.minibatch < 1 or self.grad_accum < 1 or self.max_grad_norm <= 0:
-            raise ValueError(f"PPO settings need lr, max_grad_norm > 0 and epochs, minibatch, grad_accum >= 1: {self}")
+        for key in ("lr", "max_grad_norm"):
+            if not getattr(self, key) > 0:
+                raise ValueError(f"{key} must be > 0, got {getattr(self, key)}")
+        for key in ("epochs", "minibatch", "grad_accum"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key} must be at least 1, got {getattr(self, key)}")
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
         check_clip(self.clip_eps, self.dual_clip)

@@ -112,7 +112,9 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"ppo": {"lr": "fast"}}, "ppo.lr: must be float"),
         ({"ppo": {"lr": float("nan")}}, "ppo.lr: must be a finite number, got nan"),
         ({"acting": {"temperature": float("inf")}}, "acting.temperature: must be a finite number, got inf"),
-        ({"ppo": {"epochs": 0}}, "ppo"),
+        ({"ppo": {"epochs": 0}}, "ppo: epochs must be at least 1, got 0"),  # was the whole settings' repr
+        ({"ppo": {"lr": -1e-3}}, "ppo: lr must be > 0, got -0.001"),
+        ({"ppo": {"max_grad_norm": 0}}, "ppo: max_grad_norm must be > 0, got 0"),
         ({"model": str(tmp_path / "nothing")}, "model: .* is not a model folder"),
         ({"model": str(run_folder)}, r"model: .* is not a model folder .*\(no weights, no tokenizer files\)"),
         ({"store": {"db": str(tmp_path / "none.db"), "bot": "x"}}, "store.db: no such file"),
