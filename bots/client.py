@@ -512,9 +512,10 @@ async def _receive(
         if kind == "welcome":
             state.session = msg["session"]
             state.welcomes += 1
-            state.pacer = Pacer(msg.get("limits") or {})
-            state.soft_cap = int((msg.get("limits") or {}).get("soft_cap", state.soft_cap))
-            state.grace_s = float((msg.get("limits") or {}).get("grace_ms", state.grace_s * 1000)) / 1000
+            limits = msg.get("limits") or {}
+            state.pacer = Pacer(limits)
+            state.soft_cap = int(limits.get("soft_cap", state.soft_cap))
+            state.grace_s = float(limits.get("grace_ms", state.grace_s * 1000)) / 1000
             state.seeking, state.cancels = False, 0  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
                 for key, (kind, fields) in list(state.unsent.items()):

@@ -265,10 +265,11 @@ def make_config(config_type: type[GameConfig], values: GameConfig | Mapping[str,
         return values
     if values is not None and not isinstance(values, Mapping):
         raise ConfigError(f"a config must be a mapping of keys to values, got {type(values).__name__}")
-    key = _config_key(config_type, values or {})
+    given = values or {}
+    key = _config_key(config_type, given)
     made = None if key is None else _made_configs.get(key)
     if made is None:
-        made = _build_config(config_type, values or {})
+        made = _build_config(config_type, given)
         if key is not None:
             if len(_made_configs) >= CONFIGS_KEPT:
                 _made_configs.clear()
