@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 import pkgutil
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from games.api import Game, GameConfig, GameError, did_you_mean
 
 ENTRY_POINT_GROUP = "arena.games"
 
 _registry: dict[str, type[Game]] = {}
+_broken: dict[str, str] = {}  # entry point name -> why its game is missing
 _loaded = False
+log = logging.getLogger(__name__)
 
 
 class UnknownGame(GameError, KeyError):
@@ -69,17 +72,23 @@ def _load() -> dict[str, type[Game]]:
                 if _is_playable(value) and value.__module__ == info.name:
                     register(value)
         for entry in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                loaded = entry.load()
-            except Exception as error:
-                # Any installed package breaks every command here, so the user must learn which.
-                cause = f"{type(error).__name__}: {error}"
-                raise GameError(f"game plugin {entry.name!r} ({entry.value}) failed to load: {cause}") from error
-            if not _is_playable(loaded):
-                raise GameError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a concrete Game subclass with a spec")
-            register(loaded)
+            _load_plugin(entry)
         _loaded = True
     return _registry
+
+
+def _load_plugin(entry: EntryPoint) -> None:
+    """Register one plugin's game. One that fails is left out and said once: a package broken
+    by an upgrade must not stop a server, or every command, from offering the other games."""
+    try:
+        loaded = entry.load()
+        if not _is_playable(loaded):
+            raise GameError(f"{loaded!r:.100} is not a concrete Game subclass with a spec")
+        register(loaded)
+    except Exception as error:
+        why = f"game plugin {entry.name!r} ({entry.value}) failed to load: {type(error).__name__}: {error}"
+        _broken[entry.name] = why
+        log.warning("%s; its game is left out", why)
 
 
 def get(name: str) -> type[Game]:
@@ -88,6 +97,8 @@ def get(name: str) -> type[Game]:
     try:
         return registry[name]
     except KeyError:
+        if name in _broken:
+            raise UnknownGame(f"unknown game '{name}': {_broken[name]}") from None
         raise UnknownGame(f"unknown game '{name}'{did_you_mean(name, list(registry))}") from None
 
 

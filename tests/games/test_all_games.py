@@ -27,6 +27,7 @@ import games
 import games.registry
 from games.api import MAX_MESSAGE_CHARS, MAX_SEED, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, GameError, IllegalAction
 from games.chance import ChanceRng
+from games.registry import UnknownGame
 from games.tic_tac_toe import TicTacToe
 
 GAMES = games.all()
@@ -264,21 +265,37 @@ class Sized(TicTacToe):
     [
         ("no_such_plugin_module:Game", "ModuleNotFoundError: No module named 'no_such_plugin_module'"),
         ("bad_default_plugin:Sized", "ConfigError: config key 'size' must be at least 1, got 0"),
+        ("json:dumps", "GameError: <function dumps at "),
+        (f"{__name__}:SecondTicTacToe", "GameError: two games are named 'tic-tac-toe'"),
     ],
-    ids=["import-error", "bad-default-config"],
+    ids=["import-error", "bad-default-config", "not-a-game", "name-taken"],
 )
-def test_a_plugin_that_fails_to_load_is_named_in_one_clear_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, value: str, cause: str
+def test_a_plugin_that_fails_to_load_is_left_out_and_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture, value: str, cause: str
 ) -> None:
-    """A broken third-party package stops every command, so the error must say which one it is."""
+    """A package broken by an upgrade must not take every other game (and the server) down with
+    it: it is said once, naming the package, and asking for its game says why it is missing."""
     (tmp_path / "bad_default_plugin.py").write_text(BAD_DEFAULT_PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(games.registry, "_registry", {})
+    monkeypatch.setattr(games.registry, "_broken", {})
     monkeypatch.setattr(games.registry, "_loaded", False)
     entry = EntryPoint(name="broken", value=value, group=games.registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(games.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
-    with pytest.raises(GameError, match=rf"game plugin 'broken' \({re.escape(value)}\) failed to load: {re.escape(cause)}"):
-        games.get("nim")
+    said = rf"game plugin 'broken' \({re.escape(value)}\) failed to load: {re.escape(cause)}"
+    with caplog.at_level("WARNING", logger="games.registry"):
+        assert games.get("nim").spec.name == "nim"
+        assert "tic-tac-toe" in games.names()
+    assert [record.levelname for record in caplog.records] == ["WARNING"]
+    assert re.match(said, caplog.records[0].getMessage())
+    with pytest.raises(UnknownGame, match=rf"unknown game 'broken': {said}"):
+        games.get("broken")
+
+
+class SecondTicTacToe(TicTacToe):
+    """A plugin's game under a built-in game's name."""
+
+    spec = replace(TicTacToe.spec)
 
 
 class _NoConfig(TicTacToe):
