@@ -774,11 +774,14 @@ class ArenaServer:
 
     async def _bot_message(self, session: BotSession, msg: dict[str, Any]) -> None:
         try:
-            kind = p.check(msg, p.BOT_MESSAGES)
-            if kind in p.ADMIN_TYPES and session.bot != ADMIN:
-                raise p.ProtocolError(p.NOT_ADMIN, f"'{kind}' needs the admin token")
-            if session.bot == ADMIN and kind in ("seek", "challenge", "move"):
+            # Who may send it comes before its fields: a bot that sends `register` with no name is
+            # told that it is not the admin, which is what it must learn, not which field is missing.
+            named = msg.get("t") if isinstance(msg.get("t"), str) else None
+            if named in p.ADMIN_TYPES and session.bot != ADMIN:
+                raise p.ProtocolError(p.NOT_ADMIN, f"'{named}' needs the admin token")
+            if session.bot == ADMIN and named in ("seek", "challenge", "move"):
                 raise p.ProtocolError(p.NOT_YOUR_MATCH, "the admin session does not play")
+            kind = p.check(msg, p.BOT_MESSAGES)
             handler = getattr(self, f"_on_{kind}")
             await handler(session, msg)
         except p.ProtocolError as error:

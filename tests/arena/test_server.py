@@ -1038,14 +1038,20 @@ async def test_the_lobby_orders_seats_from_a_generator_that_seat_orders_do_not_r
 
 @pytest.mark.trio
 async def test_admin_messages_need_the_admin_token(arena: Arena) -> None:
+    """Whatever their fields: a bot that leaves one out must still learn it is not the admin."""
     async with arena.bot("plain") as plain:
         for kind, fields in (
             ("register", {"name": "x"}),
+            ("register", {}),
             ("create_match", {"bots": ["plain"], "game": "nim"}),
+            ("create_match", {"bots": "plain"}),
             ("seed_salt", {"tournament": "cup"}),
+            ("abort_match", {}),
         ):
             await plain.send(kind, **fields)
             assert (await plain.expect("error"))["code"] == p.NOT_ADMIN
+        await plain.ws.send(json.dumps({"t": ["register"], "v": 1}))  # a type that is no name
+        assert (await plain.expect("error"))["code"] == p.BAD_MESSAGE
 
 
 @pytest.mark.trio
