@@ -251,8 +251,11 @@ def overall(store: Store) -> Overall | None:
     """
     totals: dict[tuple[str, str], list[float]] = defaultdict(list)
     for match in finished_matches(store):
+        seats: dict[str, list[float]] = defaultdict(list)  # a cooperative team of copies plays once
         for bot, ret in zip(match.players, match.returns, strict=True):
-            totals[(bot, match.variant)].append(ret)
+            seats[bot].append(ret)
+        for bot, returns in seats.items():
+            totals[(bot, match.variant)].append(sum(returns) / len(returns))
     if not totals:
         return None
     agents = sorted({bot for bot, _ in totals})

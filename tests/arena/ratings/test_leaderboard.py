@@ -257,6 +257,9 @@ def test_self_play_is_left_out_of_the_records_as_it_is_out_of_the_ratings(
     store.finish_match(match_record("coordination", ["random", "random"], [1.0, 1.0]))
     (team,) = variant_leaderboard(store, "coordination", resamples=10)
     assert (team["bot"], team["games"], team["mean_return"]) == ("random", 1, 1.0)
+    whole = overall(store)  # and once across games too, where its two seats were two games
+    assert whole is not None
+    assert {r["bot"]: r["games"] for r in whole.rows()} == {"perfect": 1, "random": 2}
 
 
 def test_a_small_variants_leaderboard_reads_its_own_matches_not_the_whole_store(
