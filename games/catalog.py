@@ -109,12 +109,21 @@ def _facts(spec: GameSpec) -> str:
         ("moves", "simultaneous (every mover chooses at once)" if spec.simultaneous else "in turn"),
         ("chance", _yes(spec.chance)),
         ("hidden information", _yes(spec.hidden_information)),
-        ("free-text actions", _yes(spec.free_text)),
+        ("free-text actions", _free_text(spec)),
         ("zero-sum", _yes(spec.zero_sum)),
         ("teams", "all seats share one return" if spec.teams == "all" else "none: every seat plays for itself"),
         ("returns", f"{_number(low)} to {_number(high)} per seat (default config)"),
     ]
     return table(("", ""), rows)
+
+
+def _free_text(spec: GameSpec) -> str:
+    """Whether the default config's actions are text; a game with a cheap-talk switch says what
+    turning it over does."""
+    talk = getattr(spec.default_config, "cheap_talk", None)
+    if talk is None:
+        return _yes(spec.free_text)
+    return f"{_yes(spec.free_text)} (`cheap_talk={'false' if talk else 'true'}` makes it {_yes(not talk)})"
 
 
 def _config_fields(game: type[Game]) -> list[tuple[str, Any, Any]]:

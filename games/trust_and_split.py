@@ -102,6 +102,7 @@ class TrustAndSplit(IteratedGame):
         simultaneous=True,
         chance=True,
         hidden_information=True,
+        free_text=True,  # its default config talks: a message is an action
     )
     Config = TrustAndSplitConfig
     config: TrustAndSplitConfig

@@ -90,6 +90,12 @@ def test_random_legal_play_ends_without_error_within_the_bounds(table: tuple[typ
 
 
 @pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_the_spec_says_free_text_exactly_when_the_default_config_has_no_fixed_actions(game: type[Game]) -> None:
+    """trust-and-split said no free text in `arena games --json` and GAMES.md, with no action space."""
+    assert game.spec.free_text == (game.spec.action_space is None)
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
 def test_every_legal_action_belongs_to_the_fixed_action_space(game: type[Game]) -> None:
     space = game.spec.action_space
     if space is None:
