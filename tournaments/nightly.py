@@ -169,7 +169,7 @@ def parse(data: Mapping[str, Any], where: str = "<nightly>") -> NightlyConfig:
 def _policy(where: str, table: Any, at: str) -> Policy:
     from trainer.config import MAX_UPDATES, TrainConfigError
     from trainer.config import parse as parse_training
-    from trainer.llm_bot import check_settings
+    from trainer.llm_bot import check_device, check_settings
 
     if not isinstance(table, dict):
         raise NightlyConfigError(f"{where}: {at}: must be a table, got {type(table).__name__}")
@@ -215,6 +215,8 @@ def _policy(where: str, table: Any, at: str) -> Policy:
     try:
         values = option_values(get_bot("llm"), BotSpec("llm", {k: str(v) for k, v in options.items()}))
         check_settings(**{k: v for k, v in values.items() if k != "device"})
+        if "device" in values:  # torch is loaded already, for the training config's own device
+            check_device(values["device"])
     except BotSpecError as error:
         raise NightlyConfigError(f"{where}: {at}.bot_options: {error}") from None
     return Policy(name, current, train, updates, store_matches, {k: str(v) for k, v in options.items()})

@@ -232,6 +232,8 @@ def changed(data: dict[str, Any], *path: str | int, value: Any = None, remove: b
         (("policies", 0, "bot_options"), {"devic": "cpu"}, r"policies\[0\].bot_options: bot 'llm' has no option 'devic'"),
         (("policies", 0, "bot_options"), {"temperature": "warm"}, r"policies\[0\].bot_options: .*temperature"),
         (("policies", 0, "bot_options"), {"temperature": 0}, r"policies\[0\].bot_options: .*temperature must be > 0"),
+        (("policies", 0, "bot_options"), {"device": "cuda:99"}, r"policies\[0\].bot_options: .*'cuda:99' is not available"),
+        (("policies", 0, "bot_options"), {"device": "gpu"}, r"policies\[0\].bot_options: .*'gpu' is not a torch device"),
         (("policies", 0, "train", "model"), "m", r"policies\[0\].train.model: set by the nightly pipeline"),
         (("policies", 0, "train", "ppo"), {"lr": "fast"}, r"policies\[0\].train: ppo.lr: must be float"),
         (("policies", 0, "train"), "/nowhere/train.toml", r"policies\[0\].train: /nowhere/train.toml: no such file"),
@@ -329,8 +331,7 @@ def test_the_file_shown_in_the_nightly_docs_is_valid(
     example = (root / "docs" / "NIGHTLY.md").read_text(encoding="utf-8").split("```toml\n")[1].split("```")[0]
     monkeypatch.chdir(tmp_path)
     shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
-    (tmp_path / "train").mkdir()
-    shutil.copy(root / "docs" / "examples" / "train-ipd.toml", tmp_path / "train" / "ipd.toml")
+    shutil.copytree(root / "docs" / "examples", tmp_path / "docs" / "examples")  # as if run from a checkout
     (tmp_path / "nightly.toml").write_text(example, encoding="utf-8")
     config = load(tmp_path / "nightly.toml")
     assert [p.name for p in config.policies] == ["ipd"] and config.gate.game == IPD
