@@ -1032,8 +1032,8 @@ def cmd_train_run(args: argparse.Namespace) -> int:
 
     try:  # a scheduler's SIGTERM keeps the weights as Ctrl-C does (main)
         result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
-    except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on
-        raise UsageError(str(error)) from None
+    except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on: keys of the file
+        raise UsageError(f"{args.config}: {error}") from None
     except Interrupted as stop:
         args.resume = (
             f"kept {stop.kept} after {stop.update} of {stop.updates} updates (no final checkpoint)"

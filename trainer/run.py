@@ -5,7 +5,8 @@ turn, the learner's seat alternating, ``group_size`` matches sharing a seed), pl
 through ``play_rollouts``, add any stored turns, compute advantages with the configured
 estimator (and Advantage Alignment), run the PPO update, record per-opponent results, and
 append one JSON line of metrics. Snapshots join the pool every ``snapshot_every`` updates;
-the gauntlet against fixed bots runs every ``eval.every`` updates; checkpoints are
+the gauntlet against fixed bots runs before the first update, every ``eval.every`` updates
+and after the last; checkpoints are
 ``save_pretrained`` folders, so each one is a bot (``llm:model=DIR``) like any other.
 
 Everything random is keyed by the run's seed, so two runs with one seed write the same
@@ -284,8 +285,8 @@ class Trainer:
             dropped = self.pool.add_snapshot(f"snapshot-{update}", str(path))
             if dropped is not None:
                 shutil.rmtree(dropped.spec, ignore_errors=True)
-        if config.eval.every and config.eval.bots and update % config.eval.every == 0:
-            self.evaluate(update)
+        if config.eval.every and config.eval.bots and (update % config.eval.every == 0 or update == config.updates):
+            self.evaluate(update)  # the last update too: what the run ends with is what its user asks
         if config.checkpoint_every and update % config.checkpoint_every == 0:
             self.policy.save(self.run_dir / "checkpoints" / f"update-{update}")
         return row

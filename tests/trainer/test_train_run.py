@@ -202,11 +202,12 @@ def test_cli_run_writes_metrics_checkpoints_and_plots(
     assert main(["train", "plot", str(tmp_path / "nowhere")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().err
     assert main(["train", "run", str(path)]) == 2  # a rerun never mixes with, nor empties, the earlier run
-    assert f"out_dir: '{run}' is not empty" in capsys.readouterr().err
+    assert f"{path}: out_dir: '{run}' is not empty" in capsys.readouterr().err  # the file, as every other error
     assert (run / "checkpoints" / "update-2").is_dir()
     assert main(["train", "run", str(path), "--updates", "1", "--overwrite", "--json"]) == 0
     assert not (run / "return.png").exists() and not (run / "checkpoints" / "update-2").exists()
-    assert [json.loads(line)["kind"] for line in (run / "metrics.jsonl").read_text().splitlines()] == ["eval", "update"]
+    kinds = [json.loads(line)["kind"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert kinds == ["eval", "update", "eval"]  # eval.every is 2: the last update is evaluated all the same
 
 
 def test_void_matches_of_self_play_score_nobody_and_train_on_nothing(tmp_path: Path, tiny_model_dir: Path) -> None:
