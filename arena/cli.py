@@ -198,8 +198,11 @@ def cmd_play(args: argparse.Namespace) -> int:
     game = games.get(args.game)
     config = game.new(_parse_pairs(args.config), args.seed).config
     if len(args.seat) != config.players:
+        wanted = len(args.seat)
+        other = game.spec.min_players <= wanted <= game.spec.max_players and wanted != config.players
+        hint = f" (for {wanted} players: --config players={wanted})" if other else ""
         raise UsageError(
-            f"{game.spec.name} with {config.players} players needs {config.players} --seat options, got {len(args.seat)}"
+            f"{game.spec.name} with {config.players} players needs {config.players} --seat options, got {wanted}{hint}"
         )
     seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(args.seat)]
     human = any(spec.split(":")[0] == "human" for spec in args.seat)

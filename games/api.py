@@ -64,9 +64,16 @@ class GameOver(GameError):
 
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """A suffix for an error message naming the closest valid choice, if any is close."""
+    """A suffix for an error message naming the closest valid choice, if any is close: by
+    spelling, else the few that hold the word (``kuhn`` is ``kuhn-poker``, ``chicken`` is
+    ``iterated-chicken``, too short a part of either for difflib)."""
     close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    holding = [choice for choice in choices if len(word) >= 3 and word.lower() in choice.lower()]
+    if not holding or len(holding) > 3:
+        return ""
+    return f"; did you mean {' or '.join(repr(choice) for choice in holding)}?"
 
 
 MAX_NUMBER_DIGITS = 18

@@ -93,6 +93,14 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ("play iterated-prisoners-dilemma --seat random --seat random --config rounds=x", "'rounds'"),
         ("play iterated-prisoners-dilemma --seat random --seat random --config nonsense", "key=value"),
         ("bots --game chess", "unknown game 'chess'"),
+        ("bots --game kuhn", "unknown game 'kuhn'; did you mean 'kuhn-poker'?"),  # too short for difflib alone
+        ("games --doc dilemma", "unknown game 'dilemma'; did you mean 'iterated-prisoners-dilemma'?"),
+        ("games --doc ated", "unknown game 'ated'\n"),  # in more than three names: no guess
+        (
+            "play liars-dice --seat random --seat random --seat random",
+            "liars-dice with 2 players needs 2 --seat options, got 3 (for 3 players: --config players=3)",
+        ),
+        ("play tic-tac-toe --seat random --seat random --seat random", "needs 2 --seat options, got 3\n"),
         ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
         ("serve --max-matches 0", "limits out of range: max_matches=0"),
         ("serve --max-connections 0 --max-per-address 0", "limits out of range: max_connections=0, max_per_address=0"),
