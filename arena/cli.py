@@ -638,6 +638,8 @@ def _print_boards(boards: Boards, held_out: Boards | None = None) -> None:
 
 def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
     """One game variant's leaderboard, as `arena ratings --game` and tournaments print it."""
+    from arena.ratings.leaderboard import record_text
+
     header = ("rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors")
     header += ("Nash [95%]", "mass", "cost/match")
     return _table(
@@ -649,7 +651,7 @@ def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
                 f"{r['sigma']:.2f}",
                 f"{r['conservative']:.2f}",
                 r["games"],
-                f"{r['wins']}/{r['draws']}/{r['losses']}",
+                record_text(r),
                 f"{r['mean_return']:.3g}",
                 r["forfeits"],
                 r["format_errors"],

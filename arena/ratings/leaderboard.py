@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,6 +191,14 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
         )
     rows.sort(key=lambda r: (r["rank"], -r["conservative"], r["bot"]))
     return rows
+
+
+def record_text(row: Mapping[str, Any]) -> str:
+    """W/D/L as tables show it: "-" for a bot none of whose games anyone wins or loses (ranked
+    and cooperative games; a forfeit in a two-seat zero-sum game is a loss), not 0/0/0."""
+    if not row["wins"] + row["draws"] + row["losses"]:
+        return "-"
+    return f"{row['wins']}/{row['draws']}/{row['losses']}"
 
 
 SOLVER_NOISE = 1e-9

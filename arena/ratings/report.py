@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.ratings.leaderboard import finished_matches, overall, pairwise, variant_leaderboard
+from arena.ratings.leaderboard import finished_matches, overall, pairwise, record_text, variant_leaderboard
 from arena.ratings.nash import win_matrix
 from arena.store import Store
 
@@ -151,7 +151,7 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
         for r in rows:
             lines.append(
                 f"| {r['rank']} | {r['bot']} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['conservative']:.2f} | {r['games']} | "
-                f"{r['wins']}/{r['draws']}/{r['losses']} | {r['forfeits']} | "
+                f"{record_text(r)} | {r['forfeits']} | "
                 f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}] | {r['mass']:.2f} |"
             )
         lines += [

@@ -16,7 +16,7 @@ import trueskill
 import games
 from arena.cli import main
 from arena.match import MatchResult, play_match
-from arena.ratings.leaderboard import _solved, variant_leaderboard
+from arena.ratings.leaderboard import _solved, record_text, variant_leaderboard
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
@@ -296,6 +296,7 @@ def test_w_d_l_count_a_forfeit_as_the_loss_it_is_and_add_up_to_the_games(
     assert wdl == {"random": (3, 0, 1, 2, 1), "perfect": (3, 2, 1, 0, 0)}
     (ranked,) = [row for row in variant_leaderboard(store, "public-goods", resamples=10) if row["bot"] == "random"]
     assert (ranked["wins"], ranked["losses"], ranked["forfeits"]) == (0, 0, 1)  # no W/D/L where nobody wins
+    assert (record_text(rows["random"]), record_text(ranked)) == ("0/1/2", "-")  # tables said 0/0/0: "never won"
     store.close()
 
 
