@@ -9,6 +9,7 @@ in the arena pays for it.
 from __future__ import annotations
 
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,17 @@ def _slug(variant: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
 
 
+TITLE_CHARS_PER_INCH = 8
+"""About how many characters of a title's font fit in an inch of figure."""
+
+
+def _title(ax: Any, *lines: str) -> None:
+    """A title wrapped to its figure's width: a variant's name (its config written out) ran past
+    the edge, cut off in the saved image."""
+    width = max(20, int(ax.figure.get_figwidth() * TITLE_CHARS_PER_INCH))
+    ax.set_title("\n".join(textwrap.fill(line, width) for line in lines))
+
+
 def win_rate_heatmap(store: Store, variant: str, order: list[str], path: Path) -> None:
     """Row bot's score against column bot (draws count half), bots ordered by Nash rating."""
     plt = _pyplot()
@@ -49,7 +61,7 @@ def win_rate_heatmap(store: Store, variant: str, order: list[str], path: Path) -
                 ax.text(j, i, f"{rate[i, j]:.2f}\n({int(counts.games[i, j])})", ha="center", va="center", fontsize=7)
     ax.set_xlabel("opponent")
     ax.set_ylabel("bot (ordered by Nash rating, best first)")
-    ax.set_title(f"{variant}: score against each opponent\n(games played in brackets)")
+    _title(ax, f"{variant}: score against each opponent", "(games played in brackets)")
     fig.colorbar(image, ax=ax, label="score (win 1, draw 0.5)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -63,7 +75,7 @@ def mixture_chart(rows: list[dict[str, Any]], variant: str, path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.set_ylabel("equilibrium mass")
     ax.set_xlabel("bot")
-    ax.set_title(f"{variant}: maximum-entropy Nash mixture")
+    _title(ax, f"{variant}: maximum-entropy Nash mixture")
     ax.tick_params(axis="x", rotation=45)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -85,7 +97,7 @@ def trueskill_over_time(store: Store, variant: str, path: Path) -> None:
         ax.fill_between(steps, mu - sigma, mu + sigma, alpha=0.15)
     ax.set_xlabel("rated matches played")
     ax.set_ylabel("TrueSkill mu (band: +- sigma)")
-    ax.set_title(f"{variant}: TrueSkill over time")
+    _title(ax, f"{variant}: TrueSkill over time")
     if history:
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -115,7 +127,7 @@ def score_matrix(agents: list[str], variants: list[str], scores: np.ndarray, pat
             )
     ax.set_xlabel("game")
     ax.set_ylabel("bot")
-    ax.set_title("Mean return per game (colour: normalised per game)")
+    _title(ax, "Mean return per game (colour: normalised per game)")
     fig.colorbar(image, ax=ax, label="normalised score")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -303,3 +303,21 @@ def test_w_d_l_count_a_forfeit_as_the_loss_it_is_and_add_up_to_the_games(
 def test_what_the_solver_leaves_of_a_zero_is_shown_as_zero() -> None:
     """-2.4e-13 printed as -0.00 in the Nash columns."""
     assert f"{_solved(-2.4e-13):.2f}" == "0.00" and _solved(-0.25) == -0.25 and _solved(1e-6) == 1e-6
+
+
+def test_a_plot_title_is_wrapped_to_its_figure() -> None:
+    """A variant's name with its config written out ran past the heatmap's edge, cut off."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from arena.ratings.report import TITLE_CHARS_PER_INCH, _title
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    variant = 'iterated-prisoners-dilemma{"rounds":7}'
+    _title(ax, f"{variant}: score against each opponent", "(games played in brackets)")
+    lines = ax.get_title().split("\n")
+    plt.close(fig)
+    assert len(lines) == 3 and all(len(line) <= 5 * TITLE_CHARS_PER_INCH for line in lines)
+    assert " ".join(lines) == f"{variant}: score against each opponent (games played in brackets)"
