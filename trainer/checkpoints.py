@@ -10,6 +10,7 @@ sentencepiece instead of saying the folder holds no model.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 """The files ``save_pretrained`` writes the weights to (one file, or an index of shards)."""
@@ -37,3 +38,24 @@ def not_a_model_folder(path: str | Path) -> str:
         instead = f"build one with `arena train init-model {path}`"
     missing = "no such folder" if not folder.is_dir() else ", ".join(f"no {what}" for what in _missing(folder))
     return f"{str(path)!r} is not a model folder saved by save_pretrained ({missing}); {instead}"
+
+
+def save_model_folder(model: Any, tokenizer: Any, out: Path) -> Path:
+    """Write a model folder with ``save_pretrained``, quietly and readable as the folder's other files.
+
+    transformers draws a "Writing model shards" bar on stderr at every save (through the
+    trainer's own progress line), and writes the weights owner-only (0600) while everything
+    else takes the umask's mode (0644): a server or bot run as another user could read the
+    config but not the weights. The weights take the mode of the config.json written beside them.
+    """
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # as loading a Policy does: the arena draws its own
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    mode = (out / "config.json").stat().st_mode & 0o777
+    for name in WEIGHTS:
+        for weights in out.glob(name.replace("model", "model*", 1)):
+            weights.chmod(mode)
+    return out

@@ -40,7 +40,7 @@ from transformers.utils import logging as hf_logging
 
 from bots.parsing import extract_action
 from bots.prompts import Prompt
-from trainer.checkpoints import is_model_folder, not_a_model_folder
+from trainer.checkpoints import is_model_folder, not_a_model_folder, save_model_folder
 
 hf_logging.disable_progress_bar()
 
@@ -191,12 +191,8 @@ class Policy:
         return cls(model, tokenizer, device=device, **options)
 
     def save(self, path: str | Path) -> Path:
-        out = Path(path)
-        out.mkdir(parents=True, exist_ok=True)
         with self.lock:
-            self.model.save_pretrained(out)
-            self.tokenizer.save_pretrained(out)
-        return out
+            return save_model_folder(self.model, self.tokenizer, Path(path))
 
     # ---- text <-> tokens -----------------------------------------------------------------
 

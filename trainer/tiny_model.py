@@ -19,6 +19,7 @@ import games
 from arena.seats import Turn
 from bots.prompts import build_prompt
 from games.api import MAX_SEED
+from trainer.checkpoints import save_model_folder
 
 SPECIAL_TOKENS = {"bos_token": "<|bos|>", "eos_token": "<|eos|>", "pad_token": "<|pad|>"}
 
@@ -126,8 +127,4 @@ def init_model(out_dir: str | Path, *, size: str = "tiny", seed: int = 0) -> Pat
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
+    return save_model_folder(model, tokenizer, Path(out_dir))

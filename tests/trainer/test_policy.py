@@ -157,6 +157,17 @@ def test_save_and_load_round_trip_gives_identical_logprobs(policy: Policy, tmp_p
     assert copy.decide([r for r, _ in again]) == policy.decide([r for r, _ in requests])
 
 
+def test_saved_weights_are_as_readable_as_the_rest_of_the_folder(
+    policy: Policy, tmp_path: Path, tiny_model_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """transformers wrote the weights 0600 beside a 0644 config: a bot run as another user could
+    not load them; and drew a "Writing model shards" bar through the trainer's progress line."""
+    for folder in (policy.save(tmp_path / "copy"), tiny_model_dir):
+        modes = {file.name: file.stat().st_mode & 0o777 for file in folder.iterdir()}
+        assert modes["model.safetensors"] == modes["config.json"], modes
+    assert "Writing model shards" not in capfd.readouterr().err
+
+
 def test_sampling_is_keyed_whatever_else_is_in_the_batch(policy: Policy) -> None:
     turns = turns_of("tic-tac-toe", 5)
     target, _ = request_for(policy, turns[0], (3, 14, 0, 0, 0))
