@@ -1384,9 +1384,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: arena train init-model models/tiny --size tiny",
     )
     init_model.add_argument("dir", help="the folder to write")
-    init_model.add_argument("--size", default="tiny", help="tiny (2 layers, 64 wide) or small (4 layers, 256 wide)")
+    init_model.add_argument("--size", default="tiny", help="tiny (2 layers, 64 wide; the default) or small (4 layers, 256 wide)")
     init_model.add_argument(
-        "--seed", type=_int_from(0, MAX_SEED), default=0, help="the seed of the weights and the tokenizer's corpus"
+        "--seed", type=_int_from(0, MAX_SEED), default=0, help="the seed of the weights and the tokenizer's corpus (default 0)"
     )
     init_model.add_argument("--force", action="store_true", help="replace a model already in DIR")
     init_model.set_defaults(run=cmd_train_init_model)
