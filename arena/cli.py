@@ -596,12 +596,19 @@ async def _stop_on_first_signal(stop: Any) -> None:
     with trio.open_signal_receiver(taken) as signals:
         async for _ in signals:
             break
-    after_echo = "\n" if sys.stderr.isatty() else ""
-    print(f"{after_echo}{STOPPING}", file=sys.stderr, flush=True)
-    stop.set()
+        after_echo = "\n" if sys.stderr.isatty() else ""
+        print(f"{after_echo}{STOPPING}", file=sys.stderr, flush=True)
+        stop.set()
+        # `timeout` signals the command and then its whole process group: the command gets the
+        # signal twice at once, one request, and must not take the second for "stop at once"
+        with trio.move_on_after(SIGNAL_ECHO_S):
+            async for _ in signals:
+                pass
 
 
 STOPPING = "arena: stopping: no new match; any in play is played out (Ctrl-C again to stop at once)"
+SIGNAL_ECHO_S = 0.5
+"""A second signal this soon after the first is the same request (see ``_stop_on_first_signal``)."""
 
 
 # ---- arena ratings and report --------------------------------------------------------
@@ -1293,7 +1300,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("--token", required=True, help="the bot's token")
     run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
     run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
-    run_bot.add_argument("--matches", type=POSITIVE, default=None, help="stop after this many matches (default: play on)")
+    run_bot.add_argument(
+        "--matches", type=POSITIVE, default=None, help="stop after this many matches (void ones too; default: play on)"
+    )
     run_bot.add_argument(
         "--at-once",
         type=POSITIVE,

@@ -36,6 +36,17 @@ FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE})
 """A seek refused for one of these would be refused again: waiting for a match is pointless."""
 
 
+STABLE_S = 1.0
+"""A connection that stayed up this long after its welcome was a working one: the reconnection
+backoff and the stopping run's count of time away start anew after it. One cut sooner (a server
+in a crash loop, a proxy that drops what it lets through) would otherwise be retried ten times a
+second for ever, and a stopping run never gave up."""
+
+WELCOME_WAIT_S = 30.0
+"""How long a connection waits for the answer to its hello: an arena answers at once (it has
+10 s to read the hello), and a server that says nothing is not one, or not working."""
+
+
 class BotStopped(Exception):
     """The server will not take this bot (a bad token, another login, a protocol mismatch,
     a read-only server, a seek it can never pair) or cannot be reached at all."""
@@ -63,11 +74,13 @@ class BotRun:
 @dataclass
 class _State:
     matches: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # live match id -> its match_start
+    seats: dict[str, set[int]] = field(default_factory=dict)  # match id -> this bot's seats not yet told it ended
     answered: set[tuple[str, int, int, int]] = field(default_factory=set)
     # answers not yet known to have arrived, by turn: sent again after a resume
     unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
     session: str | None = None
     welcomes: int = 0  # connections logged in so far
+    welcomed_at: float = 0.0  # when the last welcome came
     last_seq: int = 0
     seeking: bool = False
     stopping: bool = False  # told to stop: no new match, the ones in play are played out
@@ -169,9 +182,10 @@ async def run_bot(
 
     async def play(policies: trio.Nursery) -> None:
         nonlocal reached, wait, delays
-        lost_at = trio.current_time()  # when the bot was last connected: reset by each session
+        lost_at = trio.current_time()  # when the bot was last connected: reset by each working session
         while not done():
             welcomes = state.welcomes
+            why = ""
             try:
                 async with connect(p.endpoint(url, p.BOT_PATH), max_size=None, proxy=None) as ws:
                     reached = True
@@ -196,11 +210,12 @@ async def run_bot(
                         return
             except ConnectionClosed as closed:
                 code = closed.rcvd.code if closed.rcvd else None
+                reason = closed.rcvd.reason if closed.rcvd else ""
                 if code in FATAL_CLOSES:
-                    reason = closed.rcvd.reason if closed.rcvd else ""
                     raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason})") from None
                 if code == p.CLOSE_SUPERSEDED:
                     raise BotStopped("another connection logged in with this token") from None
+                why = f" (closed: {code} {reason})".replace(" )", ")") if code is not None else " (connection lost)"
             except (OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
                 if isinstance(error, InvalidURI):
                     raise BotStopped(f"bad server URL {url!r}: {error}") from None
@@ -213,14 +228,14 @@ async def run_bot(
                 log.warning("connection to %s failed: %s", url, connect_failure(error))
             if done():
                 return
-            if state.welcomes > welcomes:  # this connection logged in: the next failure starts the backoff anew
-                delays = retry_delays()
+            if state.welcomes > welcomes and trio.current_time() - state.welcomed_at >= STABLE_S:
+                delays = retry_delays()  # it worked: the next failure is a new one
                 lost_at = trio.current_time()
             if state.stopping and trio.current_time() - lost_at > state.grace_s:
                 return  # the server has forfeited (or, restarted, voided) what was in play: nothing to play out
             run.reconnects += 1
             delay, wait = max(next(delays), wait), 0.0
-            log.warning("bot %s reconnects to %s in %.1f s", name, url, delay)
+            log.warning("bot %s reconnects to %s in %.1f s%s", name, url, delay, why)
             await trio.sleep(delay)
 
     stopped: BotStopped | None = None
@@ -281,8 +296,9 @@ async def _cancel(state: _State) -> None:
 def _finished(policy: Callable[..., Any], run: BotRun, state: _State, matches: int | None) -> bool:
     """The run is over once no match is in play and its matches are played, or it winds
     down: such a bot seeks no more, and waiting on would hold the command forever."""
-    if state.matches or state.cancels or state.replaying:  # a match may still come: from a seek, in a replay
+    if state.matches or state.seats or state.cancels or state.replaying:  # a match may still come or end
         return False
+    # A void end counts: a scheduled run of N matches must end, whatever the server does
     return _winding_down(policy, state) or (matches is not None and len(run.results) >= matches)
 
 
@@ -412,7 +428,9 @@ async def _session(
         match and seat shows that it arrived (with acks off nothing else does): one lost with
         the connection, even once written to the socket, is sent again after the resume, which
         does not replay a turn the bot had already read. One that had arrived is answered
-        ``stale_move``, and ignored."""
+        ``stale_move``, and ignored. A match that has ended takes no answer."""
+        if key[0] not in state.matches:
+            return
         state.unsent[key] = (kind, fields)
         with contextlib.suppress(ConnectionClosed):
             await send_now(kind, **fields)
@@ -435,6 +453,7 @@ async def _session(
             ended = error
         finally:
             state.send = None
+            state.replaying = False  # a replay cut off is read after the next welcome, if any
         nursery.cancel_scope.cancel()
     if ended is not None:
         raise ended
@@ -501,8 +520,9 @@ async def _receive(
     on_message: Callable[[dict[str, Any]], None] | None,
 ) -> None:
     """Dispatch the server's messages until the connection ends or the work is done."""
-    async for frame in ws:
-        msg = p.decode(frame)
+
+    async def handle(msg: dict[str, Any]) -> bool:
+        """Act on one message; True when the run's work is done."""
         seq = int(msg.get("seq", 0))
         # a welcome says where the numbering stands (it restarts with a restarted server)
         state.last_seq = seq if msg.get("t") == "welcome" else max(state.last_seq, seq)
@@ -512,6 +532,7 @@ async def _receive(
         if kind == "welcome":
             state.session = msg["session"]
             state.welcomes += 1
+            state.welcomed_at = trio.current_time()
             limits = msg.get("limits") or {}
             state.pacer = Pacer(limits)
             state.soft_cap = int(limits.get("soft_cap", state.soft_cap))
@@ -521,9 +542,12 @@ async def _receive(
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
             else:  # the server lost our session: it sends every live match and open turn again
+                for match in state.matches:
+                    log.warning("match %s is lost: the server no longer knows this bot's session (restarted?)", match)
                 for scope in state.thinking.values():
                     scope.cancel()
                 state.matches.clear()
+                state.seats.clear()
                 state.answered.clear()
                 state.unsent.clear()
             await after_welcome()
@@ -531,15 +555,16 @@ async def _receive(
             if state.replaying:
                 state.replaying = False
                 if finished():  # stopped while away, and the replay brought no match
-                    return
+                    return True
                 await seek()
         elif kind == "cancelled":
             state.cancels = max(0, state.cancels - 1)  # one replayed from before a welcome counts for nothing
             if finished():
-                return
+                return True
         elif kind == "match_start":
             new_match = msg["match"] not in state.matches  # playing itself, a bot is told once per seat
             state.matches[msg["match"]] = msg
+            state.seats.setdefault(msg["match"], set()).add(msg["seat"])
             await seek(new_match)
         elif kind == "turn":
             key = (msg["match"], msg["seat"], msg["step"], msg["attempt"])
@@ -549,13 +574,21 @@ async def _receive(
                 state.answered.add(key)
                 policies.start_soon(answer, msg)
         elif kind == "match_end":
-            for arrived in [sent for sent in state.unsent if sent[0] == msg["match"]]:
+            match = msg["match"]
+            for arrived in [sent for sent in state.unsent if sent[0] == match]:
                 del state.unsent[arrived]
-            if state.matches.pop(msg["match"], None) is not None:
+            for key, scope in state.thinking.items():  # an answer now would only be refused (a paid reply, wasted)
+                if key[0] == match:
+                    scope.cancel()
+            if state.matches.pop(match, None) is not None:  # its first seat told: one result a match
                 run.results.append(msg)
-                state.answered = {k for k in state.answered if k[0] != msg["match"]}
+                state.answered = {k for k in state.answered if k[0] != match}
+            seats = state.seats.get(match, set())
+            seats.discard(msg["seat"])
+            if not seats:  # playing itself, the bot reads every seat's end before it leaves
+                state.seats.pop(match, None)
             if finished():
-                return
+                return True
             await seek()
         elif kind == "error":
             run.errors.append(msg)
@@ -571,3 +604,38 @@ async def _receive(
                 nursery.start_soon(_seek_after, float(msg["retry_after"]), seek)
             elif msg.get("ref") == "seek":
                 state.seeking = False
+        return False
+
+    with trio.move_on_after(WELCOME_WAIT_S) as waiting:
+        first = _greeting(await ws.recv())
+    if waiting.cancelled_caught:
+        if not state.welcomes:  # never answered in this run: the address is not an arena's
+            raise BotStopped(f"no answer to the hello within {WELCOME_WAIT_S:g} s: is it an arena server?")
+        raise ConnectionClosed(None, None)  # a server that answered before: try again, as for a dropped one
+    if await handle(first):
+        return
+    async for frame in ws:
+        try:
+            msg = p.decode(frame)
+        except p.ProtocolError as error:  # the server's fault, not the bot's: said, and the rest read on
+            log.warning("a malformed message from the server was dropped: %s", error.message)
+            continue
+        if await handle(msg):
+            return
+
+
+def _greeting(frame: str | bytes) -> dict[str, Any]:
+    """The answer to the hello, as an arena sends it: a welcome, or the error before a refusal.
+    Anything else (an echo of the hello, text that is no message, a welcome without a session)
+    is not an arena's, and no retry will change it."""
+    try:
+        msg = p.decode(frame)
+    except p.ProtocolError as error:
+        raise BotStopped(f"the server is not an arena: its answer to the hello is not a message ({error.message})") from None
+    kind = msg.get("t")
+    if kind == "welcome" and isinstance(msg.get("session"), str):
+        return msg
+    if kind == "error":
+        return msg
+    said = "a welcome without a session" if kind == "welcome" else f"{str(kind)[:40]!r}"
+    raise BotStopped(f"the server is not an arena: it answered the hello with {said}")

@@ -25,7 +25,8 @@ from arena.seats import Move, Policy, SeatForfeit, Turn
 from arena.server import Limits, bound_port, open_listeners
 from arena.sessions import BotSession
 from arena.store import Store
-from bots.client import CUT, BotRun, _within_cap, backoff, connect_failure, run_bot
+from bots import client
+from bots.client import CUT, BotRun, BotStopped, _within_cap, backoff, connect_failure, run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -346,9 +347,12 @@ async def test_a_resignation_decided_while_the_connection_was_down_is_sent_after
 
 
 @pytest.mark.trio
-async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logged_in(arena: Arena) -> None:
+async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logged_in(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """It only grew: a bot whose proxy cut it every few seconds soon waited 5 s each time, past
     a short reconnection window, and lost its match for disconnection."""
+    monkeypatch.setattr(client, "STABLE_S", 0.2)
     backoffs: list[list[float]] = []
 
     def delays() -> Any:
@@ -360,8 +364,9 @@ async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logg
     token = await arena.register("cut")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "cut", token, games=[], retry_delays=delays))
-        for _ in range(3):  # cut once logged in, each time
+        for _ in range(3):  # cut once logged in and working, each time
             await arena.connected(["cut"])
+            await trio.sleep(0.25)
             dropped = arena.server.sessions["cut"].connection
             assert dropped is not None
             dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
@@ -649,3 +654,145 @@ async def test_every_void_match_of_a_shutdown_reaches_the_bot() -> None:
         await wait_until(lambda: len(ends) == 3, timeout=5)
         nursery.cancel_scope.cancel()
     assert ends == ["m1", "m2", "m3"]
+
+
+@pytest.mark.trio
+async def test_a_server_that_drops_each_connection_once_welcomed_is_retried_with_a_growing_backoff() -> None:
+    """A crash-looping server (or a proxy) that welcomed then closed got ten hellos a second for
+    ever: each welcome started the backoff anew. And a stop never ended the run: the replay
+    awaited after that welcome was never read, so a match might still come (found by QA)."""
+    connections = 0
+    backoffs: list[list[float]] = []
+
+    def delays() -> Any:
+        backoffs.append([])
+        for delay in itertools.count(1):
+            backoffs[-1].append(0.01 * delay)
+            yield 0.01 * delay
+
+    async def script(peer: Peer) -> None:
+        nonlocal connections
+        connections += 1
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await peer.ws.aclose(1011, "crashed")
+
+    stop = trio.Event()
+    with trio.fail_after(10):
+        async with scripted_server(script) as url, trio.open_nursery() as nursery:
+            nursery.start_soon(
+                functools.partial(run_bot, first_legal, url, "a", "t", games=["nim"], stop=stop, retry_delays=delays)
+            )
+            await wait_until(lambda: connections >= 5)
+            stop.set()  # nothing is in play: the run ends at once, wherever it stands
+    assert len(backoffs) == 1 and backoffs[0][:4] == [0.01, 0.02, 0.03, 0.04]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        ("echo", "it answered the hello with 'hello'"),
+        ("junk", "its answer to the hello is not a message (the frame is not valid JSON)"),
+        ("no-session", "it answered the hello with a welcome without a session"),
+        ("silence", "no answer to the hello within 0.3 s: is it an arena server?"),
+    ],
+)
+async def test_a_websocket_server_that_is_not_an_arena_is_named_so_at_once(
+    monkeypatch: pytest.MonkeyPatch, answer: str, said: str
+) -> None:
+    """A traceback (a frame that is no message, a welcome without a session), or a bot that waited
+    for ever without a word (an echo server, one that says nothing) (found by QA)."""
+    monkeypatch.setattr(client, "WELCOME_WAIT_S", 0.3)
+
+    async def script(peer: Peer) -> None:
+        hello = await peer.ws.recv()
+        if answer == "echo":
+            await peer.ws.send(hello)
+        elif answer == "junk":
+            await peer.ws.send("hello there")
+        elif answer == "no-session":
+            await peer.send("welcome")
+        await trio.sleep_forever()
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            with pytest.raises(BotStopped) as stopped:
+                await run_bot(first_legal, url, "a", "t", games=["nim"], binary=False)
+    assert said in str(stopped.value)
+
+
+@pytest.mark.trio
+async def test_a_policy_still_thinking_when_its_match_ends_is_cancelled_and_sends_nothing() -> None:
+    """It went on (a paid model's reply), and its late move was sent: not_your_match (found by QA)."""
+    cancelled = trio.Event()
+
+    async def slow(turn: Turn) -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "1"
+
+    after_end: list[str] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await peer.expect("ping")
+        await peer.send("pong")
+        await peer.expect("seek")
+        await peer.send("match_start", match="m1", seat=0, **START)
+        await peer.expect("cancel")
+        await peer.send("cancelled", count=0)
+        await peer.expect("seek")
+        turn = {"observation": {"text": "heaps"}, "legal": ["1"], "deadline_ms": 9000}
+        await peer.send("turn", match="m1", seat=0, step=0, attempt=0, **turn)
+        await trio.testing.wait_all_tasks_blocked()
+        await peer.send("match_end", match="m1", seat=0, forfeit_seat=0, **{**ENDED, "reason": "timeout"})
+        with trio.fail_after(2):  # the bot plays on (it seeks), and its policy is stopped now, not at the end
+            await cancelled.wait()
+        with trio.move_on_after(0.5):
+            async for frame in peer.ws:
+                after_end.append(p.decode(frame)["t"])
+        read.set()
+        await trio.sleep_forever()
+
+    read = trio.Event()
+    with trio.fail_after(10):
+        async with scripted_server(script) as url, trio.open_nursery() as nursery:
+            nursery.start_soon(functools.partial(run_bot, slow, url, "a", "t", games=["nim"]))
+            await read.wait()
+            nursery.cancel_scope.cancel()
+    assert "move" not in after_end
+
+
+@pytest.mark.trio
+async def test_a_bot_playing_itself_reads_every_seats_end_of_its_last_match() -> None:
+    """It left after the first seat's end of its last match and never read the other's: the
+    command printed a line per seat for every match but the last (found by QA)."""
+    void = {"status": "void", "reason": "void", "detail": "the server is shutting down", "returns": None}
+    ends: list[tuple[str, int]] = []
+
+    async def script(peer: Peer) -> None:
+        await peer.expect("hello")
+        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await peer.expect("ping")
+        await peer.send("pong")
+        await peer.expect("seek")
+        await peer.expect("seek")  # one seat each: it plays itself
+        for seat in (0, 1):
+            await peer.send("match_start", match="m1", seat=seat, **START)
+        await peer.send("cancelled", count=0)  # the cancel of its seeks a new match makes
+        for seat in (0, 1):
+            await peer.send("match_end", match="m1", seat=seat, forfeit_seat=None, **{**ENDED, **void})
+        await trio.sleep_forever()
+
+    def seen(msg: dict[str, Any]) -> None:
+        if msg["t"] == "match_end":
+            ends.append((msg["match"], msg["seat"]))
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            run = await run_bot(first_legal, url, "a", "t", games=["nim"], matches=1, self_play=True, on_message=seen)
+    assert [end["match"] for end in run.results] == ["m1"] and ends == [("m1", 0), ("m1", 1)]  # a void end counts
