@@ -6,7 +6,7 @@ import functools
 import itertools
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -34,6 +34,20 @@ async def wait_until(condition, timeout: float = 10) -> None:  # type: ignore[no
     with trio.fail_after(timeout):
         while not condition():
             await trio.sleep(0.01)
+
+
+class RecordedBackoff:
+    """Reconnection delays growing by ``step`` each time, every backoff started kept apart."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.backoffs: list[list[float]] = []
+
+    def __call__(self) -> Iterator[float]:
+        self.backoffs.append([])
+        for count in itertools.count(1):
+            self.backoffs[-1].append(round(self.step * count, 9))
+            yield self.step * count
 
 
 def first_legal(turn: Turn) -> str:
@@ -353,14 +367,7 @@ async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logg
     """It only grew: a bot whose proxy cut it every few seconds soon waited 5 s each time, past
     a short reconnection window, and lost its match for disconnection."""
     monkeypatch.setattr(client, "STABLE_S", 0.2)
-    backoffs: list[list[float]] = []
-
-    def delays() -> Any:
-        backoffs.append([])
-        for delay in itertools.count(1):
-            backoffs[-1].append(0.05 * delay)
-            yield 0.05 * delay
-
+    delays = RecordedBackoff(0.05)
     token = await arena.register("cut")
     async with trio.open_nursery() as nursery:
         nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "cut", token, games=[], retry_delays=delays))
@@ -372,7 +379,7 @@ async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logg
             dropped.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
             await wait_until(functools.partial(lambda gone: arena.server.sessions["cut"].connection not in (None, gone), dropped))
         nursery.cancel_scope.cancel()
-    assert backoffs == [[0.05]] * 3  # one delay after each cut, the first of a backoff started anew
+    assert delays.backoffs == [[0.05]] * 3  # one delay after each cut, the first of a backoff started anew
 
 
 def test_reconnection_delays_double_and_are_spread_so_bots_dropped_together_come_back_apart() -> None:
@@ -463,6 +470,13 @@ class Peer:
         assert msg["t"] == kind, (msg, kind)
         return msg
 
+    async def log_in(self) -> None:
+        """The hello answered with a fresh session, and the replay after it (none) read."""
+        await self.expect("hello")
+        await self.send("welcome", session="s", bot="a", resumed=False, limits={})
+        await self.expect("ping")
+        await self.send("pong")
+
 
 @asynccontextmanager
 async def scripted_server(script: Callable[[Peer], Awaitable[None]]) -> AsyncIterator[str]:
@@ -510,10 +524,7 @@ async def test_a_stopping_bot_waits_for_the_answer_to_its_own_cancel_not_an_earl
     stop = trio.Event()
 
     async def script(peer: Peer) -> None:
-        await peer.expect("hello")
-        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
-        await peer.expect("ping")
-        await peer.send("pong")
+        await peer.log_in()
         await peer.expect("seek")
         await peer.send("match_start", match="m1", seat=0, **START)
         await peer.expect("cancel")  # the SDK's own, then its next seek
@@ -630,10 +641,7 @@ async def test_every_void_match_of_a_shutdown_reaches_the_bot() -> None:
     void = {"status": "void", "reason": "void", "detail": "the server is shutting down", "returns": None}
 
     async def script(peer: Peer) -> None:
-        await peer.expect("hello")
-        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
-        await peer.expect("ping")
-        await peer.send("pong")
+        await peer.log_in()
         for match in ("m1", "m2", "m3"):
             await peer.send("match_start", match=match, seat=0, **START)
         for match in ("m1", "m2", "m3"):
@@ -662,13 +670,7 @@ async def test_a_server_that_drops_each_connection_once_welcomed_is_retried_with
     ever: each welcome started the backoff anew. And a stop never ended the run: the replay
     awaited after that welcome was never read, so a match might still come (found by QA)."""
     connections = 0
-    backoffs: list[list[float]] = []
-
-    def delays() -> Any:
-        backoffs.append([])
-        for delay in itertools.count(1):
-            backoffs[-1].append(0.01 * delay)
-            yield 0.01 * delay
+    delays = RecordedBackoff(0.01)
 
     async def script(peer: Peer) -> None:
         nonlocal connections
@@ -685,7 +687,7 @@ async def test_a_server_that_drops_each_connection_once_welcomed_is_retried_with
             )
             await wait_until(lambda: connections >= 5)
             stop.set()  # nothing is in play: the run ends at once, wherever it stands
-    assert len(backoffs) == 1 and backoffs[0][:4] == [0.01, 0.02, 0.03, 0.04]
+    assert len(delays.backoffs) == 1 and delays.backoffs[0][:4] == [0.01, 0.02, 0.03, 0.04]
 
 
 @pytest.mark.trio
@@ -737,10 +739,7 @@ async def test_a_policy_still_thinking_when_its_match_ends_is_cancelled_and_send
     after_end: list[str] = []
 
     async def script(peer: Peer) -> None:
-        await peer.expect("hello")
-        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
-        await peer.expect("ping")
-        await peer.send("pong")
+        await peer.log_in()
         await peer.expect("seek")
         await peer.send("match_start", match="m1", seat=0, **START)
         await peer.expect("cancel")
@@ -775,10 +774,7 @@ async def test_a_bot_playing_itself_reads_every_seats_end_of_its_last_match() ->
     ends: list[tuple[str, int]] = []
 
     async def script(peer: Peer) -> None:
-        await peer.expect("hello")
-        await peer.send("welcome", session="s", bot="a", resumed=False, limits={})
-        await peer.expect("ping")
-        await peer.send("pong")
+        await peer.log_in()
         await peer.expect("seek")
         await peer.expect("seek")  # one seat each: it plays itself
         for seat in (0, 1):
