@@ -70,7 +70,7 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     if close:
         return f"; did you mean '{close[0]}'?"
-    holding = [choice for choice in choices if len(word) >= 3 and word.lower() in choice.lower()]
+    holding = [choice for choice in choices if word.lower() in choice.lower()] if len(word) >= 3 else []
     if not holding or len(holding) > 3:
         return ""
     return f"; did you mean {' or '.join(repr(choice) for choice in holding)}?"
