@@ -14,6 +14,7 @@ tests call it with fixed messages to draw deterministic screens (``url=None``: n
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +51,9 @@ from tui.widgets import MatchTable, MoveLog, SortTable, StatusLine, ViewPane, pl
 
 SERVER_MESSAGES = ("lobby", "snapshot", "delta", "result", "replay", "leaderboard", "pong", "error")
 RATINGS_EVERY_S = 10.0  # at most one leaderboard request per game this often, for the lobby's ratings
+PROBLEM_SHOWN_S = 10.0
+"""How long a problem stays on the status line of every screen (unless another replaces it): a
+one-off warning ("the match is still on") was still shown long after, on screens it never concerned."""
 
 
 class WatchApp(App[None]):
@@ -103,6 +107,7 @@ class WatchApp(App[None]):
         self.pending: list[tuple[str, str]] = []  # (request, match) in the order sent: errors name no match
         self.connection = Status("offline" if url is None else "connecting", self.url or "")
         self.problem: str | None = None
+        self.problems = 0  # problems said so far: a timer clears the one it was set for, not a later one
         self.feed: Feed | None = None
         self.received = 0
         self.lobby_redraw = False  # a redraw for the lobby messages that arrived together is due
@@ -309,7 +314,15 @@ class WatchApp(App[None]):
 
     def report(self, problem: str) -> None:
         self.problem = problem
+        self.problems += 1
         self.refresh_status()
+        self.set_timer(PROBLEM_SHOWN_S, functools.partial(self._forget_problem, self.problems))
+
+    def _forget_problem(self, serial: int) -> None:
+        """Clear the problem said ``serial``-th, if no other has been said since."""
+        if self.problems == serial:
+            self.problem = None
+            self.refresh_status()
 
     def status_text(self) -> Text:
         c, pal = self.connection, self.palette
@@ -494,7 +507,7 @@ class LobbyScreen(Refreshable):
         total = lobby.live_count(self.game)
         shown = f"{len(live)} newest of {total}" if total > len(live) and not lobby.stale else str(len(live))
         loading = "" if lobby.received or app.url is None else " · waiting for the server"
-        if lobby.stale:
+        if lobby.stale and lobby.received:  # never heard (a wrong address): still waiting, not out of date
             loading = " · as last heard before the disconnect: they may have ended"
         self.query_one("#live-title", Static).update(
             Text.assemble(("Live matches", "bold"), f"  {shown} · {which}{waiting}{loading}", style="")
@@ -589,10 +602,14 @@ class LobbyScreen(Refreshable):
 # ---- a match -----------------------------------------------------------------------------
 
 CLOCK_NOTE = "clocks: the move budget plus the bank, counted here from the last step seen"
+NARROW_BELOW = 80  # columns: a match screen narrower than this stacks its panes
 
 
 class _MatchLike(Refreshable):
-    """The layout shared by a live match and a replay."""
+    """The layout shared by a live match and a replay: the view beside the players and moves,
+    or above them on a narrow terminal, where the side pane's 30 columns left the board six."""
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (NARROW_BELOW, "-wide")]
 
     def __init__(self, match: str) -> None:
         super().__init__()

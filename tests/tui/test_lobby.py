@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from unittest.mock import patch
 
-from tests.tui.screens import SIZE, fixed_app, load, lobby_message, screen_text, settle
+from tests.tui.screens import SIZE, feed_match, fixed_app, load, lobby_message, screen_text, settle
 from tui.app import HELP, LobbyScreen, ReplayScreen
 from tui.feed import Status
 from tui.widgets import MatchTable
@@ -47,6 +48,41 @@ def test_live_matches_are_marked_as_last_heard_while_disconnected() -> None:
             app.receive(lobby_message())
             await settle(pilot)
             assert "as last heard" not in screen_text(app)
+
+    asyncio.run(scenario())
+
+
+def test_a_lobby_never_heard_is_not_called_out_of_date() -> None:
+    """A wrong address: the lobby said its matches were "as last heard before the disconnect"."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            app.url = "ws://127.0.0.1:1"  # as given, never reached (set once mounted: no feed runs)
+            app.connection_changed(Status("disconnected", "cannot reach", retry_in=1.0, attempt=1))
+            await settle(pilot)
+            screen = screen_text(app)
+            assert "waiting for the server" in screen and "as last heard" not in screen
+
+    asyncio.run(scenario())
+
+
+def test_a_problem_leaves_the_status_line_after_a_while_unless_another_came() -> None:
+    """ "the match is still on: a replay comes after its end" stayed on every screen until the
+    next reconnection (found by QA)."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            with patch("tui.app.PROBLEM_SHOWN_S", 0.2):
+                app.report("first")
+                await asyncio.sleep(0.1)
+                app.report("second")
+                await asyncio.sleep(0.15)  # the first's time is up: the second stays
+                assert app.problem == "second"
+                await asyncio.sleep(0.15)
+            await settle(pilot)
+            assert app.problem is None and "second" not in screen_text(app)
 
     asyncio.run(scenario())
 
@@ -225,3 +261,18 @@ def test_lobby_messages_that_arrive_together_are_drawn_once_after_the_last() -> 
             assert " 49 " in screen_text(app)
 
     asyncio.run(scenario())
+
+
+def test_a_narrow_terminal_stacks_the_match_view_over_the_players_and_moves() -> None:
+    """At 40 columns the side pane kept its 30 and squeezed the board to one cell row (found by QA)."""
+
+    async def scenario() -> str:
+        app = fixed_app()
+        async with app.run_test(size=(40, 20)) as pilot:
+            feed_match(app, "tic-tac-toe")
+            await settle(pilot)
+            return screen_text(app)
+
+    screen = asyncio.run(scenario())
+    board, players = screen.index("│ 1 │ X │ X │ X │"), screen.index("0 perfect-bot win")
+    assert board < players  # the whole board row, and the players under it
