@@ -356,11 +356,13 @@ COUNTERS = ("turn", "round", "step", "tick")  # facts that change every step and
 
 
 def _facts_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    """Facts changed or new: a negotiation's first offer is a fact the step adds ("offer by
+    seat 0 (seller)  55"), and the log showed only the message sent with it."""
     before = {str(k): v for k, v in (old.get("items") or [])}
     return [
-        f"{k} {v}"
+        f"{k}: {v}"
         for k, v in (new.get("items") or [])
-        if str(k) in before and before[str(k)] != v and str(k).lower() not in COUNTERS
+        if (str(k) not in before or before[str(k)] != v) and str(k).lower() not in COUNTERS
     ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import games
 from tests.tui.screens import load, lobby_message
 from tui.state import Board, Lobby, Malformed, MatchState, ReplayState, Result, describe_change, movers, scrub, sort_rows
 
@@ -30,6 +31,15 @@ def test_new_chat_messages_are_quoted_with_the_seat_name_and_counters_are_left_o
         "render": [{"type": "facts", "items": [["turn", "2 of 10"]]}, {"type": "chat", "messages": [{"seat": 1, "text": "hi"}]}],
     }
     assert describe_change(before, after, ["bob", "alice"]) == 'alice: "hi"'
+
+
+def test_a_fact_the_step_adds_is_said_with_the_message_sent_beside_it() -> None:
+    """buyer-seller's first offer is a new fact: the log showed only the message that came with it (found by QA)."""
+    game = games.get("buyer-seller").new(None, 3)
+    before = game.public_view()
+    game.step({0: "offer 55: That is a fair price."})
+    said = describe_change(before, game.public_view(), ["frank", "gina"])
+    assert said == 'offer by seat 0 (seller): 55; frank: "That is a fair price."'
 
 
 def test_a_new_grid_column_reads_per_row() -> None:
