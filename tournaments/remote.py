@@ -74,8 +74,9 @@ class AdminError(Exception):
 
 
 REMOTE_BACK_S = 30.0
-"""How long a remote participant that played in this run is waited for when a match finds
-it offline: after a server restart its SDK reconnects within seconds (backoff up to 5 s)."""
+"""How long a bot is waited for when a match finds it offline, if it is one this run plays
+itself or a remote participant that played in this run: after a server restart their SDK
+reconnects within seconds (backoff up to 5 s)."""
 REMOTE_RETRY_S = 0.5
 
 
@@ -412,17 +413,21 @@ async def run_remote_async(
                 made = await admin.request("create_match", "match_created", **{k: v for k, v in request.items() if v is not None})
                 break
             except AdminError as error:
-                offline = [n for n in request["bots"] if n in remote and f"'{n}'" in error.message]
+                offline = [n for n in request["bots"] if f"'{n}'" in error.message]
                 if not (error.code == p.BOT_OFFLINE and offline):
                     raise RemoteTournamentError(f"{url} would not make {match.key}: {error}") from None
-                # one that played in this run is waited for: a restarted server's bots come back
-                known = set(offline) <= played
-                if known and trio.current_time() < waited_until:
+                # After a server restart the bots come back: this run's own, and a remote one that
+                # played in it, are waited for (the run died when its own were slower than it)
+                back = all(n not in remote or n in played for n in offline)
+                if back and trio.current_time() < waited_until:
                     await trio.sleep(REMOTE_RETRY_S)
                     continue
-                waited = f" (waited {REMOTE_BACK_S:g} s for it)" if known else ""
+                waited = f" (waited {REMOTE_BACK_S:g} s for it)" if back else ""
+                absent = [n for n in offline if n in remote]
+                if not absent:
+                    raise RemoteTournamentError(f"{url} would not make {match.key}: {error}{waited}") from None
                 raise RemoteTournamentError(
-                    f"remote participant 'remote:{offline[0]}' is not connected to {url}{waited}: connect it, then run again"
+                    f"remote participant 'remote:{absent[0]}' is not connected to {url}{waited}: connect it, then run again"
                 ) from None
         played.update(request["bots"])
         ended = await results.outcome(made["match"])
