@@ -44,7 +44,7 @@ from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
 from arena.sessions import BotSession, Connection
-from arena.store import ADMIN, FINISHED, LIVE, VOID, Store, StoreError, StoreWriter, read, serving_lock, variant_of
+from arena.store import ADMIN, FINISHED, LIVE, VOID, Store, StoreError, StoreWriter, read, regrouped, serving_lock, variant_of
 from games.api import Game, GameError, make_config
 from games.catalog import game_entry
 from games.registry import UnknownGame
@@ -954,6 +954,9 @@ class ArenaServer:
         if key is not None:
             existing = await self._store(lambda s: s.find_by_key(key))
             if existing is not None:
+                conflict = regrouped(existing, msg.get("group"), msg.get("group_size"))
+                if conflict is not None:
+                    raise p.ProtocolError(p.BAD_CONFIG, f"key {key!r}: {conflict}")
                 session.send("match_created", match=existing["id"], existing=True, key=key)
                 return
         self._require_ready(bots, check_capacity=False)

@@ -86,6 +86,21 @@ def check_new_bot_name(name: str) -> None:
         raise StoreError(f"'{ADMIN}' is reserved for the server's admin session; name the bot otherwise", "exists")
 
 
+def regrouped(found: Mapping[str, Any], group: str | None, size: int | None) -> str | None:
+    """Why a match made before under a key cannot stand for one asked now in another duplicate
+    group, or one of another size (None if it can). A tournament rerun with more games per
+    pairing, or more participants, put a deal already shown (its group complete, its cards
+    public) into a group still to be played: its players would know each other's cards."""
+    if (found.get("group_id"), found.get("group_size")) == (group, size):
+        return None
+    was = f"group {found.get('group_id')!r} of {found.get('group_size')}" if found.get("group_id") else "no group"
+    now = f"group {group!r} of {size}" if group else "no group"
+    return (
+        f"the match made under this key was in {was}, and this one is in {now}: the tournament's schedule changed"
+        " (games per pairing, participants); give it a new name to play the new schedule"
+    )
+
+
 def variant_of(game: str, overrides: Mapping[str, Any]) -> str:
     """A game plus its non-default config: the unit ratings are kept per."""
     if not overrides:
@@ -477,7 +492,9 @@ class Store:
     def find_by_key(self, key: str) -> dict[str, Any] | None:
         """The live or finished match made under a caller key; voided ones do not count."""
         row = self.conn.execute(
-            "SELECT id, status FROM matches WHERE caller_key = ? AND status != ? ORDER BY created_at LIMIT 1", (key, VOID)
+            "SELECT id, status, group_id, group_size FROM matches WHERE caller_key = ? AND status != ?"
+            " ORDER BY created_at LIMIT 1",
+            (key, VOID),
         ).fetchone()
         return None if row is None else dict(row)
 

@@ -28,7 +28,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
-from arena.store import Store, StoreWriter
+from arena.store import Store, StoreWriter, regrouped
 from bots.registry import make_bot, seat_seed
 from games.api import make_config
 from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError
@@ -234,6 +234,9 @@ def _recorded(store: Store, match: ScheduledMatch) -> Played | None:
     record = store.match(found["id"], turns=False)
     assert record is not None
     check_same_config(match, record["config"])
+    conflict = regrouped(found, match.group_id, match.group_size)
+    if conflict is not None:
+        raise TournamentConfigError(f"{match.key}: {conflict}")
     if found["status"] != "finished":
         return Played(found["status"], None, fresh=False)
     return Played(found["status"], tuple(record["returns"]), fresh=False, forfeit_seat=record["forfeit_seat"])

@@ -1066,6 +1066,20 @@ async def test_create_match_is_idempotent_on_its_key(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_create_match_under_a_key_of_another_group_is_refused(arena: Arena) -> None:
+    """A key's match stood for one asked in another group, or a group of another size: a deal
+    already shown joined a group still to be played (found by QA)."""
+    async with arena.bot("g1"), arena.bot("g2"), arena.admin() as admin:
+        made = {"bots": ["g1", "g2"], "game": "kuhn-poker", "key": "cup/g2", "group": "cup/pair1", "group_size": 1}
+        await admin.send("create_match", **made)
+        await admin.expect("match_created")
+        await admin.send("create_match", **{**made, "group_size": 2})
+        refused = await admin.expect("error")
+    said = "was in group 'cup/pair1' of 1, and this one is in group 'cup/pair1' of 2"
+    assert refused["code"] == p.BAD_CONFIG and said in refused["message"]
+
+
+@pytest.mark.trio
 async def test_an_empty_key_is_a_key_even_from_admins_racing_and_a_known_key_still_checks_the_bots(arena: Arena) -> None:
     """The store took "" for no key: eight admins asking at once made eight matches. And a
     known key was answered before the bots were checked, so the admin could be named a player."""

@@ -82,6 +82,19 @@ def test_a_rerun_whose_game_config_changed_is_refused_naming_the_change(tmp_path
     assert len(finished_keys(db)) == 10
 
 
+def test_a_rerun_that_would_put_a_shown_deal_into_a_group_still_to_play_is_refused(tmp_path: Path) -> None:
+    """3 games per pairing, then 4: the third game, alone in its pair (its group complete, its
+    cards public), got a partner dealt the same cards with the seats swapped (found by QA)."""
+    db = tmp_path / "arena.db"
+    path = cup(tmp_path, per=3)
+    run_tournament(load(path), db)
+    path.write_text(path.read_text().replace("games_per_pairing = 3", "games_per_pairing = 4"))
+    with pytest.raises(BaseExceptionGroup) as raised:
+        run_tournament(load(path), db)
+    said = r"/g2: the match made under this key was in group '\S+' of 1, and this one is in group '\S+' of 2: .* new name"
+    assert raised.group_contains(TournamentConfigError, match=said, depth=None)
+
+
 def test_seeds_come_from_the_tournaments_stored_secret_and_a_rerun_deals_the_same(tmp_path: Path) -> None:
     """A player knows the tournament's name and every key; it must not be able to compute a
     seed from them, while a rerun (a void match played again) must deal what it dealt."""
