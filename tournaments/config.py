@@ -338,6 +338,14 @@ def _check_format(read: _Reader, entry: GameEntry, at: str, fmt: str, challenger
                 f"a table of {entry.label} has {entry.players} seats: list at least {entry.players} participants, "
                 f"got {len(entry.participants)} (one bot in two seats is self-play, which is not rated)",
             )
+        if entry.players == 2 and games.get(entry.name).spec.teams != "all":
+            # rotating by one seat a round, pairs of seats only ever meet their neighbours, in one order
+            raise fail(
+                "format",
+                f"{entry.label} is a two-seat game: at rotating tables each participant meets only its neighbours,"
+                " always in the same seats; play it round-robin or swiss (tables are for games of more seats, and"
+                " cooperative ones)",
+            )
         return
     if len(entry.participants) < 2:
         raise fail(f"{at}.participants", f"a {fmt} needs at least 2 participants, got {len(entry.participants)}")

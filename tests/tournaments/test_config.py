@@ -76,7 +76,10 @@ def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: 
     [
         ('format = "round-robin"', 'format = "gauntlet"\nchallenger = "perfect"'),
         ('format = "round-robin"', 'format = "swiss"\nrounds = 1'),
-        ('format = "round-robin"', 'format = "tables"\nrounds = 3'),
+        (
+            'format = "round-robin"\n[[games]]\nname = "tic-tac-toe"\nparticipants = ["perfect", "random"]',
+            'format = "tables"\nrounds = 3\n[[games]]\nname = "lewis-signalling"\nparticipants = ["lewis-convention", "random"]',
+        ),
         (
             'format = "round-robin"',
             'format = "round-robin"\nrounds = 3\n[[games]]\nname = "pig"\nconfig = { players = 3 }\n'
@@ -120,6 +123,16 @@ def test_a_table_needs_a_participant_for_every_seat(tmp_path: Path, game: str, p
         .replace('["perfect", "random"]', participants)
     )
     with pytest.raises(TournamentConfigError, match=r"cup\.toml: games\[0\]\.participants: .*at least \d participants"):
+        load(path)
+
+
+def test_a_two_seat_game_of_opponents_at_rotating_tables_is_refused_for_round_robin(tmp_path: Path) -> None:
+    """Rotating by one seat a round, each participant met only its neighbours, always in one
+    seat order: tit-for-tat never met grim, and the same player moved first every time (found by QA)."""
+    path = tmp_path / "cup.toml"
+    path.write_text(GOOD.replace('format = "round-robin"', 'format = "tables"'))
+    said = r"cup\.toml: format: tic-tac-toe is a two-seat game: .* round-robin or swiss"
+    with pytest.raises(TournamentConfigError, match=said):
         load(path)
 
 
