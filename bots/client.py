@@ -633,9 +633,7 @@ def _greeting(frame: str | bytes) -> dict[str, Any]:
     except p.ProtocolError as error:
         raise BotStopped(f"the server is not an arena: its answer to the hello is not a message ({error.message})") from None
     kind = msg.get("t")
-    if kind == "welcome" and isinstance(msg.get("session"), str):
-        return msg
-    if kind == "error":
+    if kind == "error" or (kind == "welcome" and isinstance(msg.get("session"), str)):
         return msg
     said = "a welcome without a session" if kind == "welcome" else f"{str(kind)[:40]!r}"
     raise BotStopped(f"the server is not an arena: it answered the hello with {said}")

@@ -181,8 +181,8 @@ class Trainer:
         """Where in ``stored`` the next update's stored turns begin."""
         self.metrics: list[dict[str, Any]] = []
         self.trained = 0
-        self.stepping: int | None = None  # the update whose PPO step is changing the weights now
         """The last update whose PPO step finished: what a checkpoint saved on Ctrl-C holds."""
+        self.stepping: int | None = None  # the update whose PPO step is changing the weights now
         if overwrite:
             shutil.rmtree(self.run_dir, ignore_errors=True)
         self.run_dir.mkdir(parents=True, exist_ok=True)

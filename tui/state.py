@@ -355,14 +355,15 @@ def _chat_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequen
 COUNTERS = ("turn", "round", "step", "tick")  # facts that change every step and say nothing of the move
 
 
+_ABSENT = object()  # a fact the view before did not have
+
+
 def _facts_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
     """Facts changed or new: a negotiation's first offer is a fact the step adds ("offer by
-    seat 0 (seller)  55"), and the log showed only the message sent with it."""
+    seat 0 (seller): 55"), and the log showed only the message sent with it."""
     before = {str(k): v for k, v in (old.get("items") or [])}
     return [
-        f"{k}: {v}"
-        for k, v in (new.get("items") or [])
-        if (str(k) not in before or before[str(k)] != v) and str(k).lower() not in COUNTERS
+        f"{k}: {v}" for k, v in (new.get("items") or []) if before.get(str(k), _ABSENT) != v and str(k).lower() not in COUNTERS
     ]
 
 
