@@ -10,8 +10,10 @@ it is acted on, and each failure is answered with an ``error`` carrying a code f
 
 from __future__ import annotations
 
+import array
 import collections
 import contextlib
+import fcntl
 import functools
 import gc
 import itertools
@@ -21,6 +23,7 @@ import random
 import re
 import resource
 import sqlite3
+import termios
 import time
 import urllib.parse
 import uuid
@@ -1452,8 +1455,21 @@ CLIENT_GONE = ClientGone()
 
 
 def _unread(ws: ServerConnection) -> bool:
-    """Whether websockets holds a message the server has not read yet (its frame queue)."""
-    return ws.recv_messages.recv_frames.statistics().current_buffer_used > 0
+    """Whether a message the server has not read yet may wait: in websockets' frame queue; in
+    its reader task, which keeps the frames of what it last read while it takes the send lock
+    (to write first any answer of its own they call for, a pong) and queues them after; or in
+    the kernel's socket buffer, where they stay until the reader task comes back to them (the
+    event loop stood still, or websockets stopped reading while its queue was full)."""
+    if ws.recv_messages.recv_frames.statistics().current_buffer_used or ws.send_lock.locked():
+        return True
+    if not isinstance(ws.stream, trio.SocketStream):
+        return False
+    waiting = array.array("i", [0])
+    try:
+        fcntl.ioctl(ws.stream.socket.fileno(), termios.FIONREAD, waiting)
+    except OSError:  # closed: nothing more will be read
+        return False
+    return waiting[0] > 0
 
 
 async def _discard_until_closed(ws: ServerConnection) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect as sync_connect
 from websockets.trio.client import ClientConnection, connect
 
 from arena import protocol as p
@@ -372,6 +374,37 @@ async def test_messages_that_waited_while_the_server_was_busy_are_not_taken_for_
         for _ in range(10):
             await ws.send(p.encode(p.message("ping"), True))
         assert await answers(ws, 8) == ["pong"] * 5 + ["error"] * 3
+
+
+@pytest.mark.trio
+async def test_messages_read_while_the_event_loop_stood_still_are_not_taken_for_a_flood(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole event loop stood still for 2 s (here a blocking call; a process starved of
+    CPU is the same). Back, websockets read the client's paced messages all at once and held
+    them while it took its send lock: in neither its queue nor the kernel, they were seen as
+    nothing unread and charged as one burst, refused, then closed 1008."""
+    arena = await arena_factory(limits=Limits(rate=20, burst=5, strikes=3))
+
+    async def blocking_leaderboard(game: str | None) -> dict[str, Any]:
+        time.sleep(2)
+        return {"game": game, "variants": []}
+
+    def paced_client() -> list[str]:
+        """From a thread of its own, which keeps its pace while the server's loop stands still."""
+        with sync_connect(arena.url + "/watch", proxy=None) as ws:
+            ws.send(p.encode(p.message("leaderboard"), True))
+            for _ in range(30):
+                ws.send(p.encode(p.message("ping"), True))
+                time.sleep(1 / 15)
+            kinds: list[str] = []
+            while len(kinds) < 31:
+                kind = p.decode(ws.recv(timeout=5))["t"]
+                kinds += [] if kind == "lobby" else [kind]
+            return kinds
+
+    monkeypatch.setattr(arena.server, "_leaderboard", blocking_leaderboard)
+    assert await trio.to_thread.run_sync(paced_client) == ["leaderboard"] + ["pong"] * 30
 
 
 @pytest.mark.trio
