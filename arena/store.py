@@ -218,12 +218,7 @@ older arena can still be read (ratings, a read-only server) unchanged."""
 
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     if read_only:
-        # Even mode=ro makes the -wal and -shm files of a WAL store. With no -wal file no
-        # writer has the store open (a writer keeps it while connected, a clean close removes
-        # it), so read the file as immutable: `arena serve --read-only` then writes nothing.
-        immutable = not path.with_name(path.name + "-wal").exists()
-        uri = f"{path.resolve().as_uri()}?{'immutable=1' if immutable else 'mode=ro'}"  # as_uri escapes '#', '%', '?'
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn = _connect_read_only(path.resolve().as_uri())  # as_uri escapes '#', '%', '?'
     else:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA synchronous=NORMAL")  # survives a crash of the process; FULL only adds power-loss safety
@@ -231,6 +226,24 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _connect_read_only(uri: str) -> sqlite3.Connection:
+    """A reader that takes part in SQLite's locking, as a writer's other readers do: it makes
+    the store's -wal and -shm files if none are there (empty; they change nothing stored).
+    Only where they cannot be made (a read-only folder or file system, where no writer can
+    make them either) is the file read as immutable, without locks: read so beside a writer
+    that came and went (``arena play --db``), whose checkpoint rewrote pages under the read,
+    the store looked corrupt ("database disk image is malformed")."""
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")  # the files are opened at the first read
+    except sqlite3.OperationalError as error:
+        conn.close()
+        if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CANTOPEN:
+            raise
+        conn = sqlite3.connect(f"{uri}?immutable=1", uri=True, check_same_thread=False)
     return conn
 
 

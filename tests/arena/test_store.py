@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -240,6 +243,47 @@ def test_a_read_only_open_refuses_a_schema_it_cannot_read(tmp_path: Path, versio
     set_version(db, version)
     with pytest.raises(StoreError, match=says):
         Store(db, read_only=True)
+
+
+def test_a_read_only_store_open_while_a_writer_comes_and_goes_reads_what_it_committed(tmp_path: Path) -> None:
+    """Opened with no writer about, the store was read as an immutable file: what a writer then
+    committed and checkpointed into it went unseen, and pages rewritten under a read made
+    the store look corrupt ("database disk image is malformed")."""
+    db = tmp_path / "arena.db"
+    Store(db).close()
+    reader = Store(db, read_only=True)
+    assert reader.bots() == []
+    writer = Store(db)
+    for index in range(50):
+        writer.register_bot(f"bot-{index}")
+    writer.close()
+    assert len(reader.bots()) == 50
+    reader.close()
+
+
+READ_ONLY_MOUNT = """
+mount --bind "$1" "$2" && mount -o remount,ro,bind "$2" || exit 77
+exec "$3" -c 'import sys; from arena.store import Store; print(len(Store(sys.argv[1], read_only=True).bots()))' "$2/arena.db"
+"""
+
+
+def test_a_store_on_a_read_only_file_system_is_still_read(tmp_path: Path) -> None:
+    """There SQLite can make no -wal or -shm file for a reader (nor can any writer): the file
+    is read as immutable."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) to mount a folder read-only")
+    stored, mounted = tmp_path / "stored", tmp_path / "mounted"
+    stored.mkdir()
+    mounted.mkdir()
+    writer = Store(stored / "arena.db")
+    writer.register_bot("kept")
+    writer.close()
+    command = ["unshare", "--mount", "sh", "-c", READ_ONLY_MOUNT, "sh", str(stored), str(mounted), sys.executable]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    if done.returncode == 77 or "unshare failed" in done.stderr:
+        pytest.skip(f"cannot mount a folder read-only here: {done.stderr.strip()}")
+    assert (done.returncode, done.stdout.strip()) == (0, "1"), done.stderr
+    assert sorted(path.name for path in stored.iterdir()) == ["arena.db"]
 
 
 def rollback_journal_file(db: Path, make: Callable[[sqlite3.Connection], None]) -> bytes:
