@@ -113,13 +113,18 @@ class MatchPairs:
 
 
 def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
+    # per match first: a cooperative team of copies of one bot is one game, so its seats
+    # share one return in the mean (averaged per seat, it weighed as many games as seats)
     rows = store.conn.execute(
-        f"""SELECT s.bot, COUNT(DISTINCT s.match_id) AS games, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
-                  SUM(s.outcome = 'loss' OR (s.outcome = 'forfeit' AND EXISTS
-                      (SELECT 1 FROM seats o WHERE o.match_id = s.match_id AND o.outcome = 'win'))) AS losses,
-                  SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS mean_return
-           FROM seats s JOIN matches m ON m.id = s.match_id
-           WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")} GROUP BY s.bot""",
+        f"""SELECT bot, COUNT(*) AS games, SUM(wins) AS wins, SUM(draws) AS draws, SUM(losses) AS losses,
+                  SUM(forfeits) AS forfeits, AVG(score) AS mean_return
+           FROM (SELECT s.bot, SUM(s.outcome = 'win') AS wins, SUM(s.outcome = 'draw') AS draws,
+                        SUM(s.outcome = 'loss' OR (s.outcome = 'forfeit' AND EXISTS
+                            (SELECT 1 FROM seats o WHERE o.match_id = s.match_id AND o.outcome = 'win'))) AS losses,
+                        SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS score
+                 FROM seats s JOIN matches m ON m.id = s.match_id
+                 WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")} GROUP BY s.bot, s.match_id)
+           GROUP BY bot""",
         (FINISHED, variant),
     )
     records = {row["bot"]: dict(row) for row in rows}

@@ -321,3 +321,21 @@ def test_a_plot_title_is_wrapped_to_its_figure() -> None:
     plt.close(fig)
     assert len(lines) == 3 and all(len(line) <= 5 * TITLE_CHARS_PER_INCH for line in lines)
     assert " ".join(lines) == f"{variant}: score against each opponent (games played in brackets)"
+
+
+def test_a_cooperative_team_of_copies_counts_once_in_the_mean_return(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """Averaged per seat, a team of copies weighed twice in the mean return while counting
+    once in the games, and the board disagreed with the across-games score."""
+    from arena.ratings.leaderboard import overall
+
+    store = Store(tmp_path / "a.db")
+    store.finish_match(match_record("coordination", ["random", "random"], [1.0, 1.0]))
+    store.finish_match(match_record("coordination", ["random", "first"], [4.0, 4.0]))
+    rows = {row["bot"]: row for row in variant_leaderboard(store, "coordination", resamples=10)}
+    assert (rows["random"]["games"], rows["random"]["mean_return"]) == (2, 2.5)
+    whole = overall(store)
+    assert whole is not None
+    assert whole.scores[whole.agents.index("random"), whole.variants.index("coordination")] == 2.5
+    store.close()
