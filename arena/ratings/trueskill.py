@@ -52,6 +52,7 @@ TAU = SIGMA / 100.0
 DRAW_PROBABILITY = 0.10
 Z95 = 1.959963984540054  # the two-sided 95% normal quantile (the "1.96")
 _MPMATH_DIGITS = (15, 30, 60, 120, 240)  # precisions tried in turn after the float backend fails
+_AGREEMENT = 1e-12  # how close two precisions' ratings must be for the answer to be taken
 _MPMATH = threading.Lock()
 
 
@@ -87,7 +88,9 @@ def rate_match(
 
     Uses an explicit environment; on FloatingPointError or ValueError (an upset the default
     backend's precision cannot handle) the same update is recomputed with the mpmath backend, at
-    15 significant digits and then more (an upset between ratings 10^5 apart needs 30).
+    15 significant digits and then more (an upset between ratings 10^5 apart needs 30, 10^8
+    apart 60), until two precisions in a row agree: too few digits can fail as the float
+    backend does, or return ratings that are wrong.
     Two teams too far in the tail for the closed form go to mpmath at once: the float
     backend fails on the same subnormal probabilities, with wrong numbers or a ValueError.
     """
@@ -108,16 +111,33 @@ def rate_match(
         except (FloatingPointError, ValueError):  # ValueError: a precision of 0 reached math.sqrt
             pass
     env = _environment(*settings, "mpmath")
+    previous: list[list[Rating]] | None = None
     with _MPMATH:  # mpmath's precision is process-global: one retry at a time
         for digits in _MPMATH_DIGITS:
             with mpmath.workdps(digits):
                 try:
-                    return _rate(env, teams, ranks)
-                except FloatingPointError:
+                    rated = _rate(env, teams, ranks)
+                except (FloatingPointError, ValueError):  # ValueError: a precision of 0 reached math.sqrt
                     continue
+            if previous is not None and _agree(previous, rated):
+                return rated
+            previous = rated
     raise FloatingPointError(
         f"TrueSkill update failed even at {_MPMATH_DIGITS[-1]} digits: ratings {[[(r.mu, r.sigma) for r in t] for t in teams]} "
         "are too far apart to update"
+    )
+
+
+def _agree(one: Sequence[Sequence[Rating]], other: Sequence[Sequence[Rating]]) -> bool:
+    """Whether two precisions' answers are the same to 12 digits: a precision too low for the
+    upset does not always fail, it can return a sigma grown past its prior (impossible after
+    an observation), 10^4 times too big, or 10^-7 off; only agreement with more digits shows
+    the answer holds."""
+    pairs = [(a, b) for team, rated in zip(one, other, strict=True) for a, b in zip(team, rated, strict=True)]
+    return all(
+        math.isclose(getattr(a, key), getattr(b, key), rel_tol=_AGREEMENT, abs_tol=_AGREEMENT)
+        for a, b in pairs
+        for key in ("mu", "sigma")
     )
 
 

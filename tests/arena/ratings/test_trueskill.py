@@ -86,6 +86,20 @@ def test_an_upset_that_needs_more_than_default_mpmath_precision_is_rated() -> No
     assert 0.0 < winner.mu < loser.mu < 1e8
 
 
+@pytest.mark.parametrize(("sigma", "gap"), [(1e-6, 1e6), (1.0, 1e6), (8.333, 1e8)])
+def test_a_draw_too_far_apart_for_15_digits_is_rated_at_the_precision_it_needs(sigma: float, gap: float) -> None:
+    # at 15 digits mpmath grew sigma past its prior, raised ValueError, or was 10^4 times off
+    teams = [[Rating(25.0, sigma)], [Rating(25.0 + gap, sigma)]]
+    rated = rate_match(teams, [1, 1])
+    exact = package_env("mpmath")
+    with mpmath.workdps(60):
+        expected = exact.rate([(exact.create_rating(r.mu, r.sigma),) for [r] in teams], ranks=[1, 1])
+    for [mine], (other,) in zip(rated, expected, strict=True):
+        assert mine.mu == pytest.approx(float(other.mu), rel=1e-12)
+        assert mine.sigma == pytest.approx(float(other.sigma), rel=1e-12)
+        assert mine.sigma <= math.hypot(sigma, 25 / 300)  # an observation never widens the belief
+
+
 def herbrich_two_players(a: Rating, b: Rating, drew: bool) -> list[tuple[float, float]]:
     """Herbrich et al. 2007, eqs. 2-5, for a beating (or drawing with) b, at 50 digits."""
     with mpmath.workdps(50):
