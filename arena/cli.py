@@ -634,12 +634,14 @@ Boards = Mapping[str, Sequence[dict[str, Any]]]  # variant -> leaderboard rows
 def _print_boards(boards: Boards, held_out: Boards | None = None) -> None:
     """Each variant's leaderboard, the held-out games apart, and once what a rank means: two
     bots at rank 1, or a higher mu below a lower one, looked wrong without it."""
+    from arena.ratings.leaderboard import NOTHING_RATED
+
     held_out = held_out or {}
     for title, shown in (("", boards), ("held-out game: ", held_out)):
         for variant, rows in shown.items():
             print(f"\n{title}{variant}")
-            print(_leaderboard_table(rows))
-    if boards or held_out:
+            print(_leaderboard_table(rows) if rows else NOTHING_RATED)
+    if any(boards.values()) or any(held_out.values()):
         print(f"\n{RANKS_NOTE}")
 
 

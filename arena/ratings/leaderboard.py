@@ -198,6 +198,11 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
     return rows
 
 
+NOTHING_RATED = "no finished match between different bots: self-play is not rated, nor a void or unfinished match"
+"""What a variant's empty leaderboard means, said in its place: a variant played only in
+self-play showed a table of headers alone, as if rating had failed."""
+
+
 def record_text(row: Mapping[str, Any]) -> str:
     """W/D/L as tables show it: "-" for a bot none of whose games anyone wins or loses (ranked
     and cooperative games; a forfeit in a two-seat zero-sum game is a loss), not 0/0/0."""

@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from arena.ratings.leaderboard import finished_matches, overall, pairwise, record_text, variant_leaderboard
+from arena.ratings.leaderboard import (
+    NOTHING_RATED,
+    finished_matches,
+    overall,
+    pairwise,
+    record_text,
+    variant_leaderboard,
+)
 from arena.ratings.nash import win_matrix
 from arena.store import Store
 
@@ -153,6 +160,9 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
         lines += ["", "![Mean return per game](scores.png)", ""]
     for variant in sorted(variants):
         rows = variant_leaderboard(store, variant, resamples=resamples)
+        if not rows:  # its plots would be empty frames, and matplotlib warns about them
+            lines += [f"## {variant}", "", f"{NOTHING_RATED.capitalize()}.", ""]
+            continue
         slug = _slug(variant)
         order = [r["bot"] for r in sorted(rows, key=lambda r: (-r["nash"], r["bot"]))]
         win_rate_heatmap(store, variant, order, out / f"{slug}-winrates.png")

@@ -16,7 +16,7 @@ import trueskill
 import games
 from arena.cli import main
 from arena.match import MatchResult, play_match
-from arena.ratings.leaderboard import _solved, record_text, variant_leaderboard
+from arena.ratings.leaderboard import NOTHING_RATED, _solved, record_text, variant_leaderboard
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
@@ -169,6 +169,22 @@ def test_the_report_of_a_store_without_finished_matches_says_so(tmp_path: Path, 
     assert main(["report", "--db", str(tmp_path / "arena.db"), "--out", str(tmp_path / "report")]) == 0
     page = (tmp_path / "report" / "README.md").read_text()
     assert f"No finished matches in {tmp_path / 'arena.db'} yet" in page and not list((tmp_path / "report").glob("*.png"))
+
+
+def test_a_variant_played_only_in_self_play_says_why_it_has_no_table_and_no_plots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], match_record: Callable[..., MatchResult]
+) -> None:
+    """Its board printed headers alone, and the report an empty section with three blank plots."""
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    store.finish_match(match_record("nim", ["random", "random"], [1.0, -1.0]))
+    store.close()
+    assert main(["ratings", "--db", str(db), "--game", "nim"]) == 0
+    assert capsys.readouterr().out.split("\n")[1:3] == ["nim", NOTHING_RATED]
+    out = tmp_path / "report"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    assert f"## nim\n\n{NOTHING_RATED.capitalize()}." in (out / "README.md").read_text()
+    assert not list(out.glob("nim-*.png"))
 
 
 def test_ratings_on_a_missing_store_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
