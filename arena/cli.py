@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 USAGE_ERROR = 2
@@ -158,11 +159,17 @@ def _seat_for(spec: str, game: str, seed: int, seat: int) -> Any:
     return LocalSeat(bot, name=bot.label)
 
 
-def _printer(names: Sequence[str]) -> Callable[[Any], None]:
+def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) -> Callable[[Any], None]:
+    """Every step as the public sees it, and every rejected move; the reasons of the seats in
+    ``unexplained`` are left out: a reason is the game's answer to the mover, who may know
+    what a person at this terminal must not (a partner's rejected hint told them which
+    colour their own hidden cards were not)."""
+
     def show(event: Any) -> None:
         if event.kind == "rejected":
-            data = event.data
-            print(f"  seat {data['seat']} ({names[data['seat']]}): {data['action']!r} rejected: {data['reason']}")
+            seat = event.data["seat"]
+            reason = "" if seat in unexplained else f": {event.data['reason']}"
+            print(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}")
         elif event.kind == "step":
             moves = ", ".join(f"seat {seat} ({names[seat]}): {action}" for seat, action in event.data["actions"].items())
             print(f"step {event.step}  {moves}")
@@ -205,15 +212,16 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"{game.spec.name} with {config.players} players needs {config.players} --seat options, got {wanted}{hint}"
         )
     seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(args.seat)]
-    human = any(spec.split(":")[0] == "human" for spec in args.seat)
+    people = {seat for seat, spec in enumerate(args.seat) if spec.split(":")[0] == "human"}
     try:
-        clock = Clock(move_ms=(3_600_000 if human else 10_000) if args.move_ms is None else args.move_ms)
-        retries = (HUMAN_RETRIES if human else 2) if args.retries is None else args.retries  # typos are not moves
+        clock = Clock(move_ms=(3_600_000 if people else 10_000) if args.move_ms is None else args.move_ms)
+        retries = (HUMAN_RETRIES if people else 2) if args.retries is None else args.retries  # typos are not moves
         check_max_retries(retries)
     except ValueError as error:
         raise UsageError(str(error)) from None
     store = Store(args.db) if args.db else None  # opened first: a bad --db must not cost a played match
-    on_event = None if args.json else _printer([seat.name for seat in seats])
+    unexplained = set(range(len(seats))) - people if people else set()  # bots among themselves: every reason
+    on_event = None if args.json else _printer([seat.name for seat in seats], unexplained)
     if not args.json:
         print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
     unrecorded = None

@@ -277,6 +277,32 @@ def test_a_human_seat_plays_from_the_terminal_and_is_asked_again_after_an_illega
     assert human_moves[:2] == ["b2", "a1"] and record["max_retries"] == 10
 
 
+def test_with_a_person_at_the_terminal_a_bot_seats_rejected_moves_are_shown_without_the_reason(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The game's reason is its answer to the mover: a partner's rejected hanabi hint ("your
+    partner holds no white card") told the person which colours their own hidden cards were not."""
+    import io
+
+    from arena import cli
+    from arena.seats import LocalSeat
+
+    seat_for = cli._seat_for
+
+    def typo_first(spec: str, game: str, seed: int, seat: int) -> Any:
+        if spec != "typo-first":
+            return seat_for(spec, game, seed, seat)
+        answers = iter(["z9"])
+        return LocalSeat(lambda turn: next(answers, turn.legal_actions[0]), name="typo-first")
+
+    monkeypatch.setattr(cli, "_seat_for", typo_first)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a1\nb1\nc1\na3\nc3\n"))
+    code, out, _ = run(capsys, "play", "tic-tac-toe", "--seat", "typo-first", "--seat", "human")
+    assert code == 0 and "  seat 0 (typo-first): 'z9' rejected\n" in out
+    code, out, _ = run(capsys, "play", "tic-tac-toe", "--seat", "typo-first", "--seat", "random")
+    assert code == 0 and "  seat 0 (typo-first): 'z9' rejected: 'z9' is not a cell" in out  # bots among themselves
+
+
 def test_a_human_whose_input_closes_resigns() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "arena.cli", "play", "tic-tac-toe", "--seat", "human", "--seat", "random", "--json"],
