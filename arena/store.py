@@ -216,6 +216,16 @@ that reads of an older store do without (see ``BOT_SEATS_FROM``), so a store wri
 older arena can still be read (ratings, a read-only server) unchanged."""
 
 
+def deal_in_play(match: str) -> str:
+    """An SQL condition on the ``match`` alias of ``matches``: its cards are still to be dealt
+    to someone (see ``Store.deals_to_play``), so how it ended is not told yet."""
+    return (
+        f"(COALESCE({match}.group_size > (SELECT COUNT(*) FROM matches g INDEXED BY matches_by_group"
+        f" WHERE g.group_id = {match}.group_id AND g.status = '{FINISHED}'), 0)"
+        f" OR EXISTS (SELECT 1 FROM matches o WHERE o.status = '{LIVE}' AND o.seed = {match}.seed AND o.id != {match}.id))"
+    )
+
+
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     if read_only:
         conn = _connect_read_only(path.resolve().as_uri())  # as_uri escapes '#', '%', '?'
@@ -517,11 +527,8 @@ class Store:
         match live in the store deals from their seed (what a read-only server, which has no
         live matches of its own, knows of the serving one's)."""
         rows = self.conn.execute(
-            "SELECT m.id FROM matches m WHERE m.id IN (SELECT value FROM json_each(?)) AND (m.group_size > "
-            "(SELECT COUNT(*) FROM matches g INDEXED BY matches_by_group WHERE g.group_id = m.group_id AND "
-            "g.status = ?) OR EXISTS "
-            f"(SELECT 1 FROM matches o WHERE o.status = '{LIVE}' AND o.seed = m.seed AND o.id != m.id))",
-            (json.dumps(list(match_ids)), FINISHED),
+            f"SELECT m.id FROM matches m WHERE m.id IN (SELECT value FROM json_each(?)) AND {deal_in_play('m')}",
+            (json.dumps(list(match_ids)),),
         )
         return {row[0] for row in rows}
 
@@ -591,43 +598,68 @@ class Store:
         Competitive and mixed games rate each match by outcome or rank of return (a forfeit
         ranks last). Cooperative games have no opponent inside the match: they are rated
         when a duplicate group (matches sharing seeds, made with a group id and size)
-        completes, teams ranked by score. A bot on two sides of one comparison (self-play)
-        is not rated: TrueSkill has no meaning for a bot against itself.
+        completes, teams ranked by score. A competitive match of a duplicate group waits for
+        its group too, and then every match of it is rated in the order they began: rated
+        at its end, its table's result showed on the leaderboard while the other table still
+        played the same cards. A bot on two sides of one comparison (self-play) is not
+        rated: TrueSkill has no meaning for a bot against itself.
         """
         row = self.conn.execute("SELECT variant, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)).fetchone()
+        variant = row["variant"]
         if games.get(result.game).spec.teams == "all":
             teams, ranks = self._duplicate_teams(row["group_id"], row["group_size"])
-        else:
-            teams, ranks = [(bot,) for bot in result.players], ranks_from_returns(result.returns, result.forfeit_seat)
+            return self._apply_ratings(teams, ranks, variant, result.game, result.match_id)
+        if not row["group_id"] or not row["group_size"]:
+            ranks = ranks_from_returns(result.returns, result.forfeit_seat)
+            return self._apply_ratings([(bot,) for bot in result.players], ranks, variant, result.game, result.match_id)
+        updated: dict[tuple[str, str], Rating] = {}
+        for match in self._completed_group(row["group_id"], row["group_size"]):
+            players, returns = json.loads(match["players"]), json.loads(match["returns"])
+            ranks = ranks_from_returns(returns, match["forfeit_seat"])
+            updated |= self._apply_ratings([(bot,) for bot in players], ranks, variant, result.game, match["id"])
+        return updated
+
+    def _apply_ratings(
+        self, teams: Sequence[tuple[str, ...]], ranks: Sequence[int], variant: str, game: str, match_id: str
+    ) -> dict[tuple[str, str], Rating]:
+        """Rate one comparison of ``teams`` (lower rank is better) and record it against ``match_id``."""
         bots = [bot for team in teams for bot in team]
         if len(teams) < 2 or len(set(bots)) < len(bots):
             return {}
-        current = {bot: self.rating(bot, row["variant"]) for bot in bots}
+        current = {bot: self.rating(bot, variant) for bot in bots}
         rated = rate_match([[current[bot] for bot in team] for team in teams], ranks)
         now = time.time()
         updated: dict[tuple[str, str], Rating] = {}
         for team, new in zip(teams, rated, strict=True):
             for bot, rating in zip(team, new, strict=True):
-                updated[(bot, row["variant"])] = rating
+                updated[(bot, variant)] = rating
                 self.conn.execute(
                     """INSERT INTO ratings VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT(bot, variant) DO UPDATE SET
                        mu = excluded.mu, sigma = excluded.sigma, matches = matches + 1, updated_at = excluded.updated_at""",
-                    (bot, row["variant"], result.game, rating.mu, rating.sigma, now),
+                    (bot, variant, game, rating.mu, rating.sigma, now),
                 )
                 self.conn.execute(
                     "INSERT INTO rating_history (bot, variant, match_id, mu, sigma, at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (bot, row["variant"], result.match_id, rating.mu, rating.sigma, now),
+                    (bot, variant, match_id, rating.mu, rating.sigma, now),
                 )
         return updated
+
+    def _completed_group(self, group: str, size: int) -> list[sqlite3.Row]:
+        """The finished matches of a duplicate group that just completed, in the order they
+        began; none before it completes, nor after (a late extra match rates nobody twice)."""
+        played = self.conn.execute(
+            "SELECT id, players, seed, returns, forfeit_seat FROM matches WHERE group_id = ? AND status = ?"
+            " ORDER BY created_at, id",
+            (group, FINISHED),
+        ).fetchall()
+        return played if len(played) == size else []
 
     def _duplicate_teams(self, group: str | None, size: int | None) -> tuple[list[tuple[str, ...]], list[int]]:
         """The teams of a just-completed duplicate group and their ranks; nothing before it completes."""
         if not group or not size:
             return [], []
-        played = self.conn.execute(
-            "SELECT players, seed, returns FROM matches WHERE group_id = ? AND status = ? ORDER BY created_at", (group, FINISHED)
-        ).fetchall()
-        if len(played) != size:  # not complete yet, or completed before (a late extra match rates nobody twice)
+        played = self._completed_group(group, size)
+        if not played:
             return [], []
         group_matches = [DuplicateMatch(tuple(json.loads(m["players"])), m["seed"], json.loads(m["returns"])[0]) for m in played]
         ranks = duplicate_ranks(group_matches, size)

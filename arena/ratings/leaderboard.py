@@ -22,7 +22,7 @@ import numpy as np
 import games
 from arena.ratings.nash import agent_task_nash, bootstrap_counts, count_wins, logodds_matrix, nash_ratings
 from arena.ratings.trueskill import Rating, interval95, rank_by_intervals, ranks_from_returns
-from arena.store import FINISHED, Store, where
+from arena.store import FINISHED, Store, deal_in_play, where
 
 Pair = tuple[str, str, float]
 
@@ -39,11 +39,14 @@ through the seats' primary key: a list of every self-play match in the store rea
 seat, three times for each variant's leaderboard, however few matches the variant had."""
 
 
-def _not_self_play(matches: str) -> str:
-    """An SQL condition on the ``matches`` alias: not a self-play match of a competitive game."""
+def _counted(matches: str) -> str:
+    """An SQL condition on the ``matches`` alias: a match the leaderboard counts. Not a
+    self-play match of a competitive game, nor one whose deal another table still plays:
+    its result is withheld until then (the store rates it only then, too), and counted at
+    once, a table's win showed on the board while the other table held the same cards."""
     quoted = ("'" + game.spec.name.replace("'", "''") + "'" for game in games.all() if game.spec.teams == "all")
     cooperative = ", ".join(quoted)
-    return f"({matches}.game IN ({cooperative}) OR NOT {SELF_PLAY.format(match=f'{matches}.id')})"
+    return f"({matches}.game IN ({cooperative}) OR NOT {SELF_PLAY.format(match=f'{matches}.id')}) AND NOT {deal_in_play(matches)}"
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,7 @@ class FinishedMatch:
 def finished_matches(store: Store, *, game: str | None = None, variant: str | None = None) -> list[FinishedMatch]:
     clause, args = where({"status = ?": FINISHED, "game = ?": game, "variant = ?": variant})
     rows = store.conn.execute(
-        f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} AND {_not_self_play('matches')}"
-        " ORDER BY ended_at",
+        f"SELECT id, variant, players, returns, forfeit_seat FROM matches{clause} AND {_counted('matches')} ORDER BY ended_at",
         args,
     )
     return [
@@ -123,7 +125,7 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
                             (SELECT 1 FROM seats o WHERE o.match_id = s.match_id AND o.outcome = 'win'))) AS losses,
                         SUM(s.outcome = 'forfeit') AS forfeits, AVG(s.score) AS score
                  FROM seats s JOIN matches m ON m.id = s.match_id
-                 WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")} GROUP BY s.bot, s.match_id)
+                 WHERE m.status = ? AND m.variant = ? AND {_counted("m")} GROUP BY s.bot, s.match_id)
            GROUP BY bot""",
         (FINISHED, variant),
     )
@@ -133,7 +135,7 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
                   SUM(t.cost) AS cost, CAST(TOTAL(t.tokens_in) AS INTEGER) AS tokens_in,
                   CAST(TOTAL(t.tokens_out) AS INTEGER) AS tokens_out
            FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
-           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND {_not_self_play("m")}
+           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND {_counted("m")}
            GROUP BY s.bot""",
         (FINISHED, variant),
     )

@@ -871,6 +871,8 @@ async def resign_with_deals_withheld(arena: Arena, watcher: Client, resigner: Cl
         assert all(told[key] is None for key in ("reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")), told
     await watcher.send("replay", match=ended)
     assert (await watcher.expect("error"))["code"] == p.UNKNOWN_MATCH
+    _, board = await http_get(arena.url, "/api/leaderboard?game=kuhn-poker")  # nor the board: a win, a return, a rating
+    assert board["variants"] == {"kuhn-poker": []}, board
 
 
 @pytest.mark.trio

@@ -17,6 +17,7 @@ import games
 from arena.cli import main
 from arena.match import MatchResult, play_match
 from arena.ratings.leaderboard import NOTHING_RATED, _solved, record_text, variant_leaderboard
+from arena.ratings.trueskill import Rating, rate_match
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
@@ -109,6 +110,26 @@ def test_a_completed_duplicate_group_rates_the_higher_scoring_team_up(
     duplicate(match_record, store, ["dud", "dud-2"], 2, 2.0, "g1", 4)
     ratings = {row["bot"]: row["mu"] for row in store.ratings(game="mini-hanabi")}
     assert ratings["ace"] == ratings["ace-2"] > 25 > ratings["dud"] == ratings["dud-2"]
+
+
+def test_a_competitive_duplicate_group_is_rated_and_counted_once_every_table_has_played_its_deal(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """Rated and counted at its end, the first table's result showed on the board while the
+    second table held the same cards."""
+    store = Store(tmp_path / "a.db")
+    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    second = replace(match_record("kuhn-poker", ["bob", "ann"], [1.0, -1.0]), seed=7)
+    assert store.finish_match(first, {"group_id": "g", "group_size": 2}) == {}
+    assert store.ratings() == [] and variant_leaderboard(store, "kuhn-poker", resamples=10) == []
+    rated = store.finish_match(second, {"group_id": "g", "group_size": 2})
+    [ann_after_first], [bob_after_first] = rate_match([[Rating()], [Rating()]], [0, 1])
+    [bob_after_both], [ann_after_both] = rate_match([[bob_after_first], [ann_after_first]], [0, 1])
+    assert rated == {("ann", "kuhn-poker"): ann_after_both, ("bob", "kuhn-poker"): bob_after_both}  # in the order played
+    rows = {row["bot"]: row for row in variant_leaderboard(store, "kuhn-poker", resamples=10)}
+    assert (rows["ann"]["games"], rows["ann"]["wins"], rows["ann"]["losses"]) == (2, 1, 1)
+    assert rows["ann"]["mu"] == pytest.approx(ann_after_both.mu)
+    store.close()
 
 
 def test_a_cooperative_match_outside_a_group_rates_nobody(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
