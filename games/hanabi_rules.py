@@ -26,6 +26,11 @@ COLOURS = "RYGBW"
 COLOUR_NAMES = ("red", "yellow", "green", "blue", "white")
 MAX_COLOURS = len(COLOURS)
 MAX_RANKS = 5
+MAX_HINTS = 100
+"""The most hint tokens. Every hint is a turn that each observation retells, and a match lasts
+at most the tokens plus two turns per card (a discard regains a token), so 100 keeps a full
+deck's match near 200 turns. Unbounded, a billion tokens never ran out: hints alone could fill
+the server's step limit, and the tokens no longer made hints scarce."""
 
 Card = tuple[int, int]
 """(colour index, rank from 1)."""
@@ -88,6 +93,7 @@ class HanabiRulesConfig(GameConfig):
                 f"must leave cards in the deck of {size}"
             )
         self.at_least("hints", 1)
+        self.at_most("hints", MAX_HINTS)
         self.at_least("lives", 1)
 
     def return_bounds(self) -> tuple[float, float]:

@@ -23,6 +23,11 @@ BUST = 1
 """The face that wipes out the turn total and ends the turn."""
 MAX_PLAYERS = 4
 MAX_FACES = 100
+MAX_TARGET = 500
+"""The highest target: a match must end within the server's step limit (10,000 steps, then
+it is void). With a two-faced die a player banks a point in 1.5 to 2 of its steps, so four
+players, holding at 2 or at random, reach 500 in 3,000 to 3,700 steps; a target of a billion
+was accepted and never reached."""
 _MOVERS: tuple[tuple[int], ...] = tuple((seat,) for seat in range(MAX_PLAYERS))
 RECENT_TURNS = 6
 """How many finished turns an observation's text recounts."""
@@ -31,12 +36,14 @@ RECENT_TURNS = 6
 @dataclass(frozen=True)
 class PigConfig(GameConfig):
     target: int = 100
+    """The banked score that wins, 1 to ``MAX_TARGET``."""
     die: int = 6
     """The number of faces of the die, numbered 1 to ``die``."""
 
     def check(self) -> None:
         super().check()
         self.at_least("target", 1)
+        self.at_most("target", MAX_TARGET)
         if not 2 <= self.die <= MAX_FACES:
             raise ConfigError(f"config key 'die' must be 2 to {MAX_FACES} faces, got {self.die}")
 

@@ -58,11 +58,11 @@ def test_a_number_that_is_not_finite_is_refused_with_the_key(name: str, key: str
 @pytest.mark.parametrize(
     ("name", "key", "value"),
     [
-        ("pig", "target", 2**64),  # no msgpack integer: the lobby that listed the seek crashed the server
-        ("pig", "target", "18446744073709551616"),
+        ("hanabi", "lives", 2**64),  # no msgpack integer: a lobby listing pig's target of it crashed the server
+        ("hanabi", "lives", "18446744073709551616"),
         ("public-goods", "punish_fine", 2**64),  # an int given for a float key
         ("iterated-chicken", "straight_straight", -1.7e308),  # finite, but two rounds of it are not
-        ("mini-hanabi", "hints", 10**400),
+        ("mini-hanabi", "lives", 10**400),
     ],
 )
 def test_a_number_past_a_billion_is_refused_with_the_key(name: str, key: str, value: object) -> None:

@@ -79,6 +79,15 @@ def test_bad_config_names_the_key(config: dict[str, Any], key: str) -> None:
         Hanabi.new(config)
 
 
+@pytest.mark.parametrize("game", [Hanabi, MiniHanabi])
+def test_hint_tokens_are_at_most_100(game: type[HanabiRules]) -> None:
+    """A billion tokens were accepted: they never ran out, and hints alone ran a match past
+    the server's 10,000 steps."""
+    assert game.new({"hints": 100}).hints == 100
+    with pytest.raises(ConfigError, match="'hints' must be at most 100, got 101"):
+        game.new({"hints": 101})
+
+
 def test_a_negative_hand_size_error_says_zero_means_standard() -> None:
     with pytest.raises(ConfigError, match="0 for the standard size"):
         HanabiConfig(hand_size=-1)

@@ -164,6 +164,7 @@ def test_public_view_shows_scores_and_the_turn_total() -> None:
     ("values", "message"),
     [
         ({"target": 0}, "'target' must be at least 1, got 0"),
+        ({"target": 501}, "'target' must be at most 500, got 501"),  # else past the server's 10,000 steps
         ({"die": 1}, "'die' must be 2 to 100 faces, got 1"),
         ({"die": 101}, "'die' must be 2 to 100 faces"),
         ({"players": 5}, "played by 2 to 4 players, not 5"),
