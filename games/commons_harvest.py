@@ -73,20 +73,23 @@ class CommonsHarvestConfig(IteratedConfig):
 
 
 RULES = """\
-Commons harvest for 2 to 8 players (4 by default), over at most 20 rounds (configurable; \
-everyone knows how many). The players share a stock of fish: 100 units at the start, \
-capacity 100. Each round every player, at the same time, harvests 0 to 10 units: answer \
-"harvest <n>" (or just the number). If the requests add up to no more than the stock, \
-each gets what it asked; otherwise the whole stock is shared in proportion to the \
-requests, in whole units (each gets the floor of its exact share; leftover units go one \
-each to the largest fractional parts, ties to the lower seat). What remains then regrows: \
-stock + floor(0.25 * stock * (1 - stock / 100)), so regrowth is fastest at half capacity \
-and nothing regrows from nothing. If the stock reaches 0 it has collapsed and the game \
-ends at once. Each round pays at once: your reward is the units you got. After each round \
-everyone's requests, harvests and the new stock are shown to all. With cheap talk on, each \
-round first has a talk step: every player sends a message at the same time (any text up \
-to the character limit, possibly empty); messages bind nobody. Your goal is the highest \
-total harvest of your own; it is not a zero-sum game."""
+Commons harvest for 2 to 8 players (4 by default), over a fixed number of rounds (20 by \
+default; everyone knows how many) unless the stock collapses first. The players share a \
+stock of fish that can hold up to its capacity (100 units by default) and starts at a \
+given size (100 units, full, by default). Each round every player, at the same time, \
+harvests from 0 up to a maximum (10 units by default): answer "harvest <n>" (or just the \
+number). If the requests add up to no more than the stock, each gets what it asked; \
+otherwise the whole stock is shared in proportion to the requests, in whole units (each \
+gets the floor of its exact share; leftover units go one each to the largest fractional \
+parts, ties to the lower seat). What remains then regrows at the growth rate (0.25 by \
+default): stock + floor(growth rate * stock * (1 - stock / capacity)), so regrowth is \
+fastest at half capacity and nothing regrows from nothing. If the stock reaches 0 it has \
+collapsed and the game ends at once. Your observation gives this match's stock, capacity, \
+growth rate and largest harvest. Each round pays at once: your reward is the units you \
+got. After each round everyone's requests, harvests and the new stock are shown to all. \
+With cheap talk on, each round first has a talk step: every player sends a message at the \
+same time (any text up to the character limit, possibly empty); messages bind nobody. Your \
+goal is the highest total harvest of your own; it is not a zero-sum game."""
 
 
 class CommonsHarvest(IteratedGame):

@@ -69,20 +69,23 @@ class PublicGoodsConfig(IteratedConfig):
 
 RULES = """\
 Public goods game for 2 to 8 players (4 by default), over a fixed number of rounds (5 by \
-default; everyone knows how many). Each round every player gets 10 tokens and chooses, \
-at the same time as the others, how many of them (0 to 10) to contribute to a common pot; \
-it keeps the rest. The pot is multiplied by 1.6 and shared equally among all players, \
-contributors or not. So each token you contribute returns 1.6 / 4 = 0.4 to you (with 4 \
-players) and 0.4 to every other player: the group gains from every contribution, the \
-giver loses. Your round payoff is 10 - your contribution + your share of the pot; each \
-round pays at once. Answer "contribute <n>" (or just the number). Optionally (config \
-punishment=true) each round then has a punishment step: each player, at the same time, \
-either answers "none" or "punish <seat>" naming one other seat; punishing costs the \
-punisher 1 and fines the punished 3 (per punisher). After each step everyone's choices \
-are shown to all. With cheap talk on, each round first has a talk step: every player \
-sends a message at the same time (any text up to the character limit, possibly empty); \
-messages bind nobody. Your goal is the highest total score of your own; it is not a \
-zero-sum game. The game ends after the last round."""
+default; everyone knows how many). Each round every player gets the same number of tokens \
+(10 by default) and chooses, at the same time as the others, how many of them (0 to all) \
+to contribute to a common pot; it keeps the rest. The pot is multiplied by the multiplier \
+(1.6 by default; always more than 1 and less than the number of players) and shared \
+equally among all players, contributors or not. So each token you contribute returns \
+multiplier / players to you and as much to every other player (1.6 / 4 = 0.4 by \
+default): the group gains from every contribution, the giver loses. Your round payoff is \
+your tokens - your contribution + your share of the pot; each round pays at once. Answer \
+"contribute <n>" (or just the number). Optionally (config punishment=true) each round \
+then has a punishment step: each player, at the same time, either answers "none" or \
+"punish <seat>" naming one other seat; punishing costs the punisher some points (1 by \
+default) and fines the punished some points (3 by default), per punisher. Your observation gives this \
+match's tokens, multiplier and punishment cost and fine. After each step everyone's \
+choices are shown to all. With cheap talk on, each round first has a talk step: every \
+player sends a message at the same time (any text up to the character limit, possibly \
+empty); messages bind nobody. Your goal is the highest total score of your own; it is not \
+a zero-sum game. The game ends after the last round."""
 
 
 class PublicGoods(IteratedGame):

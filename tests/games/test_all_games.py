@@ -402,3 +402,38 @@ def test_more_players_may_play_fewer_rounds() -> None:
     public_goods.new({"players": 8, "rounds": MAX_TURNS // 4})
     with pytest.raises(ConfigError, match="'rounds' must be at most 250"):
         public_goods.new({"players": 8, "rounds": MAX_TURNS // 4 + 1})
+
+
+def stated_numbers(rules: str) -> set[str]:
+    """The numbers a rules text states as facts: those outside its '(... by default ...)' asides."""
+    return set(re.findall(r"\d+(?:\.\d+)?", re.sub(r"\([^()]*by default[^()]*\)", "", rules)))
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "said"),
+    [
+        (
+            "commons-harvest",
+            {"rounds": 7, "stock": 50, "capacity": 200, "growth_rate": 0.5, "max_harvest": 25},
+            ["round 1 of 7", "holds 50 units (capacity 200)", "0 to 25 units", "floor(0.5 * stock * (1 - stock / 200))"],
+        ),
+        (
+            "public-goods",
+            {"endowment": 20, "multiplier": 3.0, "punishment": True, "punish_cost": 2.0, "punish_fine": 5.0},
+            ["gets 20 tokens", "0 to 20 of them", "multiplied by 3", "costs the punisher 2 and fines the punished 5"],
+        ),
+    ],
+)
+def test_the_rules_give_each_configured_number_as_a_default_and_the_observation_the_match_s(
+    name: str, config: dict[str, object], said: list[str]
+) -> None:
+    """The rules are sent to every player as one text whatever the config: one stating the
+    default stock or multiplier as a fact contradicted the observation of a configured match."""
+    game = games.get(name)
+    stated = stated_numbers(game.spec.rules)
+    for key in config:
+        default = getattr(game.spec.default_config, key)
+        assert isinstance(default, bool) or f"{default:g}" not in stated, f"the rules state the default {key} as a fact"
+    text = game.new(config).observe(0).text
+    for words in said:
+        assert words in text
