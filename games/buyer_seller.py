@@ -119,7 +119,7 @@ def parse_action(action: str) -> tuple[int | None, str]:
 RULES = """\
 Buyer-seller bargaining over the price of one item. Seat 0 is the seller, seat 1 the \
 buyer. Chance draws the seller's cost (a whole number, uniformly between 20 and 50 by \
-default) and the buyer's value (uniformly between 50 and 80), so the value is never below \
+default) and the buyer's value (uniformly between 50 and 80 by default), so the value is never below \
 the cost and a deal always exists. What each side knows depends on the information \
 regime: "complete": both know both numbers; "one-sided": the buyer knows the cost but \
 the seller does not know the value (only the seller is uncertain); "two-sided" (the \

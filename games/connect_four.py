@@ -48,10 +48,11 @@ class ConnectFourConfig(GameConfig):
 
 RULES = """\
 Connect Four. Two players take turns; the first player (seat 0) plays X, the second \
-(seat 1) plays O. The board is a vertical grid, 7 columns wide and 6 rows high unless \
-the match says otherwise. On your turn, drop one disc into a column that is not full: \
-it falls to the lowest empty cell of that column. Columns are numbered from 1 (left) \
-to 7 (right); answer with the column number, such as 4. The first player to get four \
+(seat 1) plays O. The board is a vertical grid (7 columns wide and 6 rows high by \
+default; the board text shows this match's). On your turn, drop one disc into a column \
+that is not full: it falls to the lowest empty cell of that column. Columns are numbered \
+from 1 (left) to the last column (right; 7 by default); answer with the column number, \
+such as 4. The first player to get four \
 discs in a line (horizontal, vertical or diagonal) wins (+1, the other -1). If the board \
 fills up with no line of four, the game is a draw (0 each). In the board text the top \
 row comes first, '.' is an empty cell."""

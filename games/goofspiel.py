@@ -69,9 +69,9 @@ def rank_returns(points: Sequence[int]) -> tuple[float, ...]:
 
 
 RULES = """\
-Goofspiel. Every player starts with the same hand of cards valued 1 to 13 (by default). \
-A separate prize deck, also valued 1 to 13, is shuffled (by default; the prize_order \
-option can fix it descending or ascending) and placed face down.
+Goofspiel. Every player starts with the same hand of cards valued 1 up to the number of \
+cards (1 to 13 by default). A separate prize deck with the same values is shuffled (by \
+default; the prize_order option can fix it descending or ascending) and placed face down.
 
 Each turn the top prize card is turned face up and every player secretly chooses one \
 card from their hand as a bid; the bids are revealed together. The single highest bid \

@@ -43,13 +43,14 @@ Iterated stag hunt between two players (seat 0 and seat 1), over a fixed number 
 time, without seeing the other's choice: hunt the stag ("stag") or hunt a hare ("hare"). \
 The stag can only be caught together; a hare can be caught alone. Each round pays at once \
 (default payoffs, yours / theirs): both stag 4 / 4; you stag and they hare 0 / 3; you hare \
-and they stag 3 / 0; both hare 3 / 3. Hunting hare is safe (3 whatever the other does); \
-hunting stag pays most but only if the other hunts stag too. Your goal is the highest \
-total score of your own; it is not a zero-sum game. After each round both moves are shown \
-to both players. Answer "stag" or "hare" (or just "s" or "h"). With cheap talk on, each \
-round first has a talk step: both players send a message at the same time (any text up to \
-the character limit, possibly empty); both are shown before the moves. Messages bind \
-nobody. The game ends after the last round; the total of your round payoffs is your return."""
+and they stag 3 / 0; both hare 3 / 3. Hunting hare is safe (by default it pays 3 whatever \
+the other does); hunting stag pays most but only if the other hunts stag too. Your goal is \
+the highest total score of your own; it is not a zero-sum game. After each round both \
+moves are shown to both players. Answer "stag" or "hare" (or just "s" or "h"). With cheap \
+talk on, each round first has a talk step: both players send a message at the same time \
+(any text up to the character limit, possibly empty); both are shown before the moves. \
+Messages bind nobody. The game ends after the last round; the total of your round payoffs \
+is your return."""
 
 
 class IteratedStagHunt(MatrixGame):

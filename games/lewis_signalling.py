@@ -63,7 +63,7 @@ state 3), drawn at random, every state equally likely, independently each round.
 the sender sees the state. The sender then sends one signal (3 by default: signal a, \
 signal b, signal c); signals have no meaning given in advance, and nothing else can be \
 said. The receiver sees the signal, not the state, and chooses an act, one per state \
-(act 1, act 2, act 3). If the act's number equals the state's number, both players get \
+(act 1, act 2, act 3 by default). If the act's number equals the state's number, both players get \
 1 point for the round; otherwise both get 0.
 
 After each round both players are shown the state, the signal and the act, so the pair \

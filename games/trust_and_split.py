@@ -79,16 +79,19 @@ by default; both players know how many). At the start of each round each player 
 a secret rock-paper-scissors hand: you see your own hand, never the other's during the \
 round. The two hands are always different, so one wins (rock beats scissors, scissors \
 beat paper, paper beats rock). This round, the player whose hand wins values each coin at \
-10 points, the other at 1 point. Each round first has a talk step: both players send one \
-message at the same time (any text up to the character limit, possibly empty); messages \
-bind nobody. Then both players say at the same time how many of the 10 coins they take: \
-"take <n>" with n from 0 to 10 (or just the number). If the two claims add up to 10 or \
-less, each gets what it took (the rest is lost); if they add up to more, each gets its \
-claim scaled down: claim * 10 / (sum of claims), fractions of coins allowed. Each round \
-pays at once: the coins you got times what a coin is worth to you. After the round both \
-hands, both claims and both payoffs are shown to both players. Your goal is the highest \
-total score of your own; it is not a zero-sum game. Giving the coins to whoever values \
-them at 10 earns the pair the most, but only honest talk can tell who that is."""
+the high value (10 points by default), the other at the low value (1 point by default). \
+With cheap talk on (as by default), each round first has a talk step: both players send \
+one message at the same time (any text up to the character limit, possibly empty); \
+messages bind nobody. Then both players say at the same time how many of the round's \
+coins (10 by default) they take: "take <n>" with n from 0 to all of them (or just the \
+number). If the two claims add up to no more than the coins, each gets what it took (the \
+rest is lost); if they add up to more, each gets its claim scaled down: claim * coins / \
+(sum of claims), fractions of coins allowed. Your observation gives this match's coins \
+and values. Each round pays at once: the coins you got times what a coin is worth to \
+you. After the round both hands, both claims and both payoffs are shown to both players. \
+Your goal is the highest total score of your own; it is not a zero-sum game. Giving the \
+coins to whoever values them at the high value earns the pair the most, but only honest \
+talk can tell who that is."""
 
 
 class TrustAndSplit(IteratedGame):
@@ -96,7 +99,7 @@ class TrustAndSplit(IteratedGame):
         name="trust-and-split",
         title="Trust-and-Split",
         category="social_dilemma",
-        description="Split 10 coins whose worth depends on secret rock-paper-scissors hands: talk, trust, reciprocate.",
+        description="Split coins whose worth depends on secret rock-paper-scissors hands: talk, trust, reciprocate.",
         rules=RULES,
         default_config=TrustAndSplitConfig(),
         simultaneous=True,

@@ -422,6 +422,15 @@ def stated_numbers(rules: str) -> set[str]:
             {"endowment": 20, "multiplier": 3.0, "punishment": True, "punish_cost": 2.0, "punish_fine": 5.0},
             ["gets 20 tokens", "0 to 20 of them", "multiplied by 3", "costs the punisher 2 and fines the punished 5"],
         ),
+        (
+            "trust-and-split",
+            {"coins": 20, "high_value": 7.0},
+            ["Each round 20 coins are split", "values a coin at 7, the other at 1", "claim * 20 / (sum of claims)"],
+        ),
+        ("connect-four", {"columns": 9, "rows": 5}, ["9 columns by 5 rows", "1 2 3 4 5 6 7 8 9"]),
+        ("goofspiel", {"cards": 5}, ["5 cards each", "Your cards: 1, 2, 3, 4, 5."]),
+        ("lewis-signalling", {"states": 4, "signals": 2}, ["States and acts: 1 to 4; signals: a, b."]),
+        ("buyer-seller", {"value_min": 60, "value_max": 90}, ["drawn uniformly from 60 to 90"]),
     ],
 )
 def test_the_rules_give_each_configured_number_as_a_default_and_the_observation_the_match_s(

@@ -72,3 +72,11 @@ def test_a_move_from_another_game_is_refused() -> None:
 def test_config_errors_name_the_key(values: dict[str, object], key: str) -> None:
     with pytest.raises(ConfigError, match=f"'{key}'"):
         IteratedStagHunt.new(values)
+
+
+def test_the_rules_give_the_safe_hare_payoff_as_a_default() -> None:
+    """The rules are one text whatever the config: 'hare is safe (3 whatever the other does)'
+    was false of a match paying hare 3.5 against a stag hunter and 2 against a hare hunter."""
+    assert "Hunting hare is safe (by default it pays 3 whatever the other does)" in IteratedStagHunt.spec.rules
+    text = IteratedStagHunt.new({"hare_stag": 3.5, "hare_hare": 2.0}).observe(0).text
+    assert "you hare, they stag: 3.5 / 0" in text and "you hare, they hare: 2 / 2" in text

@@ -87,6 +87,13 @@ def test_without_talk_each_round_is_one_step() -> None:
     assert state.is_over and state.step_count == 2 and sum(state.returns()) == 2 * (50 + 5)
 
 
+def test_the_rules_give_the_talk_step_only_with_cheap_talk_on() -> None:
+    """The rules are one text whatever the config: 'each round first has a talk step' was
+    false of a match without talk, whose first step asks for the split."""
+    assert "With cheap talk on (as by default), each round first has a talk step" in TrustAndSplit.spec.rules
+    assert "Now: split of round 1" in TrustAndSplit.new(NO_TALK).observe(0).text
+
+
 def test_claims_outside_the_coins_are_refused() -> None:
     state = TrustAndSplit.new({**NO_TALK, "coins": 4})
     with pytest.raises(IllegalAction, match="'take 5' is not a move; answer take <n> with n a whole number from 0 to 4"):
