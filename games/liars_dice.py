@@ -85,9 +85,14 @@ def parse_bid(bid: str) -> tuple[int, int]:
     return int(quantity), int(face)
 
 
+def ones_count_for(face: int, wild_ones: bool) -> bool:
+    """Whether a 1 counts towards a bid on ``face``: wild ones stand for every other face."""
+    return wild_ones and face != 1
+
+
 def count_matching(dice: Sequence[int], face: int, wild_ones: bool) -> int:
     """How many of ``dice`` count towards a bid on ``face``."""
-    if wild_ones and face != 1:
+    if ones_count_for(face, wild_ones):
         return sum(1 for d in dice if d == face or d == 1)
     return sum(1 for d in dice if d == face)
 
@@ -270,8 +275,9 @@ class LiarsDice(Game):
             lines.append("All dice: " + "; ".join(f"seat {s}: {self._dice_text(d)}" for s, d in enumerate(self.dice)) + ".")
         elif self.current >= 0:
             quantity, face = parse_bid(self._bid_text(self.current))
+            wild = " or a wild 1" if ones_count_for(face, cfg.wild_ones) else ""
             lines.append(
-                f"The bid to beat: {quantity} {face} (at least {quantity} of all the dice show {face}), "
+                f"The bid to beat: {quantity} {face} (at least {quantity} of all the dice show {face}{wild}), "
                 f"by seat {self.bid_log[-1][0]}."
             )
         lines.append(self._status())

@@ -205,6 +205,13 @@ def test_observation_tells_dice_bids_and_what_to_answer() -> None:
     assert json.loads(json.dumps(observation.data)) == observation.data
 
 
+def test_with_wild_ones_the_bid_to_beat_says_ones_count_except_in_a_bid_on_1s() -> None:
+    """Dice 1 5 6 and 2 5 6: '3 5' holds by the one, which the bracket left out."""
+    wild = {"dice": 3, "wild_ones": True}
+    assert "3 5 (at least 3 of all the dice show 5 or a wild 1)" in play("3 5", wild).observe(1).text
+    assert "2 1 (at least 2 of all the dice show 1)," in play("2 1", wild).observe(1).text
+
+
 def test_full_view_shows_every_die_while_live() -> None:
     view = play("1 6").full_view()
     cards = next(block for block in view["render"] if block["type"] == "cards")
