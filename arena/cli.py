@@ -274,6 +274,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 admin_token = handle.read().strip()
         except OSError as error:
             raise UsageError(f"cannot read the admin token from {args.admin_token_file}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"cannot read the admin token from {args.admin_token_file}: it is not UTF-8 text") from None
         if not admin_token:
             raise UsageError(f"{args.admin_token_file} is empty")
     if args.read_only and not os.path.exists(args.db):
@@ -1248,7 +1250,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--db", default="arena.db", help="the SQLite store (default arena.db); one server per store, any number --read-only"
     )
     serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
-    serve.add_argument("--admin-token-file", help="read the admin token from this file instead of making one")
+    serve.add_argument(
+        "--admin-token-file",
+        help="read the admin token from this file instead of making one (with --read-only: in place of the store's)",
+    )
     serve.add_argument("--move-ms", type=int, default=10_000, help="time per move in ms for lobby matches (default 10000)")
     serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
     serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")

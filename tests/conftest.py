@@ -184,9 +184,8 @@ ArenaFactory = Callable[..., Awaitable[Arena]]
 def arena_factory(tmp_path: Path, nursery: trio.Nursery) -> ArenaFactory:
     async def start(*, limits: Limits | None = None, clock: Clock | None = None, db: Path | None = None, **options: Any) -> Arena:
         db = db or tmp_path / f"arena-{len(list(tmp_path.glob('arena-*.db')))}.db"
-        server = ArenaServer(
-            db, clock=clock or Clock(move_ms=5_000), limits=limits or Limits(), admin_token=ADMIN_TOKEN, **options
-        )
+        options.setdefault("admin_token", ADMIN_TOKEN)
+        server = ArenaServer(db, clock=clock or Clock(move_ms=5_000), limits=limits or Limits(), **options)
         listeners = await open_listeners("127.0.0.1", 0)
         await nursery.start(server.run, listeners)
         return Arena(server, f"ws://127.0.0.1:{bound_port(listeners)}", db)

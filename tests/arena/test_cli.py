@@ -127,6 +127,16 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
     assert err.count("\n") == 1 and err.startswith("arena: error: ") and message in err
 
 
+def test_an_admin_token_file_that_is_not_text_is_a_usage_error_naming_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """It was a bare codec error, naming no file, with status 1."""
+    token = tmp_path / "token"
+    token.write_bytes(b"\xff\xfe")
+    code, out, err = run(capsys, "serve", "--db", str(tmp_path / "arena.db"), "--admin-token-file", str(token))
+    assert (code, out) == (2, "") and err == f"arena: error: cannot read the admin token from {token}: it is not UTF-8 text\n"
+
+
 @pytest.mark.parametrize(
     ("command", "message"),
     [

@@ -1447,6 +1447,21 @@ async def test_a_read_only_server_hides_an_ended_matchs_deal_while_the_serving_o
 
 
 @pytest.mark.trio
+async def test_a_read_only_server_given_an_admin_token_takes_it_in_place_of_the_stores(
+    arena: Arena, arena_factory: ArenaFactory
+) -> None:
+    """It cannot keep the token in the store, and the one given was ignored without a word."""
+    reader = await arena_factory(db=arena.db, read_only=True, admin_token="the-mirror's-own")
+    async with reader.socket("/watch") as ws:
+        spectator = Client(ws, binary=False)
+        await spectator.send("admin", token=arena.admin_token)  # the store's
+        assert (await spectator.expect("error"))["code"] == p.NOT_ADMIN
+        await spectator.send("admin", token="the-mirror's-own")
+        await spectator.expect("trusted")
+    await reader.server.shutdown()
+
+
+@pytest.mark.trio
 async def test_a_store_that_cannot_be_read_is_a_json_503_not_a_websocket_failure(
     arena_factory: ArenaFactory, tmp_path: Path
 ) -> None:
