@@ -195,6 +195,12 @@ def _migration_6(db: sqlite_utils.Database) -> None:
     db.execute(f"UPDATE bots SET matches = ({_BOT_MATCH_COUNT.format(bot='bots.name')})")
 
 
+def _migration_7(db: sqlite_utils.Database) -> None:
+    """Ratings by match: a duplicate group's competitive matches are rated when the group
+    completes, and one an older arena rated at its end must not be rated again then."""
+    db.execute("CREATE INDEX rating_history_by_match ON rating_history (match_id)")
+
+
 _BOT_MATCH_COUNT = "SELECT COUNT(DISTINCT match_id) FROM seats WHERE seats.bot = {bot}"
 """A bot's matches (a self-play match once), read from every seat: kept on the bot since 6."""
 BOT_SEATS_FROM = 6
@@ -208,6 +214,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _migration_4,
     _migration_5,
     _migration_6,
+    _migration_7,
 )
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
 READABLE_FROM = 3
@@ -614,6 +621,8 @@ class Store:
             return self._apply_ratings([(bot,) for bot in result.players], ranks, variant, result.game, result.match_id)
         updated: dict[tuple[str, str], Rating] = {}
         for match in self._completed_group(row["group_id"], row["group_size"]):
+            if self.conn.execute("SELECT 1 FROM rating_history WHERE match_id = ? LIMIT 1", (match["id"],)).fetchone():
+                continue  # rated at its end by an arena from before groups waited (schema 7)
             players, returns = json.loads(match["players"]), json.loads(match["returns"])
             ranks = ranks_from_returns(returns, match["forfeit_seat"])
             updated |= self._apply_ratings([(bot,) for bot in players], ranks, variant, result.game, match["id"])

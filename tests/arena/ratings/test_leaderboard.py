@@ -132,6 +132,21 @@ def test_a_competitive_duplicate_group_is_rated_and_counted_once_every_table_has
     store.close()
 
 
+def test_a_group_match_an_older_arena_rated_at_its_end_is_not_rated_again_when_the_group_completes(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    store = Store(tmp_path / "a.db")
+    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    store.finish_match(first, {"group_id": "g", "group_size": 2})
+    store._apply_ratings([("ann",), ("bob",)], [0, 1], "kuhn-poker", "kuhn-poker", first.match_id)  # as it was then
+    store.finish_match(
+        replace(match_record("kuhn-poker", ["bob", "ann"], [1.0, -1.0]), seed=7), {"group_id": "g", "group_size": 2}
+    )
+    assert {row["bot"]: row["matches"] for row in store.ratings()} == {"ann": 2, "bob": 2}
+    assert store.conn.execute("SELECT COUNT(*) FROM rating_history").fetchone()[0] == 4
+    store.close()
+
+
 def test_a_cooperative_match_outside_a_group_rates_nobody(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
     store = Store(tmp_path / "a.db")
     store.finish_match(match_record("mini-hanabi", ["ace", "ace-2"], [5.0, 5.0]))
