@@ -485,10 +485,11 @@ class HanabiRules(Game):
             for seat in range(self.num_players)
             for i, k in enumerate(self._knowledge_data(seat), start=1)
         )
-        last = self._event_text(self.events[-1]) if self.events else "No actions yet."
-        summary = f"{self._table_text()}\nLast action: {last}\n{self._status()}"
+        # The whole log, not the last action: a spectator who comes in late learns every hint
+        # given, as the seats' observations retell them.
+        log = f"{self._history_text()}\n{self._status()}"
         return render.view(
-            summary,
+            f"{self._table_text()}\n{log}",
             render.cards([*hands, ("Discards", [card_name(c) for c in self.discards])], title="Hands"),
             render.facts(
                 {
@@ -500,7 +501,7 @@ class HanabiRules(Game):
                 }
             ),
             render.text(f"What each seat knows of its hand:\n{knowledge}"),
-            render.text(f"Last action: {last}\n{self._status()}"),
+            render.text(log),
         )
 
     def public_view(self) -> View:

@@ -292,3 +292,15 @@ def test_a_seat_observation_does_not_depend_on_its_own_hand() -> None:
 def test_the_public_view_hides_every_hand_while_live() -> None:
     groups = {g["label"]: g["cards"] for g in three_players().public_view()["render"][0]["groups"]}
     assert groups["Seat 0"] == groups["Seat 1"] == groups["Seat 2"] == ["?", "?"]
+
+
+def test_the_public_view_retells_every_hint_not_only_the_last_action() -> None:
+    """Which value a hint named is public; a spectator who came in after it could not learn it
+    from a view that showed only the last action."""
+    game = three_players()
+    for action in ("hint 1 r", "hint 2 3", "play 1"):
+        game.step({game.player: action})
+    view = game.public_view()
+    log = "seat 0 hinted colour R to seat 1, touching slot(s) 1\n  2. seat 1 hinted rank 3 to seat 2, touching slot(s) 2"
+    assert log in view["text"] and log in view["render"][-1]["text"]
+    assert "seat 2 played slot 1: R1, it extended the firework" in view["render"][-1]["text"]
