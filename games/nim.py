@@ -163,6 +163,10 @@ class Nim(Game):
     def _moves(self) -> list[tuple[int, str]]:
         return [(seat, action) for step in self.history for seat, action in step.items()]
 
+    def _moves_text(self) -> str:
+        moves = self._moves()
+        return "Moves so far: " + ("; ".join(f"seat {s} {a}" for s, a in moves) if moves else "none") + "."
+
     def _status(self) -> str:
         if self.winner is not None:
             return f"Seat {self.winner} took the last object and wins."
@@ -182,7 +186,7 @@ class Nim(Game):
         lines = [
             f"Nim. You are seat {seat}. Whoever takes the last object wins.",
             f"Heaps (objects left): {self._heaps_text()}.",
-            "Moves so far: " + ("; ".join(f"seat {s} {a}" for s, a in moves) if moves else "none") + ".",
+            self._moves_text(),
             prompt,
         ]
         return Observation(
@@ -198,11 +202,14 @@ class Nim(Game):
     def public_view(self) -> View:
         width = max(self.config.heaps)
         rows = [["o" if i < size else "" for i in range(width)] for size in self.heaps]
+        # The moves too, as the seats' observations retell them: the heaps alone do not say
+        # how they came to be.
+        log = f"{self._moves_text()}\n{self._status()}"
         return render.view(
-            f"{self._heaps_text()}.\n{self._status()}",
+            f"{self._heaps_text()}.\n{log}",
             render.grid(rows, title="heaps", row_labels=[f"heap {h}" for h in range(1, len(self.heaps) + 1)]),
             render.facts({f"heap {h}": size for h, size in enumerate(self.heaps, start=1)}),
-            render.text(self._status()),
+            render.text(log),
         )
 
     def full_view(self) -> View:

@@ -160,6 +160,16 @@ def test_public_view_draws_the_heaps() -> None:
     assert "Seat 1 to move." in view["text"]
 
 
+def test_public_view_lists_the_moves_the_heaps_do_not_show() -> None:
+    """Taking 1 then 2 from heap 1 leaves the heaps that taking 2 then 1 does; the players'
+    observations tell the two apart, so a spectator's view must too."""
+    one_then_two = play("take 1 from 1", "take 2 from 1").public_view()
+    two_then_one = play("take 2 from 1", "take 1 from 1").public_view()
+    assert one_then_two != two_then_one
+    assert "Moves so far: seat 0 take 1 from 1; seat 1 take 2 from 1." in one_then_two["text"]
+    assert one_then_two["render"][-1]["text"] == "Moves so far: seat 0 take 1 from 1; seat 1 take 2 from 1.\nSeat 0 to move."
+
+
 def test_nim_sum_is_the_xor_of_the_heaps() -> None:
     assert nim_sum((3, 4, 5)) == 2
     assert nim_sum((1, 2, 3)) == 0
