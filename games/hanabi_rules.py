@@ -485,11 +485,9 @@ class HanabiRules(Game):
             for seat in range(self.num_players)
             for i, k in enumerate(self._knowledge_data(seat), start=1)
         )
-        # The whole log, not the last action: a spectator who comes in late learns every hint
-        # given, as the seats' observations retell them.
-        log = f"{self._history_text()}\n{self._status()}"
+        last = self._event_text(self.events[-1]) if self.events else "No actions yet."
         return render.view(
-            f"{self._table_text()}\n{log}",
+            f"{self._table_text()}\nLast action: {last}\n{self._status()}",  # what a step changed, printed at each
             render.cards([*hands, ("Discards", [card_name(c) for c in self.discards])], title="Hands"),
             render.facts(
                 {
@@ -501,7 +499,9 @@ class HanabiRules(Game):
                 }
             ),
             render.text(f"What each seat knows of its hand:\n{knowledge}"),
-            render.text(log),
+            # The whole log, not the last action: a spectator who comes in late learns every
+            # hint given, as the seats' observations retell them.
+            render.text(f"{self._history_text()}\n{self._status()}"),
         )
 
     def public_view(self) -> View:

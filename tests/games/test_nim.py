@@ -166,7 +166,6 @@ def test_public_view_lists_the_moves_the_heaps_do_not_show() -> None:
     one_then_two = play("take 1 from 1", "take 2 from 1").public_view()
     two_then_one = play("take 2 from 1", "take 1 from 1").public_view()
     assert one_then_two != two_then_one
-    assert "Moves so far: seat 0 take 1 from 1; seat 1 take 2 from 1." in one_then_two["text"]
     assert one_then_two["render"][-1]["text"] == "Moves so far: seat 0 take 1 from 1; seat 1 take 2 from 1.\nSeat 0 to move."
 
 
