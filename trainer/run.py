@@ -81,21 +81,27 @@ def interval95(values: Sequence[float]) -> tuple[float, float]:
     return float(data.mean()), float(1.96 * data.std(ddof=1) / math.sqrt(len(data)))
 
 
-def plan_matches(config: TrainConfig, opponents: Sequence[Opponent], update: int, *, group_size: int) -> list[MatchPlan]:
+def plan_matches(
+    config: TrainConfig, opponents: Sequence[Opponent], update: int, *, group_size: int, first_group: int = 0
+) -> list[MatchPlan]:
     """One match per sampled opponent. Matches come in groups of ``group_size`` that share
     the seed, the game and the learner's seat (a leave-one-out baseline compares like with
-    like); from group to group the games take turns and the learner's seat alternates."""
+    like); from group to group the games take turns and the learner's seat alternates,
+    counted from ``first_group``, the groups planned before: counted within one update, a
+    run of one group per update (or of as many groups as games) had the learner in seat 0
+    of every match."""
     plans = []
     for i, opponent in enumerate(opponents):
         group = i // group_size
-        entry = config.games[group % len(config.games)]
+        turn = first_group + group
+        entry = config.games[turn % len(config.games)]
         players = games.get(entry.name).new(entry.config, 0).num_players
         if opponent.kind == "self":
             seats = tuple(SeatPlan("learner", "self") for _ in range(players))
         else:
             kind = "bot" if opponent.kind == "bot" else "model"
             other = opponent.spec if kind == "bot" else opponent.name
-            learner_seat = (group // len(config.games)) % players
+            learner_seat = (turn // len(config.games)) % players
             seats = tuple(SeatPlan("learner", "learner") if s == learner_seat else SeatPlan(kind, other) for s in range(players))
         plans.append(MatchPlan(i, entry.name, match_seed(config.seed, update, group), seats, entry.config))
     return plans
@@ -183,6 +189,7 @@ class Trainer:
         self.trained = 0
         """The last update whose PPO step finished: what a checkpoint saved on Ctrl-C holds."""
         self.stepping: int | None = None  # the update whose PPO step is changing the weights now
+        self.evaluations = 0  # gauntlets played so far
         if overwrite:
             shutil.rmtree(self.run_dir, ignore_errors=True)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -226,10 +233,10 @@ class Trainer:
         started = time.monotonic()
         config = self.config
         # one opponent per group of rollouts sharing a seed: the group differs only by the learner's own sampling
-        opponents = [
-            o for o in self.pool.sample(config.matches_per_update // config.group_size) for _ in range(config.group_size)
-        ]
-        rollouts = self._play(plan_matches(config, opponents, update, group_size=config.group_size), update, opponents)
+        groups = config.matches_per_update // config.group_size
+        opponents = [o for o in self.pool.sample(groups) for _ in range(config.group_size)]
+        plans = plan_matches(config, opponents, update, group_size=config.group_size, first_group=(update - 1) * groups)
+        rollouts = self._play(plans, update, opponents)
         per_opponent: dict[str, list[tuple[float, float]]] = {}
         returns = []
         # A void match (both seats of a simultaneous step failing at once, as a young model's
@@ -295,7 +302,10 @@ class Trainer:
         """The gauntlet: ``eval.matches`` against each fixed bot, the learner's seat alternating."""
         config = self.config
         bots = [Opponent(spec, "bot", spec) for spec in config.eval.bots for _ in range(config.eval.matches)]
-        plans = plan_matches(config, bots, EVAL_KEYS + update, group_size=1)  # every evaluation match its own deal
+        # every evaluation match its own deal; seats alternate across gauntlets too, so that a
+        # bot met once per gauntlet is not met from one seat only
+        plans = plan_matches(config, bots, EVAL_KEYS + update, group_size=1, first_group=self.evaluations)
+        self.evaluations += 1
         rollouts = self._play(plans, EVAL_KEYS + update, [])
         results: dict[str, Any] = {}
         for spec in config.eval.bots:

@@ -8,6 +8,7 @@ import json
 import math
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -22,7 +23,7 @@ from bots.registry import make_bot
 from trainer.config import OpponentSetting, StoreSetting, TrainConfigError, load, parse
 from trainer.policy import Policy
 from trainer.rollout import MatchPlan, SeatPlan, play_rollouts
-from trainer.run import train
+from trainer.run import EVAL_KEYS, plan_matches, train
 from trainer.store_samples import store_samples
 
 
@@ -295,7 +296,6 @@ def test_the_documented_example_config_is_valid(tiny_model_dir: Path) -> None:
 
 def test_rollouts_sharing_a_seed_share_the_game_the_learners_seat_and_the_opponent(tiny_model_dir: Path, tmp_path: Path) -> None:
     from trainer.opponents import Opponent
-    from trainer.run import plan_matches
 
     config = parse(
         {
@@ -323,6 +323,41 @@ def test_rollouts_sharing_a_seed_share_the_game_the_learners_seat_and_the_oppone
     }
     result = train(dataclasses.replace(config, updates=1, opponents=dataclasses.replace(config.opponents, bots=["random"])))
     assert result.metrics[-1]["kind"] == "update" and result.metrics[-1]["samples"] > 0
+
+
+def test_the_learners_seat_alternates_across_updates_and_gauntlets(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted within each update, one group per update had the learner in seat 0 of every
+    match, and a bot met once per gauntlet was met from one seat only."""
+    import trainer.run
+
+    planned: list[tuple[int, list[int]]] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> list[Any]:
+        plans = plan_matches(*args, **kwargs)
+        planned.append((args[2], [[s.kind for s in plan.seats].index("learner") for plan in plans]))
+        return plans
+
+    monkeypatch.setattr(trainer.run, "plan_matches", recorded)
+    config = parse(
+        {
+            "name": "seats",
+            "model": str(tiny_model_dir),
+            "out_dir": str(tmp_path),
+            "updates": 2,
+            "group_size": 2,
+            "matches_per_update": 2,
+            "games": [{"name": "kuhn-poker"}],
+            "opponents": {"self_play": False, "bots": ["random"]},
+            "eval": {"bots": ["random"], "matches": 1, "every": 1},
+        },
+        "seats.toml",
+    )
+    train(config)
+    training = [seats for update, seats in planned if update < EVAL_KEYS]
+    gauntlets = [seats for update, seats in planned if update >= EVAL_KEYS]
+    assert training == [[0, 0], [1, 1]] and gauntlets == [[0], [1], [0]]
 
 
 def test_a_config_error_found_at_parse_time_exits_2_and_writes_nothing(
