@@ -273,7 +273,9 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
     rollout from being its own baseline, and no critic is needed. A rollout with no turn
     at step t still collects what its later turns pay, gamma^(t'-t) * G_{j,t'} from its
     next turn t' (a seat can sit out rounds of a simultaneous game); after its last turn
-    G_{j,t} is 0. The paper scales rewards by 1/100 (``reward_scale``).
+    G_{j,t} is 0. The paper scales rewards by 1/100 (``reward_scale``). A rollout left alone
+    with its seed (the others void, or forfeited before their first turn, so without turns)
+    has no baseline: its turns get 0 and teach nothing. Refused, one such group stopped the run.
     """
     _check_gamma(gamma)
     if not (math.isfinite(reward_scale) and reward_scale > 0.0):
@@ -293,14 +295,10 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
     rollouts: dict[tuple[str, int], set[int]] = defaultdict(set)
     for m, g, sd in zip(batch.match.tolist(), batch.game.tolist(), batch.seed.tolist(), strict=True):
         rollouts[(g, sd)].add(m)
-    for (g, sd), members in rollouts.items():
-        if len(members) < 2:
-            raise ValueError(f"game {g!r} seed {sd} has a single rollout; leave-one-out needs at least two per seed")
     for i in range(len(batch)):
         m, p, t = int(batch.match[i]), int(batch.player[i]), int(batch.step[i])
         others = rollouts[(batch.game[i], int(batch.seed[i]))] - {m}
-        baseline = sum(collected(j, p, t) for j in others) / len(others)
-        advantages[i] -= baseline
+        advantages[i] = advantages[i] - sum(collected(j, p, t) for j in others) / len(others) if others else 0.0
     return advantages
 
 
