@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 import games
-from arena.match import Clock, MatchResult, play_match
+from arena.match import CRASH, Clock, MatchResult, play_match
 from arena.seats import LocalSeat, Move, Seat, Turn
 from bots.prompts import build_prompt
 from bots.registry import make_bot, seat_seed
@@ -261,4 +261,18 @@ async def play_rollouts(
             for plan in plans:
                 matches.start_soon(play, plan)
         serving.cancel_scope.cancel()
-    return [rollouts[plan.index] for plan in plans]
+    played = [rollouts[plan.index] for plan in plans]
+    for rollout in played:
+        result = rollout.result
+        if result.reason == CRASH and result.forfeit_seat is not None:
+            who = rollout.plan.seats[result.forfeit_seat]
+            name = "the learner" if who.kind == "learner" else f"{who.kind} {who.name!r}"
+            raise SeatCrashed(f"{name} failed in a rollout of {rollout.plan.game} (seat {result.forfeit_seat}): {result.detail}")
+    return played
+
+
+class SeatCrashed(RuntimeError):
+    """A seat's policy raised in a rollout: a model whose tokenizer does not fit its weights,
+    memory run out, a bug. Forfeited as a crash, it made every match a loss for the learner
+    (or a win, for an opponent's) with nothing to learn, and the run went on to a "final"
+    checkpoint no better than its start."""

@@ -22,7 +22,7 @@ from arena.store import Store
 from bots.registry import make_bot
 from trainer.config import OpponentSetting, StoreSetting, TrainConfigError, load, parse
 from trainer.policy import Policy
-from trainer.rollout import MatchPlan, SeatPlan, play_rollouts
+from trainer.rollout import MatchPlan, SeatCrashed, SeatPlan, play_rollouts
 from trainer.run import EVAL_KEYS, plan_matches, train
 from trainer.store_samples import store_samples
 
@@ -358,6 +358,33 @@ def test_the_learners_seat_alternates_across_updates_and_gauntlets(
     training = [seats for update, seats in planned if update < EVAL_KEYS]
     gauntlets = [seats for update, seats in planned if update >= EVAL_KEYS]
     assert training == [[0, 0], [1, 1]] and gauntlets == [[0], [1], [0]]
+
+
+def test_a_model_that_fails_in_a_rollout_stops_the_run_and_saves_no_final(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forfeited as a crash, every match was lost with nothing to learn, and the run ended
+    with a "final" checkpoint as if trained (a tokenizer not fitting its weights, say)."""
+
+    def out_of_memory(self: Policy, requests: Any) -> Any:
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(Policy, "decide", out_of_memory)
+    config = parse(
+        {
+            "name": "crash",
+            "model": str(tiny_model_dir),
+            "out_dir": str(tmp_path / "run"),
+            "updates": 1,
+            "matches_per_update": 2,
+            "games": [{"name": "kuhn-poker"}],
+            "opponents": {"self_play": False, "bots": ["random"]},
+        },
+        "crash.toml",
+    )
+    with pytest.raises(SeatCrashed, match=r"the learner failed in a rollout of kuhn-poker \(seat \d\): RuntimeError: CUDA"):
+        train(config)
+    assert not (tmp_path / "run" / "checkpoints" / "final").exists()
 
 
 def test_a_config_error_found_at_parse_time_exits_2_and_writes_nothing(
