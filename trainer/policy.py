@@ -187,6 +187,13 @@ class Policy:
             model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype])
         except SafetensorError as error:
             raise OSError(f"{folder}: cannot read its weights ({error}); was a save or a download cut short?") from None
+        except RuntimeError as error:
+            if "ignore_mismatched_sizes" not in str(error):  # transformers' words for weights of other shapes
+                raise
+            raise OSError(
+                f"{folder}: its weights do not fit its config.json (the shapes above differ); was the config"
+                " changed, or copied from another model?"
+            ) from None
         model.eval()
         return cls(model, tokenizer, device=device, **options)
 

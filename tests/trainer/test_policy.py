@@ -6,6 +6,7 @@ through ``model(input_ids).logits`` and a log-softmax, with no mask, positions o
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from pathlib import Path
@@ -238,4 +239,15 @@ def test_files_cut_short_are_refused_in_one_line_naming_the_folder(
     folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
     (folder / name).write_bytes((folder / name).read_bytes()[:100])
     with pytest.raises(OSError, match=rf"{folder}: cannot read its {what} .*cut short"):
+        Policy.load(folder)
+
+
+def test_weights_that_do_not_fit_the_config_are_refused_naming_the_folder(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """transformers' own words named neither the folder nor the cause: "You set
+    `ignore_mismatched_sizes` to `False`, thus raising an error"."""
+    folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    config = json.loads((folder / "config.json").read_text())
+    config["hidden_size"] *= 2
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(OSError, match=rf"{folder}: its weights do not fit its config.json"):
         Policy.load(folder)
