@@ -570,7 +570,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(run.results)
     if policy.exhausted:
-        print(f"arena: stopped after {len(run.results)} matches: {policy.why()}", file=sys.stderr)
+        ended = len(run.results)
+        print(f"arena: stopped after {ended} match{'es' * (ended != 1)}: {policy.why()}", file=sys.stderr)
     elif stop.is_set():
         played = len(run.results)
         print(f"arena: stopped as asked, after {played} match{'es' if played != 1 else ''}", file=sys.stderr)
@@ -1054,6 +1055,9 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     from trainer.run import Interrupted, train
 
+    if not args.json and config.eval.every and config.eval.bots:  # minutes on a CPU, silent without this line
+        gauntlet = config.eval.matches * len(config.eval.bots)
+        print(f"playing the gauntlet first (update 0, {gauntlet} matches), then {config.updates} updates", file=sys.stderr)
     try:  # a scheduler's SIGTERM keeps the weights as Ctrl-C does (main)
         result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
     except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on: keys of the file
@@ -1310,7 +1314,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: arena bot run alphabeta:depth=4 --url ws://127.0.0.1:8765 --name c4bot --token T --game connect-four",
     )
     run_bot.add_argument("spec", help="a bot spec: name or name:key=value,...")
-    run_bot.add_argument("--url", default="ws://127.0.0.1:8765", help="the server's base URL")
+    run_bot.add_argument("--url", default="ws://127.0.0.1:8765", help="the server's base URL (default ws://127.0.0.1:8765)")
     run_bot.add_argument("--name", help="the registered bot name (default: the spec's bot name)")
     run_bot.add_argument("--token", required=True, help="the bot's token")
     run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")

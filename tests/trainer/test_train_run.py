@@ -185,6 +185,8 @@ def test_cli_run_writes_metrics_checkpoints_and_plots(
 ) -> None:
     path = write_config(tmp_path, tiny_model_dir)
     assert main(["train", "run", str(path), "--updates", "2"]) == 0
+    said = capsys.readouterr().err  # the gauntlet before update 1 takes minutes on a CPU: said first, not silent
+    assert said.startswith("playing the gauntlet first (update 0, ") and "update 1/2" in said
     run = tmp_path / "run"
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["kind"] for r in rows] == ["eval", "update", "update", "eval"]

@@ -444,7 +444,7 @@ async def test_bot_run_stops_when_a_capped_endpoint_reports_no_usage(
     assert record is not None and record["reason"] == "resign" and "without token usage" in str(record), record
     err = capsys.readouterr().err
     assert codes == [0] and len(endpoint.requests) == 1
-    assert "stopped after 1 matches: the endpoint gave a reply without token usage" in err
+    assert "stopped after 1 match: the endpoint gave a reply without token usage" in err
 
 
 @pytest.mark.parametrize(("extra", "at_once"), [((), 1), (("--at-once", "3"), 3)], ids=["capped", "capped-but-told"])
