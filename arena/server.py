@@ -535,7 +535,8 @@ class ArenaServer:
         if self._websockets >= self.limits.max_connections:
             return f"the server holds {self.limits.max_connections} connections, the most it takes; retry later"
         if self._per_address[address] >= self.limits.max_per_address:
-            return f"{self.limits.max_per_address} connections are open from {address}, the most one address may hold"
+            held = self.limits.max_per_address
+            return f"{held} connection{'s are' if held != 1 else ' is'} open from {address}, the most one address may hold"
         return None
 
     async def _route(self, ws: ServerConnection) -> None:

@@ -111,7 +111,7 @@ def option_values(cls: type[Bot], parsed: BotSpec) -> dict[str, Any]:
     for key, raw in parsed.options.items():
         if key not in types:
             known = ", ".join(types) or "none"
-            raise BotSpecError(f"bot '{cls.name}' has no option '{key}'{did_you_mean(key, list(types))}; options: {known}")
+            raise BotSpecError(f"bot '{cls.name}' has no option '{key}'{did_you_mean(key, list(types))} (options: {known})")
         try:
             kwargs[key] = parse_value(key, raw, types[key][0])
         except ConfigError as error:  # the message says "config key"; here it is the bot's option

@@ -483,7 +483,7 @@ def _train(
         policy.train, model=str(current.path), out_dir=str(out), updates=policy.updates, seed=seed, store=store
     )
     stored = f"stored turns: {why}" if store is not None else f"no stored turns: {why}"
-    log(f"{policy.name}: training from {current.bot} for {policy.updates} updates ({stored})")
+    log(f"{policy.name}: training from {current.bot} for {policy.updates} update{'s' * (policy.updates != 1)} ({stored})")
 
     def progress(p: Any) -> None:
         log(f"{policy.name}: update {p.update}/{p.updates}, return {p.metrics['return_mean']:.3f}, {p.elapsed:.0f}s")

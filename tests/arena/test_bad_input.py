@@ -468,7 +468,7 @@ async def test_one_address_may_hold_max_per_address_websockets_and_another_addre
     async with arena.socket("/watch"):
         refused = await refused_handshake(arena.url + "/watch")
         assert refused.response.status_code == 503
-        assert "1 connections are open from 127.0.0.1" in json.loads(refused.response.body)["message"]
+        assert "1 connection is open from 127.0.0.1" in json.loads(refused.response.body)["message"]
         neighbour = await trio.open_tcp_stream(host, int(port), local_address="127.0.0.2")  # Linux routes all of 127/8 to lo
         async with connect(arena.url + "/watch", proxy=None, stream=neighbour) as other:
             assert json.loads(await other.recv())["t"] == "lobby"

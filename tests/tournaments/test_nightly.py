@@ -108,7 +108,7 @@ def test_two_nights_train_enter_play_rate_report_and_promote_only_on_evidence(
     assert main(["nightly", str(path), "--db", str(db), "--json"]) == 0
     out = capsys.readouterr()
     record = json.loads(out.out)
-    assert "ipd: training from ipd.base for 1 updates" in out.err
+    assert "ipd: training from ipd.base for 1 update (" in out.err
     night_dir = tmp_path / "nightly" / today.isoformat()
     assert json.loads((night_dir / "night.json").read_text()) == record
     assert record["steps"] == ["train", "register", "tournament", "report", "promote", "page"]
