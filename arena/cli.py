@@ -290,6 +290,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 max_matches=args.max_matches,
                 max_connections=args.max_connections,
                 max_per_address=args.max_per_address,
+                rate=args.rate,
+                burst=args.burst,
             ),
             read_only=args.read_only,
             admin_token=admin_token,
@@ -1262,6 +1264,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
     serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
     serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
+    serve.add_argument(
+        "--rate",
+        type=float,
+        default=50.0,
+        help="messages a second one connection may send, sustained (default 50); the SDK paces a bot under it, so"
+        " fast scripted bots in many matches at once (a remote tournament) play faster with a higher one",
+    )
+    serve.add_argument("--burst", type=int, default=100, help="messages one connection may send at once (default 100)")
     serve.add_argument(
         "--max-connections", type=int, default=10_000, help="open websockets, bots and spectators, at once (default 10000)"
     )

@@ -102,6 +102,8 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         ),
         ("play tic-tac-toe --seat random --seat random --seat random", "needs 2 --seat options, got 3\n"),
         ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
+        ("serve --rate 0 --burst -1", "limits out of range: rate=0.0, burst=-1"),
+        ("serve --rate nan", "limits out of range: rate=nan"),
         ("serve --max-matches 0", "limits out of range: max_matches=0"),
         ("serve --max-connections 0 --max-per-address 0", "limits out of range: max_connections=0, max_per_address=0"),
         ("bot run random --token x --game nim --url ws://127.0.0.1:70000", "bad server URL 'ws://127.0.0.1:70000': Port out"),
