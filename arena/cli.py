@@ -638,7 +638,10 @@ def _open_store(path: str) -> Any:
         raise UsageError(str(error)) from None
 
 
-RANKS_NOTE = "rank: bots whose 95% intervals overlap share one (mu ± 1.96 sigma; docs/RATINGS.md explains every column)"
+RANKS_NOTE = (
+    "rank: bots whose 95% intervals overlap share one (mu ± 1.96 sigma); mu '-': not rated yet (a cooperative game"
+    " outside duplicate groups, a group not played out); docs/RATINGS.md explains every column"
+)
 
 
 Boards = Mapping[str, Sequence[dict[str, Any]]]  # variant -> leaderboard rows
@@ -660,7 +663,7 @@ def _print_boards(boards: Boards, held_out: Boards | None = None) -> None:
 
 def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
     """One game variant's leaderboard, as `arena ratings --game` and tournaments print it."""
-    from arena.ratings.leaderboard import record_text
+    from arena.ratings.leaderboard import rating_text, record_text
 
     header = ("rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors")
     header += ("Nash [95%]", "mass", "cost/match")
@@ -669,9 +672,7 @@ def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
             (
                 r["rank"],
                 r["bot"],
-                f"{r['mu']:.2f}",
-                f"{r['sigma']:.2f}",
-                f"{r['conservative']:.2f}",
+                *rating_text(r),
                 r["games"],
                 record_text(r),
                 f"{r['mean_return']:.3g}",

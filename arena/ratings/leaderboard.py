@@ -205,6 +205,15 @@ NOTHING_RATED = "no finished match between different bots: self-play is not rate
 self-play showed a table of headers alone, as if rating had failed."""
 
 
+def rating_text(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """mu, sigma and mu - 3 sigma as tables show them: "-" for a bot not rated yet (a
+    cooperative game outside duplicate groups, a group not played out), whose numbers are
+    the prior's, which read as a tie at 25.00 between all such bots."""
+    if not row["rated"]:
+        return "-", "-", "-"
+    return f"{row['mu']:.2f}", f"{row['sigma']:.2f}", f"{row['conservative']:.2f}"
+
+
 def record_text(row: Mapping[str, Any]) -> str:
     """W/D/L as tables show it: "-" for a bot none of whose games anyone wins or loses (ranked
     and cooperative games; a forfeit in a two-seat zero-sum game is a loss), not 0/0/0."""

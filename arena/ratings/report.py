@@ -20,6 +20,7 @@ from arena.ratings.leaderboard import (
     finished_matches,
     overall,
     pairwise,
+    rating_text,
     record_text,
     variant_leaderboard,
 )
@@ -172,7 +173,7 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
         lines += ["|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(
-                f"| {r['rank']} | {r['bot']} | {r['mu']:.2f} | {r['sigma']:.2f} | {r['conservative']:.2f} | {r['games']} | "
+                f"| {r['rank']} | {r['bot']} | {' | '.join(rating_text(r))} | {r['games']} | "
                 f"{record_text(r)} | {r['forfeits']} | "
                 f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}] | {r['mass']:.2f} |"
             )

@@ -147,10 +147,17 @@ def test_a_group_match_an_older_arena_rated_at_its_end_is_not_rated_again_when_t
     store.close()
 
 
-def test_a_cooperative_match_outside_a_group_rates_nobody(tmp_path: Path, match_record: Callable[..., MatchResult]) -> None:
+def test_a_cooperative_match_outside_a_group_rates_nobody_and_the_table_says_so(
+    tmp_path: Path, match_record: Callable[..., MatchResult], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table showed the prior, 25.00 8.33 0.00, for every bot: a tie, as far as anyone could tell."""
     store = Store(tmp_path / "a.db")
     store.finish_match(match_record("mini-hanabi", ["ace", "ace-2"], [5.0, 5.0]))
     assert store.ratings() == []
+    store.close()
+    assert main(["ratings", "--db", str(tmp_path / "a.db"), "--game", "mini-hanabi"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if " ace" in line]
+    assert [row[2:5] for row in rows] == [["-", "-", "-"]] * 2
 
 
 async def fill(store_path: Path, pairings: list[tuple[str, str, str]], rounds: int) -> None:
