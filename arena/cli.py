@@ -886,6 +886,7 @@ def _run_and_show(
                 "void_details": summary.void_details,
                 "leaderboards": boards,
                 "held_out": {"games": held_out_boards, "opponents": opponents},
+                "standings": summary.standings,
             }
         )
     else:
@@ -912,6 +913,9 @@ def _show_tournament(
         f"{config.name}: {summary.played} played, {summary.skipped} already done, {summary.voided} void, {summary.elapsed:.1f}s"
     )
     _print_boards(boards, held_out_boards)
+    for label, points in summary.standings.items():
+        print(f"\n{label}: swiss standings (points: 1 a win, 0.5 a draw, a bye counts as won games)")
+        print(_table([(name, f"{score:g}") for name, score in points.items()], ("participant", "points")))
     if opponents:
         print(f"\nheld-out opponents ({', '.join(config.held_out_opponents)}): mean return against them and against the rest")
         header = ("game", "participant", "vs held-out", "mean return", "vs the rest", "mean return")

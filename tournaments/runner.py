@@ -73,6 +73,7 @@ class Summary:
     elapsed: float = 0.0
     variants: dict[str, str] = field(default_factory=dict)  # game label -> variant
     finished: list[Finished] = field(default_factory=list)  # every finished match of the schedule, earlier runs' too
+    standings: dict[str, dict[str, float]] = field(default_factory=dict)  # swiss game label -> participant -> points, best first
 
 
 def slot_of(config: TournamentConfig, entry: GameEntry, salt: str = "") -> Slot:
@@ -212,6 +213,8 @@ async def drive(
             if bye is not None:
                 byes.add(bye)
                 standings[bye] += config.games_per_pairing
+            # what swiss plays for, said at the end: the boards rate strength, not the points won
+            summary.standings[entry.label] = dict(sorted(standings.items(), key=lambda item: (-item[1], item[0])))
             if any(ended[match.key].status == "void" for match in matches):
                 return  # the next run plays the void match first, then pairs the next round from every result
 

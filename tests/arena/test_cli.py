@@ -259,6 +259,23 @@ def test_demo_runs_the_quickstart_tournament_and_prints_its_leaderboards(capsys:
     assert f"{summary['played']}/{summary['played']} done" in err
 
 
+def test_a_swiss_tournament_ends_with_its_standings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Swiss pairs by points, and only the rating boards were shown: never its standings, nor its winner."""
+    path = tmp_path / "swiss.toml"
+    path.write_text(
+        'name = "sw"\nformat = "swiss"\nrounds = 2\ngames_per_pairing = 1\n'
+        '[[games]]\nname = "iterated-prisoners-dilemma"\nconfig = { rounds = 3 }\n'
+        'participants = ["always-cooperate", "always-defect", "grim", "tit-for-tat"]\n'
+    )
+    code, out, _ = run(capsys, "tournament", "run", str(path), "--db", str(tmp_path / "a.db"))
+    assert code == 0 and "iterated-prisoners-dilemma: swiss standings (points: 1 a win" in out
+    table = out.split("swiss standings")[1].splitlines()
+    assert table[3].split() == ["always-defect", "2"]  # it beats every other: first, with both its games won
+    code, out, _ = run(capsys, "tournament", "run", str(path), "--db", str(tmp_path / "a.db"), "--json")
+    standings = json.loads(out)["standings"]["iterated-prisoners-dilemma"]
+    assert sum(standings.values()) == 4 and standings["always-defect"] == 2  # rebuilt from the store by a rerun
+
+
 def test_tournament_run_names_the_bad_key_of_a_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('name = "x"\nformat = "knockout"\n[[games]]\nname = "nim"\n')

@@ -170,6 +170,8 @@ def test_swiss_plays_as_many_rounds_as_the_file_allows_whatever_the_results() ->
 
     summary = trio.run(drive, config, later_name_wins)
     assert summary.played == summary.total == 15 and len(set(met)) == 15
+    # every pairing once, the later name winning: each has as many points as names before it
+    assert summary.standings == {"pig": {f"pig-hold-at:threshold={t}": float(t - 11) for t in range(16, 10, -1)}}
 
 
 @pytest.mark.parametrize("format", ["round-robin", "duplicate"])
