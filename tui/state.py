@@ -626,7 +626,16 @@ class Board:
         return cls(None, bots=bots, games=games)
 
     def variant_rows(self) -> list[dict[str, Any]]:
-        return [{"variant": variant, **row} for variant, rows in sorted(self.variants.items()) for row in rows]
+        """Every variant's rows; a bot not rated yet shows no TrueSkill: its numbers are the
+        prior's, a tie at 25.00 between all such bots as far as anyone could tell."""
+        return [
+            {"variant": variant, **row, **({} if row.get("rated", True) else UNRATED)}
+            for variant, rows in sorted(self.variants.items())
+            for row in rows
+        ]
+
+
+UNRATED = dict.fromkeys(("mu", "sigma", "conservative"))
 
 
 def sort_rows(rows: Sequence[Mapping[str, Any]], key: str | None, reverse: bool) -> list[Mapping[str, Any]]:

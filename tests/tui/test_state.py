@@ -208,6 +208,16 @@ def test_leaderboards_sort_with_missing_values_last() -> None:
     assert overall.game is None and {r["bot"] for r in overall.bots} >= {"equilibrium", "random-bot"}
 
 
+def test_a_bot_not_rated_yet_shows_no_trueskill_and_sorts_last() -> None:
+    """Its numbers are the prior's: all such bots read as tied at 25.00."""
+    rows = [
+        {"bot": "new", "rated": False, "mu": 25.0, "sigma": 8.33, "conservative": 0.0},
+        {"bot": "old", "rated": True, "mu": 20.0, "sigma": 2.0, "conservative": 14.0},
+    ]
+    shown = Board.parse({"t": "leaderboard", "game": "coordination", "variants": {"coordination": rows}}).variant_rows()
+    assert [(r["bot"], r["mu"]) for r in sort_rows(shown, "mu", True)] == [("old", 20.0), ("new", None)]
+
+
 def test_control_characters_from_bots_are_made_visible() -> None:
     msg = {"t": "delta", "view": {"render": [{"type": "chat", "messages": [{"seat": 0, "text": "hi\x1b[2J\x07 there\n"}]}]}}
     assert scrub(msg)["view"]["render"][0]["messages"][0]["text"] == "hi\ufffd[2J\ufffd there\n"
