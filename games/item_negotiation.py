@@ -152,7 +152,10 @@ class ItemNegotiation(AlternatingOffers[tuple[int, ...]]):
         name="item-negotiation",
         title="Item negotiation",
         category="negotiation",
-        description="Split a pool of books, hats and balls valued privately; talk, propose, accept or walk away with nothing.",
+        description=(
+            "Split a pool of books, hats and balls valued privately; talk, propose, accept;"
+            " no deal before the turns run out leaves both with nothing."
+        ),
         rules=RULES,
         default_config=ItemNegotiationConfig(),
         chance=True,
