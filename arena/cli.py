@@ -1466,8 +1466,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="every accepted turn of finished matches as JSON lines",
         description="Write one JSON line per accepted turn of the store's finished matches (void ones left out): "
         "prompt, observation, legal actions, action, log-probs, per-step reward, final return, opponents, match and "
-        "seed. The schema is in docs/TRAJECTORIES.md; the file loads with datasets.load_dataset('json', data_files=FILE) "
-        "and feeds TRL or verl.",
+        "seed. The schema is in docs/TRAJECTORIES.md, with the features that datasets.load_dataset('json', "
+        "data_files=FILE, features=...) needs; the file feeds TRL or verl.",
         epilog="example: arena export trajectories --db arena.db --game kuhn-poker --bot ckpt-7 --out kuhn.jsonl",
     )
     trajectories.add_argument("--db", default="arena.db", help="the store (default arena.db)")

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +120,8 @@ def _rows(
         config = json.dumps(json.loads(match["config"]), sort_keys=True)
         turns = store.conn.execute(
             "SELECT * FROM turns WHERE match_id = ? AND accepted = 1 ORDER BY step, seat, attempt", (match["id"],)
-        )
-        for turn in turns:
+        ).fetchall()
+        for turn, reward in zip(turns, _credited(turns, returns), strict=True):
             seat = turn["seat"]
             if bot is not None and players[seat] != bot:
                 continue
@@ -143,13 +145,38 @@ def _rows(
                 "logprobs": None if turn["logprobs"] is None else [float(x) for x in json.loads(turn["logprobs"])],
                 "tokens_in": turn["tokens_in"],
                 "tokens_out": turn["tokens_out"],
-                "reward": float(turn["reward"]),
+                "reward": reward,
                 "return": float(returns[seat]),
                 "outcome": outcomes[seat],
                 "rank": ranks[seat],
                 "tournament": match["tournament"],
                 "round": match["round"],
             }
+
+
+def rewards_summing_to(rewards: Sequence[float], total: float) -> list[float]:
+    """A trajectory's turn rewards, with whatever of ``total`` (the seat's scored return)
+    they do not account for, a forfeit's penalty or gain, added to the last turn; float
+    noise is left alone (0.1 + 0.2 is not 0.3, and a reward nudged by 1e-17 reads as changed)."""
+    out = [float(reward) for reward in rewards]
+    if not math.isclose(sum(out), total, rel_tol=1e-12, abs_tol=1e-12):
+        out[-1] += total - sum(out)
+    return out
+
+
+def _credited(turns: Sequence[Mapping[str, Any]], returns: Sequence[float]) -> list[float]:
+    """Each turn's reward, a seat's adding up to its return: what a forfeit moved, which no
+    step paid, goes to the seat's last turn, as the trainer credits it. Left where the steps
+    put it, the winner of a forfeit had rewards of 0 and a return of 1, and summed rewards
+    lost every forfeit win and loss."""
+    by_seat: dict[int, list[int]] = defaultdict(list)
+    for index, turn in enumerate(turns):
+        by_seat[turn["seat"]].append(index)
+    credited = [float(turn["reward"]) for turn in turns]
+    for seat, indexes in by_seat.items():
+        for index, reward in zip(indexes, rewards_summing_to([credited[i] for i in indexes], returns[seat]), strict=True):
+            credited[index] = reward
+    return credited
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from arena.seats import LocalSeat, Move, Seat, Turn
 from bots.prompts import build_prompt
 from bots.registry import make_bot, seat_seed
 from trainer.batcher import Batcher
+from trainer.export import rewards_summing_to
 from trainer.policy import Decision, Policy, Request
 
 ROLLOUT_CLOCK = Clock(move_ms=600_000, grace_ms=60_000)
@@ -152,14 +153,6 @@ class PolicySeat:
 
     async def end(self, result: Mapping[str, Any]) -> None:
         return None
-
-
-def rewards_summing_to(rewards: Sequence[float], total: float) -> list[float]:
-    """A trajectory's turn rewards, with whatever of ``total`` (the seat's scored return)
-    they do not account for, a forfeit's penalty, added to the last turn."""
-    out = [float(reward) for reward in rewards]
-    out[-1] += total - sum(out)
-    return out
 
 
 def turn_times(game: str, steps: Sequence[int]) -> list[int]:

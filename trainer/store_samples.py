@@ -18,9 +18,9 @@ from typing import Any
 from arena.store import Store
 from bots.prompts import Prompt
 from trainer.config import StoreSetting, TrainConfigError
-from trainer.export import trajectory_rows
+from trainer.export import rewards_summing_to, trajectory_rows
 from trainer.policy import Policy
-from trainer.rollout import Sample, rewards_summing_to, turn_times
+from trainer.rollout import Sample, turn_times
 
 STORE_MATCH_BASE = 1_000_000_000
 """Stored matches are numbered from here, apart from any update's rollouts."""

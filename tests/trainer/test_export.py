@@ -120,6 +120,27 @@ def test_rewards_credited_to_a_seats_turns_add_up_to_its_return(filled: Filled) 
     assert json.loads(ipd[0]["config"])["rounds"] == 4
 
 
+def test_a_forfeit_is_credited_to_each_seats_last_turn_so_rewards_add_up_to_the_return(tmp_path: Path) -> None:
+    """No step pays a forfeit: left where the steps put them, the winner's rewards were 0 against
+    a return of 1 (and the trainer, which credits the rest to the last turn, saw other rewards)."""
+    answers = iter(["b2", "zz", "zz", "zz"])  # one legal move, then illegal answers until the seat forfeits
+    forfeiter = LocalSeat(lambda turn: next(answers), name="forfeiter", threaded=False)
+    result = trio.run(_play_seats, tmp_path / "arena.db", "tic-tac-toe", [forfeiter, _bot("perfect", "tic-tac-toe", 0)])
+    assert result.reason == "illegal" and result.returns == [-1.0, 1.0]
+    rows = rows_of(tmp_path / "arena.db")
+    for seat in (0, 1):
+        mine = [r["reward"] for r in rows if r["seat"] == seat]
+        assert mine[:-1] == [0.0] * (len(mine) - 1) and mine[-1] == result.returns[seat]
+
+
+async def _play_seats(db: Path, game: str, seats: list[LocalSeat]) -> MatchResult:
+    result = await play_match(games.get(game), seats, seed=0, max_retries=2)
+    store = Store(db)
+    store.finish_match(result)
+    store.close()
+    return result
+
+
 async def _fill_every_game(db: Path, seeds: range) -> list[MatchResult]:
     store = Store(db)
     played = []
