@@ -198,7 +198,10 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, i
         raise ExportError(f"cannot write {out}: no folder {path.absolute().parent}")
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     count, matches = 0, set()
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:  # a folder this user may not write: said of --out, not of the temporary file
+        raise ExportError(f"cannot write {out}: {error.strerror} (in {path.parent})") from None
     try:
         with open(descriptor, "w", encoding="utf-8") as handle:
             for row in rows:

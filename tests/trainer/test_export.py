@@ -280,6 +280,15 @@ def test_a_missing_store_or_output_folder_is_one_line_with_status_2(
     assert code == 2 and "no folder" in err and not (tmp_path / "no").exists()
 
 
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs a folder nobody may write, as sysfs's")
+def test_an_output_in_a_folder_that_cannot_be_written_is_one_line_with_status_2_naming_it(
+    filled: Filled, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was a bare OSError naming the hidden temporary file, with status 1."""
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", "/sys/kernel/x.jsonl")
+    assert code == 2 and err.startswith("arena: error: cannot write /sys/kernel/x.jsonl: ") and ".tmp" not in err
+
+
 def test_an_output_that_is_a_folder_is_one_line_with_status_2_naming_it(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
