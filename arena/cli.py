@@ -571,12 +571,12 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         return FAILURE
     if args.json:
         _print_json(run.results)
+    played = len(run.results)
+    matches = f"{played} match{'es' if played != 1 else ''}"
     if policy.exhausted:
-        ended = len(run.results)
-        print(f"arena: stopped after {ended} match{'es' * (ended != 1)}: {policy.why()}", file=sys.stderr)
+        print(f"arena: stopped after {matches}: {policy.why()}", file=sys.stderr)
     elif stop.is_set():
-        played = len(run.results)
-        print(f"arena: stopped as asked, after {played} match{'es' if played != 1 else ''}", file=sys.stderr)
+        print(f"arena: stopped as asked, after {matches}", file=sys.stderr)
     return 0
 
 

@@ -16,7 +16,6 @@ import contextlib
 import fcntl
 import functools
 import gc
-import hmac
 import itertools
 import logging
 import math
@@ -60,6 +59,7 @@ from arena.store import (
     read,
     regrouped,
     serving_lock,
+    token_matches,
     variant_of,
 )
 from games.api import Game, GameError, make_config
@@ -505,7 +505,7 @@ class ArenaServer:
         """A read-only server given an admin token takes it in place of the store's, which it
         cannot replace: the one given was otherwise ignored without a word."""
         if self.read_only and self.admin_token is not None:
-            return hmac.compare_digest(hash_token(self.admin_token), hash_token(token))
+            return token_matches(hash_token(self.admin_token), token)
         return bool(await self._read(lambda s: s.is_admin_token(token)))
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:

@@ -63,6 +63,12 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def token_matches(token_hash: str | None, token: str) -> bool:
+    """Whether ``token`` is the one ``token_hash`` was made of (None: there is none), in
+    constant time."""
+    return token_hash is not None and hmac.compare_digest(token_hash, hash_token(token))
+
+
 def new_token() -> str:
     """32 random bytes behind a fixed prefix: a bare url-safe token starts with '-' one time
     in 32, and command lines (`--token -x...`) would then read it as an option."""
@@ -441,7 +447,7 @@ class Store:
 
     def authenticate(self, name: str, token: str) -> bool:
         row = self.conn.execute("SELECT token_hash FROM bots WHERE name = ?", (name,)).fetchone()
-        return row is not None and hmac.compare_digest(row["token_hash"], hash_token(token))
+        return token_matches(None if row is None else row["token_hash"], token)
 
     def bot_exists(self, name: str) -> bool:
         return self.conn.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is not None
@@ -460,7 +466,7 @@ class Store:
 
     def is_admin_token(self, token: str) -> bool:
         stored = self._meta(ADMIN_KEY)
-        return stored is not None and hmac.compare_digest(stored, hash_token(token))
+        return token_matches(stored, token)
 
     def _meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
