@@ -404,7 +404,7 @@ class ArenaServer:
             return query.get(name, [None])[0]
 
         if path == "/health":
-            return 200, {"status": "ok", "protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
+            return await self._health()
         if path == "/metrics":
             return 200, self.metrics_snapshot()
         if path == "/api/leaderboard":
@@ -452,6 +452,23 @@ class ArenaServer:
         if path in ("/bot", "/watch"):
             return 426, {"error": "upgrade_required", "message": f"{path} speaks websocket"}
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
+
+    async def _health(self) -> tuple[int, dict[str, Any]]:
+        """Healthy: the store can be read and, unless read-only, is still the file being written.
+        A server whose store file was deleted voids every match that ends, and a monitor that
+        was told "ok" all the while had nothing to restart it for."""
+        fields = {"protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
+        problem = None
+        if self.writer is not None and not self.writer.writes_to_its_file():
+            problem = str(self.writer.orphaned())
+        else:
+            try:
+                await self._read(lambda s: s.schema_version())
+            except (StoreError, sqlite3.Error) as error:
+                problem = f"the store cannot be read: {error}"
+        if problem is not None:
+            return 503, {"status": "unavailable", "error": p.STORE_UNAVAILABLE, "message": problem, **fields}
+        return 200, {"status": "ok", **fields}
 
     def _live_view(self, live: LiveMatch) -> dict[str, Any]:
         """A live match's view for spectators: the public view, but ``{}`` (with ``withheld``)

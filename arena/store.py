@@ -854,6 +854,7 @@ class StoreWriter:
         self.path = Path(path)
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # None: stop after what is queued
         self._closed = False
+        self._served: tuple[int, int] | None = None  # the file the writer opened (device, inode)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         token = trio.lowlevel.current_trio_token()
@@ -879,7 +880,7 @@ class StoreWriter:
 
     def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
         store = Store(self.path)
-        served = _file_id(self.path)
+        self._served = _file_id(self.path)
         try:
             opened()
             while True:
@@ -889,17 +890,21 @@ class StoreWriter:
                         batch.append(self._jobs.get_nowait())
                 jobs = [job for job in batch if job is not None]
                 if jobs:
-                    if _file_id(self.path) == served:
+                    if self.writes_to_its_file():
                         _run_batch(store, jobs)
                     else:
-                        _fail(jobs, self._orphaned())
+                        _fail(jobs, self.orphaned())
                     token.run_sync_soon(_wake, jobs)
                 if len(jobs) < len(batch):
                     return
         finally:
             store.close()
 
-    def _orphaned(self) -> sqlite3.OperationalError:
+    def writes_to_its_file(self) -> bool:
+        """Whether the file at the store's path is still the one the writer opened."""
+        return self._served is not None and _file_id(self.path) == self._served
+
+    def orphaned(self) -> sqlite3.OperationalError:
         """Why nothing more is written once the store's file was deleted or replaced: the open
         connection would go on committing to the old file, which no reader and no restart
         sees, while every match it took in was announced as recorded and rated."""

@@ -1479,7 +1479,10 @@ async def test_a_store_that_cannot_be_read_is_a_json_503_not_a_websocket_failure
     for path in ("/api/bots", "/api/matches", "/api/matches/x", "/api/leaderboard"):
         status, error = await http_get(reader.url, path)
         assert (status, error["error"]) == (503, "store_unavailable") and "no store at" in error["message"], path
-    assert (await http_get(reader.url, "/health"))[0] == 200
+    status, health = await http_get(reader.url, "/health")
+    assert (status, health["status"], health["read_only"]) == (503, "unavailable", True) and "no store at" in health["message"]
+    Store(db).close()
+    assert (await http_get(reader.url, "/health"))[0] == 200  # a read-only server reads whatever file is there
     await reader.server.shutdown()
 
 
@@ -1862,8 +1865,19 @@ async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_res
         assert await until_closed(client) == 1011
     assert [record.getMessage() for record in caplog.records if record.name.startswith("websockets")] == []
     assert any("gone-later" in record.getMessage() and "deleted" in record.getMessage() for record in caplog.records)
+    status, body = await http_get(arena.url, "/health")  # a monitor learns why every match now ends void
+    assert status == 503 and body["status"] == "unavailable" and body["error"] == "store_unavailable"
+    assert "deleted or replaced" in body["message"] and body["read_only"] is False
+
+
+@pytest.mark.trio
+async def test_health_says_unavailable_once_the_store_file_is_replaced_and_the_api_still_answers(arena: Arena) -> None:
+    assert await http_get(arena.url, "/health") == (200, {"status": "ok", "protocol": p.PROTOCOL_VERSION, "read_only": False})
+    arena.db.rename(arena.db.with_suffix(".moved"))
+    Store(arena.db).close()  # a readable store, but not the file the server writes to
     status, body = await http_get(arena.url, "/health")
-    assert status == 200 and body["status"] == "ok"
+    assert status == 503 and "deleted or replaced" in body["message"]
+    assert (await http_get(arena.url, "/metrics"))[0] == 200
 
 
 @pytest.mark.trio
