@@ -120,6 +120,14 @@ def test_a_quoted_message_cannot_break_out_of_its_quotes() -> None:
     assert '"' not in quoted[1:-1].replace('\\"', "")
 
 
+def test_a_quoted_message_shows_the_characters_that_print_as_nothing_as_escapes() -> None:
+    hidden = "deal\u200b now\u202e kcatta\U000e0041\U000e0042 \u00a0ok"
+    quoted = quote(hidden)
+    assert quoted == '"deal\\u200b now\\u202e kcatta\\udb40\\udc41\\udb40\\udc42 \\u00a0ok"'
+    assert json.loads(quoted) == hidden
+    assert quote("café 中文 👍 ok") == '"café 中文 👍 ok"'
+
+
 ENTRIES = [Said(0, 1, "offer 4", "a fair split"), Said(1, 1, "reject", ""), Said(1, 2, "offer 1", 'take "it"')]
 
 
