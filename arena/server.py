@@ -432,7 +432,10 @@ class ArenaServer:
 
             def page(store: Store) -> tuple[list[dict[str, Any]], set[str]] | StoreError:
                 try:
-                    found = store.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
+                    # a blank game or bot is no filter, as on the leaderboard (a form sends `game=` for any game)
+                    found = store.matches(
+                        game=arg("game") or None, bot=arg("bot") or None, status=status, limit=limit, before=arg("before")
+                    )
                 except StoreError as error:  # no match `before`: the caller's fault, unlike failing to open the store
                     return error
                 return found, store.deals_to_play(record["id"] for record in found)

@@ -1321,6 +1321,8 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert {"h-a", "h-b"} <= {b["name"] for b in bots}  # type: ignore[union-attr]
     listed = (await get("/api/matches?bot=h-a&limit=5"))[1]
     assert [m["id"] for m in listed] == [record["id"]]  # type: ignore[union-attr]
+    assert (await get("/api/matches?game=&bot="))[1] == (await get("/api/matches"))[1] != []  # blank: no filter
+    assert (await get("/api/leaderboard?game="))[1] == overall
     status, full = await get(f"/api/matches/{record['id']}")
     assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
     assert (await get("/api/matches/nope"))[0] == 404
