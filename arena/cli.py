@@ -439,18 +439,30 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 def _sigterm_as_ctrl_c() -> Iterator[None]:
     """SIGTERM (a scheduler, `timeout`, `kill`) stops the command as Ctrl-C does: SIGINT's own
     handler (trio's inside a run) raises the interrupt where it is safe, and the command says
-    it was interrupted instead of dying without a word. Where SIGINT is ignored (a script's
-    background job) SIGTERM keeps its default: it must still stop the command."""
+    it was interrupted, its temporary files removed, instead of dying without a word.
+
+    Where SIGINT is ignored (a script's background job) it must still stop the command: outside
+    a trio run it raises the interrupt itself; inside one, which took no interrupt handler, it
+    kills the process as the default action does (``arena bot run`` listens for it there)."""
     import signal
     import threading
 
     # signal handlers are the main thread's to set: a command run from another thread (a test, an
     # embedding program) leaves them to that program
-    forward = threading.current_thread() is threading.main_thread() and signal.SIG_IGN not in (
-        signal.getsignal(signal.SIGINT),
-        signal.getsignal(signal.SIGTERM),
-    )
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT)) if forward else None
+    forward = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+    ctrl_c_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+    def stop(signum: int, frame: object) -> None:
+        if not ctrl_c_ignored:
+            signal.raise_signal(signal.SIGINT)
+            return
+        trio = sys.modules.get("trio")
+        if trio is None or not trio.lowlevel.in_trio_run():
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, stop) if forward else None
     try:
         yield
     finally:

@@ -510,3 +510,31 @@ def test_ctrl_c_while_the_cli_starts_is_one_line_not_a_traceback(
     monkeypatch.setitem(sys.modules, "arena.store", Interrupted("arena.store"))
     assert main(["games"]) == 130
     assert capsys.readouterr().err == "arena: interrupted\n"
+
+
+@pytest.mark.parametrize("ctrl_c", ["taken", "ignored"])
+def test_sigterm_midway_through_an_export_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], ctrl_c: str
+) -> None:
+    """Started by a script in the background (SIGINT ignored), SIGTERM killed the export by
+    its default action and left the hidden temporary file beside --out."""
+    import signal
+
+    import trainer.export
+
+    def rows(*args: Any, **kwargs: Any) -> Any:
+        yield {"match_id": "m"}
+        signal.raise_signal(signal.SIGTERM)
+        yield {"match_id": "never"}
+
+    db = tmp_path / "arena.db"
+    assert main(["play", "nim", "--seat", "random", "--seat", "random", "--db", str(db)]) == 0
+    monkeypatch.setattr(trainer.export, "trajectory_rows", rows)
+    capsys.readouterr()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN if ctrl_c == "ignored" else signal.default_int_handler)
+    try:
+        assert main(["export", "trajectories", "--db", str(db), "--out", str(tmp_path / "t.jsonl")]) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert capsys.readouterr().err == "arena: interrupted\n"
+    assert [path.name for path in tmp_path.iterdir() if not path.name.startswith("arena.db")] == []
