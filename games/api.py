@@ -497,29 +497,26 @@ class Game(ABC):
         """Apply one action per mover, given as {seat: action}; return the step's rewards.
 
         Validates everything before changing anything, so an IllegalAction leaves the
-        state as it was. The mapping is kept in the history when it is already canonical.
+        state as it was. The history keeps a copy: a caller that reuses its mapping for the
+        next step must not rewrite this one.
         """
         if self.is_over:
             raise GameOver(f"{self.spec.name}: the game is over")
         movers = self.to_move()
         if len(actions) != len(movers):
             raise IllegalAction(f"expected actions for seats {list(movers)}, got {sorted(actions)}")
-        canonical = actions
+        canonical = dict(actions)
         for seat in movers:
             action = actions.get(seat)
             if action is None:
                 raise IllegalAction(f"seat {seat} must act at this step")
-            fixed = self.validate(seat, action)
-            if fixed is not action and fixed != action:
-                if canonical is actions:
-                    canonical = dict(actions)
-                canonical[seat] = fixed  # type: ignore[index]
+            canonical[seat] = self.validate(seat, action)
         rewards = self._apply(canonical)
         if rewards is not None and len(rewards) != self.num_players:
             # Summing a short list would leave the missing seats a silent 0 (a wrong result),
             # and it is the game's fault, never the movers': not an IllegalAction.
             raise GameError(f"{self.spec.name} returned {len(rewards)} rewards for {self.num_players} seats")
-        self.history.append(canonical if type(canonical) is dict else dict(canonical))
+        self.history.append(canonical)
         if rewards is not None:
             totals = self._returns
             for seat, reward in enumerate(rewards):

@@ -171,6 +171,8 @@ class ConnectFour(Game):
             column = parse_column(action)
             if column is None or column >= self.columns:
                 raise IllegalAction(f"'{action}' is not a column; columns are numbered 1 to {self.columns}")
+        if self.is_over:
+            raise IllegalAction("the game is over")
         if seat != self.player:
             raise IllegalAction(f"it is seat {self.player}'s turn, not seat {seat}'s")
         if self.full >> column & 1:

@@ -241,6 +241,8 @@ class HanabiRules(Game):
         return "'hint <seat> <colour letter>' or 'hint <seat> <rank>', e.g. 'play 1' or 'hint 1 r'"
 
     def validate(self, seat: int, action: str) -> str:
+        if self.is_over:
+            raise IllegalAction("the game is over")
         words = action.strip().lower().split()
         verb = words[0] if words else ""
         arity = len(words) == 2 or (verb == "hint" and len(words) == 3)

@@ -106,6 +106,8 @@ class KuhnPoker(Game):
         return _LEGAL[self.node]
 
     def validate(self, seat: int, action: str) -> str:
+        if self.is_over:
+            raise IllegalAction("the game is over")
         legal = _LEGAL[self.node]
         if action in legal and seat == self.player:
             return action

@@ -110,6 +110,8 @@ class TicTacToe(Game):
             index = _INDEX.get(action.strip().lower())
             if index is None:
                 raise IllegalAction(f"'{action}' is not a cell; cells are a1 to c3 (column letter, then row)")
+        if self.is_over:
+            raise IllegalAction("the game is over")
         if seat != self.player:
             raise IllegalAction(f"it is seat {self.player}'s turn, not seat {seat}'s")
         if (self.boards[0] | self.boards[1]) >> index & 1:

@@ -459,3 +459,22 @@ def test_the_rules_give_each_configured_number_as_a_default_and_the_observation_
     text = game.new(config).observe(0).text
     for words in said:
         assert words in text
+
+
+@pytest.mark.parametrize("game", GAMES, ids=ids)
+def test_an_action_after_the_end_is_illegal_and_the_history_keeps_its_own_copy(game: type[Game]) -> None:
+    """kuhn-poker and the hanabis validated a move on a finished game; and a caller that reused
+    its action mapping rewrote the history, which then replayed as another game."""
+    rng = random.Random(3)
+    state = game.new(None, 3)
+    first: dict[int, str] | None = None
+    while not state.is_over:
+        actions = random_joint_action(state, rng)
+        state.step(actions)
+        if first is None:
+            first, kept = actions, dict(state.history[0])
+            actions.clear()
+    assert state.history[0] == kept
+    for seat, action in kept.items():
+        with pytest.raises(IllegalAction, match=r"(game|hand) is over"):
+            state.validate(seat, action)
