@@ -189,18 +189,17 @@ class Goofspiel(Game):
         return None if self.is_over else self.prizes[self.turn]
 
     def _prizes_to_come(self) -> list[int]:
-        return sorted(self.prizes[self.turn + 1 :])
+        """The prizes after this one: in the order they come when the config fixes it (a fixed
+        order is common knowledge), else sorted (the order is what the deck hides)."""
+        rest = self.prizes[self.turn + 1 :]
+        return sorted(rest) if self.config.prize_order == "random" else list(rest)
 
     def _prizes_to_come_text(self) -> str:
-        """The prizes after this one, in their order when the config fixes it: a fixed
-        order is common knowledge, so calling it unknown would misinform the players."""
-        prizes = self._prizes_to_come()
+        prizes = ", ".join(map(str, self._prizes_to_come())) or "none"
         order = self.config.prize_order
         if order == "random":
-            return f"Prizes still to come after this one (order unknown): {', '.join(map(str, prizes)) or 'none'}."
-        if order == "descending":
-            prizes.reverse()
-        return f"Prizes still to come after this one, in {order} order: {', '.join(map(str, prizes)) or 'none'}."
+            return f"Prizes still to come after this one (order unknown): {prizes}."
+        return f"Prizes still to come after this one, in {order} order: {prizes}."
 
     def _turn_text(self, number: int, seat: int | None) -> str:
         played = self.bids[number]

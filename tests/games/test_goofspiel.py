@@ -191,3 +191,12 @@ def test_views_show_every_bid_and_the_points() -> None:
     assert view["text"].startswith("Game over: seat 0 wins. Points: seat 0 7, seat 1 3.")
     assert game.full_view() == view
     assert json.loads(json.dumps(view)) == view
+
+
+@pytest.mark.parametrize("order", ["descending", "ascending"])
+def test_a_fixed_prize_order_lists_the_prizes_to_come_in_that_order_in_text_and_data(order: str) -> None:
+    state = Goofspiel.new({"prize_order": order, "cards": 4}, 0)
+    observation = state.observe(0)
+    expected = [3, 2, 1] if order == "descending" else [2, 3, 4]
+    assert observation.data["prizes_to_come"] == expected
+    assert f"in {order} order: {', '.join(map(str, expected))}." in observation.text
