@@ -204,6 +204,17 @@ class _Forfeit(Exception):
         self.detail = detail
 
 
+REASON_CHARS = 500
+"""A rejection reason is cut to this many characters: a game quotes the action it refuses, and
+a reason quoting a huge one whole went back to the seat, into its next prompt, and into the store."""
+
+
+def shortened(reason: str) -> str:
+    if len(reason) <= REASON_CHARS:
+        return reason
+    return f"{reason[:REASON_CHARS]}… (cut; {len(reason)} characters in all)"
+
+
 class _Void(Exception):
     """The match ends void, no one seat's fault: it reached ``max_steps`` without ending, or
     every seat that failed a simultaneous step failed at once (both out of time at one
@@ -297,7 +308,7 @@ class _Match:
                     raise IllegalAction("no action found in the reply; end the reply with the action in [brackets]")
                 canonical = state.validate(seat, move.action)
             except IllegalAction as illegal:
-                reason = illegal.reason
+                reason = shortened(illegal.reason)
                 record.rejection = reason
                 await self.emit("rejected", seat=seat, attempt=attempt, action=move.action, reason=reason)
                 continue

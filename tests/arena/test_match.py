@@ -115,6 +115,21 @@ async def test_illegal_answers_are_retried_with_the_reason_then_accepted() -> No
 
 
 @pytest.mark.trio
+async def test_the_reason_for_refusing_a_huge_action_is_cut_short() -> None:
+    reasons: list[str | None] = []
+
+    async def rambling(turn: Turn) -> str:
+        reasons.append(turn.retry_reason)
+        assert turn.legal_actions
+        return turn.legal_actions[0] if turn.attempt else "z" * 100_000
+
+    result = await play_match(TicTacToe, [LocalSeat(rambling), first_legal()], clock=Clock(move_ms=5_000))
+    said = reasons[1]
+    assert said is not None and said == result.turns[0].rejection
+    assert said.startswith("'zzz") and said.endswith("… (cut; 100062 characters in all)") and len(said) < 550
+
+
+@pytest.mark.trio
 async def test_k_plus_one_illegal_answers_forfeit_and_record_the_reason() -> None:
     result = await play_match(TicTacToe, [first_legal(), scripted(["a1", "a1", "a1"])], max_retries=2)
     assert result.reason == "illegal" and result.forfeit_seat == 1
