@@ -749,6 +749,19 @@ class ArenaServer:
     def _bot_left(self, session: BotSession, connection: Connection) -> None:
         if session.detach(connection):
             self._bot_away(session)
+            self._spawn(self._forget_after_grace, session)
+
+    async def _forget_after_grace(self, session: BotSession) -> None:
+        await trio.sleep(max(0.0, session.grace_left()))
+        self._forget_if_idle(session)
+
+    def _forget_if_idle(self, session: BotSession) -> None:
+        """Drop a session away past its reconnection window with no match left (else its last
+        match's end does): the server kept every bot that ever connected, with the messages it
+        keeps for a resume, for its whole life. One that comes back later starts afresh, as a
+        resume too old to replay does."""
+        if self.sessions.get(session.bot) is session and not (session.connected or session.matches) and session.grace_left() <= 0:
+            del self.sessions[session.bot]
 
     def _login(self, hello: Mapping[str, Any], connection: Connection) -> BotSession:
         """Attach a connection to the bot's session: resume it, or start afresh and resync."""
@@ -1305,6 +1318,7 @@ class ArenaServer:
             if session is not None:
                 session.matches.pop(live.id, None)
                 session.resigned.pop(live.id, None)
+                self._forget_if_idle(session)
         if not self.live:
             self._all_ended.set()
 

@@ -292,6 +292,26 @@ async def test_a_disconnect_past_the_grace_window_forfeits(arena_factory: ArenaF
 
 
 @pytest.mark.trio
+async def test_a_session_away_past_its_window_with_no_match_left_is_forgotten(arena_factory: ArenaFactory) -> None:
+    """The server kept every bot that ever connected, with the messages kept for its resume."""
+    arena = await arena_factory(limits=Limits(grace_ms=300))
+    token = await arena.register("passing")
+    async with arena.bot("passing", token) as passing:
+        welcome = passing.welcome
+    async with arena.bot("stayer") as stayer, arena.bot("leaver") as leaver:
+        match = await start_direct_match(arena, "tic-tac-toe", ["stayer", "leaver"], clock={"move_ms": 60_000})
+        await stayer.expect("turn", match=match)
+        await leaver.ws.aclose()
+        await trio.sleep(0.6)  # past the window, but the leaver's seat is not asked yet: its match keeps it
+        assert "passing" not in arena.server.sessions and "leaver" in arena.server.sessions
+        await stayer.send("move", match=match, seat=0, step=0, attempt=0, action="a1")
+        assert (await stayer.expect("match_end", match=match))["reason"] == "disconnect"
+        assert "leaver" not in arena.server.sessions and "stayer" in arena.server.sessions
+    async with arena.bot("passing", token, resume={"session": welcome["session"], "last_seq": welcome["seq"]}) as back:
+        assert back.welcome["resumed"] is False and back.welcome["session"] != welcome["session"]
+
+
+@pytest.mark.trio
 async def test_the_heartbeat_finds_a_frozen_bot_and_its_opponent_is_told(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(heartbeat_s=0.2, grace_ms=60_000))
     async with arena.bot("watchful") as watchful:
