@@ -90,6 +90,8 @@ async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+    while isinstance(pilot.app, WatchApp) and pilot.app.lobby_redraw:  # a lobby within a second of the last
+        await pilot.pause(0.05)
 
 
 async def wait_until(pilot: Pilot[Any], condition: Callable[[], bool], timeout: float = 15.0, what: str = "") -> None:

@@ -276,3 +276,30 @@ def test_a_narrow_terminal_stacks_the_match_view_over_the_players_and_moves() ->
     screen = asyncio.run(scenario())
     board, players = screen.index("│ 1 │ X │ X │ X │"), screen.index("0 perfect-bot win")
     assert board < players  # the whole board row, and the players under it
+
+
+def test_lobbies_that_come_faster_than_a_second_are_drawn_once_a_second() -> None:
+    """A busy server sends four lobbies a second: drawn on each, the spectator took 30% of a core."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, LobbyScreen)
+            drawn = 0
+            draw = screen.draw
+
+            def counted() -> None:
+                nonlocal drawn
+                drawn += 1
+                draw()
+
+            screen.draw = counted  # type: ignore[method-assign]
+            for _ in range(8):  # two seconds of a busy server
+                app.receive(lobby_message())
+                await pilot.pause(0.25)
+            await settle(pilot)
+            assert 2 <= drawn <= 3
+
+    asyncio.run(scenario())
