@@ -99,12 +99,17 @@ def regrouped(found: Mapping[str, Any], group: str | None, size: int | None) -> 
     public) into a group still to be played: its players would know each other's cards."""
     if (found.get("group_id"), found.get("group_size")) == (group, size):
         return None
-    was = f"group {found.get('group_id')!r} of {found.get('group_size')}" if found.get("group_id") else "no group"
-    now = f"group {group!r} of {size}" if group else "no group"
+    was, now = _grouping(found.get("group_id"), found.get("group_size")), _grouping(group, size)
     return (
         f"the match made under this key was in {was}, and this one is in {now}: the tournament's schedule changed"
         " (games per pairing, participants); give it a new name to play the new schedule"
     )
+
+
+def _grouping(group: str | None, size: int | None) -> str:
+    if not group:
+        return "no group"
+    return f"group {group!r} with no size" if size is None else f"group {group!r} of {size}"
 
 
 def variant_of(game: str, overrides: Mapping[str, Any]) -> str:

@@ -17,7 +17,7 @@ import trio
 import games
 from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
-from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError
+from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError, regrouped
 from bots.registry import make_bot
 
 
@@ -313,3 +313,12 @@ def test_a_writer_refusing_a_file_leaves_it_byte_for_byte_as_it_was(
     with pytest.raises(StoreError, match=says):
         Store(db)
     assert db.read_bytes() == before  # it was switched to WAL: other programs then found their file changed
+
+
+def test_a_key_reused_in_another_group_says_both_groups_in_words() -> None:
+    """A group given with no size was said as "group 'g' of None"."""
+    assert regrouped({"group_id": "g", "group_size": 2}, "g", 2) is None
+    said = regrouped({"group_id": "g", "group_size": 2}, "g", None)
+    assert said is not None and "was in group 'g' of 2, and this one is in group 'g' with no size:" in said
+    said = regrouped({"group_id": None, "group_size": None}, "h", 4)
+    assert said is not None and "was in no group, and this one is in group 'h' of 4:" in said
