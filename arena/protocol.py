@@ -180,7 +180,7 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "key": ((str,), False),
     },
     "abort_match": {"match": ((str,), True), "reason": ((str,), False)},
-    "seed_salt": {"tournament": ((str,), True)},
+    "seed_salt": {"tournament": ((str,), True), "schedule": ((str,), False)},
 }
 # maps inside a message, checked like the message itself: type -> {field: its fields}
 NESTED_MAPS: dict[str, dict[str, dict[str, tuple[tuple[type, ...], bool]]]] = {

@@ -966,7 +966,7 @@ class ArenaServer:
         try:
             return await self.writer.call(work)
         except StoreError as error:
-            code = {"exists": p.BOT_EXISTS, "unknown": p.UNKNOWN_BOT}.get(error.kind, p.BAD_MESSAGE)
+            code = {"exists": p.BOT_EXISTS, "unknown": p.UNKNOWN_BOT, "schedule": p.BAD_CONFIG}.get(error.kind, p.BAD_MESSAGE)
             raise p.ProtocolError(code, str(error)) from None
 
     async def _on_register(self, session: BotSession, msg: Mapping[str, Any]) -> None:
@@ -1050,8 +1050,8 @@ class ArenaServer:
         session.send("match_aborted", match=live.id)
 
     async def _on_seed_salt(self, session: BotSession, msg: Mapping[str, Any]) -> None:
-        tournament = msg["tournament"]
-        salt = await self._store(lambda s: s.seed_salt(tournament))
+        tournament, schedule = msg["tournament"], msg.get("schedule")
+        salt = await self._store(lambda s: s.seed_salt(tournament, schedule))
         session.send("seed_salt", tournament=tournament, salt=salt)
 
     # ---- matches -------------------------------------------------------------------------

@@ -483,16 +483,29 @@ class Store:
                 "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)
             )
 
-    def seed_salt(self, tournament: str) -> str:
+    def seed_salt(self, tournament: str, schedule: str | None = None) -> str:
         """The tournament's secret, which its seeds are made with (``tournaments.formats.seed_of``):
         made at its first run and kept, so a rerun deals the same cards. A tournament that has
         matches from before salts keeps none, so that its remaining deals match the first ones.
-        Two runs starting at once get the same salt: the first one written wins."""
+        Two runs starting at once get the same salt: the first one written wins.
+
+        ``schedule`` (``tournaments.config.schedule_id``) is kept beside it at the first run that
+        gives one; a run with another is refused (StoreError, kind "schedule")."""
         key = f"seed_salt:{tournament}"
         with self.atomic():
             begun = self.conn.execute("SELECT 1 FROM matches WHERE tournament = ? LIMIT 1", (tournament,)).fetchone()
             salt = "" if begun is not None else secrets.token_hex(16)
             self.conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (key, salt))
+            if schedule is not None:
+                kept = f"schedule:{tournament}"
+                self.conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (kept, schedule))
+                if self._meta(kept) != schedule:
+                    raise StoreError(
+                        f"tournament {tournament!r} was first run with another schedule (its format, games,"
+                        " participants, games per pairing or rounds changed): give it a new name to play this"
+                        " one, or put the file back as it was to finish the first",
+                        "schedule",
+                    )
         stored = self._meta(key)
         assert stored is not None
         return stored

@@ -40,6 +40,8 @@ error names the file, the key and what is wrong.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +134,22 @@ class TournamentConfig:
     def remote(self) -> tuple[str, ...]:
         """The ``remote:NAME`` participants: bots someone else connects to the server."""
         return tuple(p for p in self.participants if remote_name(p) is not None)
+
+
+def schedule_id(config: TournamentConfig) -> str:
+    """A digest of what makes the tournament's schedule: its format, pairings, rounds, and each
+    game's label, table size and participants. Kept with the tournament's name at its first
+    run: a rerun of a file that changed any of them mixed the matches of two schedules under
+    one name, or took matches of the old one as done. A game's config is left to
+    ``runner.check_same_config``, which names the keys that changed."""
+    shape = {
+        "format": config.format,
+        "games_per_pairing": config.games_per_pairing,
+        "rounds": config.rounds,
+        "challenger": config.challenger,
+        "games": [[entry.label, entry.name, entry.players, [same_bot(p) for p in entry.participants]] for entry in config.games],
+    }
+    return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def load(path: str | Path) -> TournamentConfig:

@@ -45,7 +45,7 @@ from arena.seats import Turn
 from bots.base import Bot
 from bots.client import BotStopped, Pacer, connect_failure, run_bot
 from bots.registry import make_bot, secret_seed
-from tournaments.config import TournamentConfig, TournamentConfigError, remote_name
+from tournaments.config import TournamentConfig, TournamentConfigError, remote_name, schedule_id
 from tournaments.formats import ScheduledMatch
 from tournaments.runner import Played, Progress, Summary, check_same_config, drive
 
@@ -315,13 +315,17 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
         raise RemoteTournamentError(f"in-process participant {spec!r} ({name}) could not log in to {url}")
 
 
-async def _seed_salt(admin: Admin, tournament: str) -> str:
+async def _seed_salt(admin: Admin, config: TournamentConfig) -> str:
     """The tournament's secret from the server's store, which its seeds are made with: the
-    seeds of this run and of every rerun, wherever it is started from, come from the one kept."""
+    seeds of this run and of every rerun, wherever it is started from, come from the one kept.
+    The server refuses it to a file whose schedule changed since the tournament's first run."""
     try:
-        return str((await admin.request("seed_salt", "seed_salt", tournament=tournament))["salt"])
+        answer = await admin.request("seed_salt", "seed_salt", tournament=config.name, schedule=schedule_id(config))
     except AdminError as error:
-        raise RemoteTournamentError(f"{admin.url} would not give the seeds' secret of {tournament!r}: {error.message}") from None
+        if error.code == p.BAD_CONFIG:
+            raise RemoteUsageError(error.message) from None
+        raise RemoteTournamentError(f"{admin.url} would not give the seeds' secret of {config.name!r}: {error.message}") from None
+    return str(answer["salt"])
 
 
 async def _token(admin: Admin, name: str) -> str:
@@ -443,7 +447,7 @@ async def run_remote_async(
         async with trio.open_nursery() as nursery:
             await nursery.start(admin.run)
             await nursery.start(results.run, admin.limits)
-            salt = await _seed_salt(admin, config.name)
+            salt = await _seed_salt(admin, config)
             tokens = {name: await _token(admin, name) for name in names.values() if name not in remote}
             async with trio.open_nursery() as bots:
                 for participant, name in names.items():

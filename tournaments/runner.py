@@ -31,7 +31,7 @@ from arena.seats import LocalSeat
 from arena.store import Store, StoreWriter, regrouped
 from bots.registry import make_bot, seat_seed
 from games.api import make_config
-from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError
+from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError, schedule_id
 from tournaments.formats import (
     ScheduledMatch,
     Slot,
@@ -313,7 +313,7 @@ async def run_tournament_async(
     async with trio.open_nursery() as outer:
         await outer.start(writer.run)
         try:
-            salt = await writer.call(lambda store: store.seed_salt(config.name))
+            salt = await writer.call(lambda store: store.seed_salt(config.name, schedule_id(config)))
             return await drive(config, play, progress, salt)
         finally:
             await writer.aclose()

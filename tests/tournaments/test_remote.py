@@ -233,6 +233,15 @@ async def test_an_unknown_remote_bot_and_a_wrong_admin_token_are_clear_errors(ar
 
 
 @pytest.mark.trio
+async def test_a_rerun_through_the_server_whose_schedule_changed_is_refused(arena: Arena) -> None:
+    await run_remote_async(cup(["tit-for-tat", "random", "always-defect"], per=2), arena.url, arena.admin_token)
+    played = matches(arena.db)
+    with pytest.raises(RemoteUsageError, match=r"^tournament 'cup' was first run with another schedule"):
+        await run_remote_async(cup(["tit-for-tat", "random", "always-defect"], per=1), arena.url, arena.admin_token)
+    assert matches(arena.db) == played
+
+
+@pytest.mark.trio
 async def test_the_bots_a_tournament_registered_are_reused_by_later_runs(arena: Arena) -> None:
     await run_remote_async(cup(["random", "grim"], per=2), arena.url, arena.admin_token)
     summary = await run_remote_async(cup(["random", "tit-for-tat"], name="cup-2", per=2), arena.url, arena.admin_token)

@@ -88,11 +88,43 @@ def test_a_rerun_that_would_put_a_shown_deal_into_a_group_still_to_play_is_refus
     db = tmp_path / "arena.db"
     path = cup(tmp_path, per=3)
     run_tournament(load(path), db)
+    with sqlite3.connect(db) as conn:  # a store from before schedules were kept
+        conn.execute("DELETE FROM meta WHERE key = 'schedule:cup'")
     path.write_text(path.read_text().replace("games_per_pairing = 3", "games_per_pairing = 4"))
     with pytest.raises(BaseExceptionGroup) as raised:
         run_tournament(load(path), db)
     said = r"/g2: the match made under this key was in group '\S+' of 1, and this one is in group '\S+' of 2: .* new name"
     assert raised.group_contains(TournamentConfigError, match=said, depth=None)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("games_per_pairing = 2", "games_per_pairing = 1"),
+        ('"random", "win-stay-lose-shift"]', '"random"]'),
+        ('format = "round-robin"', 'format = "swiss"'),
+    ],
+    ids=["fewer games per pairing", "a participant less", "another format"],
+)
+def test_a_rerun_of_a_file_whose_schedule_changed_is_refused_and_plays_nothing(
+    tmp_path: Path, change: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fewer games per pairing or a participant less took the matches played before as done,
+    and another format added a second schedule's matches under the same name (found by QA)."""
+    from arena.cli import main
+
+    db = tmp_path / "arena.db"
+    path = cup(tmp_path)
+    run_tournament(load(path), db)
+    before = finished_keys(db)
+    path.write_text(path.read_text().replace(*change))
+    capsys.readouterr()
+    assert main(["tournament", "run", str(path), "--db", str(db)]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("arena: error: tournament 'cup' was first run with another schedule") and "new name" in said
+    assert finished_keys(db) == before
+    path.write_text(path.read_text().replace(change[1], change[0]))  # put back: it goes on as it was
+    assert run_tournament(load(path), db).skipped == len(before)
 
 
 def test_seeds_come_from_the_tournaments_stored_secret_and_a_rerun_deals_the_same(tmp_path: Path) -> None:
