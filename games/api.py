@@ -250,11 +250,14 @@ def parse_value(key: str, text: str, expected: Any) -> Any:
             raise ValueError
         if expected is int:
             return int(text)
-        if expected is float:
-            return float(text)
-        return text
+        if expected is not float:
+            return text
+        number = float(text)
     except ValueError:
         raise ConfigError(f"config key '{key}' must be {_type_name(expected)}, got {text!r}") from None
+    if not math.isfinite(number):  # NaN passes every range check, since all its comparisons are false
+        raise ConfigError(f"config key '{key}' must be a finite number, got {text!r}")
+    return number
 
 
 CONFIGS_KEPT = 1024

@@ -129,6 +129,8 @@ class OpenAIBot(Bot):
             )
         if max_tokens <= 0:
             raise BotSpecError(f"bot 'openai': max_tokens must be > 0, got {max_tokens}")
+        if temperature < 0:
+            raise BotSpecError(f"bot 'openai': temperature must be >= 0, got {temperature}")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key_env = api_key_env

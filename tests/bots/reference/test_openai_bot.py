@@ -331,6 +331,22 @@ def test_spec_builds_the_bot_and_rejects_a_missing_endpoint() -> None:
         make_bot("openai:base_url=http://x/v1,model=q,max_cost=-1", "nim")
 
 
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("temperature=nan", "option 'temperature' must be a finite number, got 'nan'"),
+        ("temperature=-1", "temperature must be >= 0, got -1.0"),
+        ("price_in=inf", "option 'price_in' must be a finite number, got 'inf'"),
+        ("max_cost=nan", "option 'max_cost' must be a finite number, got 'nan'"),
+    ],
+)
+def test_a_number_that_is_not_finite_or_a_negative_temperature_is_a_spec_error(option: str, said: str) -> None:
+    """temperature=nan was taken and crashed the seat at its first request (NaN is not JSON);
+    with a NaN price, no spending cap was ever reached (found by QA)."""
+    with pytest.raises(BotSpecError, match=re.escape(said)):
+        make_bot(f"openai:base_url=http://x/v1,model=q,{option}", "nim")
+
+
 def test_request_budget_is_always_under_the_move_clock() -> None:
     assert request_budget_ms(10_000) == 9_000
     assert request_budget_ms(500) == 400
