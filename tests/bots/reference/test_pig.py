@@ -8,7 +8,7 @@ import pytest
 
 from arena.seats import Turn
 from bots.base import Bot
-from bots.reference.pig import PigHoldAt
+from bots.reference.pig import PigHoldAt, break_even
 from bots.reference.random_bot import RandomBot
 from bots.registry import BotSpecError, make_bot
 from games.pig import Pig
@@ -50,8 +50,16 @@ def test_the_threshold_is_an_option() -> None:
     assert isinstance(bot, PigHoldAt) and bot.threshold == 5
     assert bot.act(turn_with([4])) == "roll"
     assert bot.act(turn_with([5])) == "hold"
-    with pytest.raises(BotSpecError, match="'threshold' must be at least 1, got 0"):
-        make_bot("pig-hold-at:threshold=0", "pig")
+    with pytest.raises(BotSpecError, match="'threshold' must be at least 1, or 0 for the die's own, got -1"):
+        make_bot("pig-hold-at:threshold=-1", "pig")
+
+
+def test_by_default_it_holds_where_one_more_roll_of_the_matchs_die_stops_paying() -> None:
+    """Holding at 20 with a two-faced die needs ten 2s in a row: its matches ran out of steps (found by QA)."""
+    assert [break_even(faces) for faces in (2, 3, 6, 10)] == [2, 5, 20, 54]
+    for seed in range(5):
+        state = play((PigHoldAt("pig", 0), PigHoldAt("pig", 1)), seed, {"die": 2})
+        assert max(state.scores) >= 100 and state.step_count < 1_000  # holding at 20: 9,000 steps and more
 
 
 def test_hold_at_20_beats_random_in_at_least_150_of_200_seeded_games() -> None:
