@@ -51,6 +51,7 @@ import games
 from arena.match import MAX_RETRIES, Clock
 from arena.store import BOT_NAME_PATTERN, valid_bot_name, variant_of
 from arena.toml_file import read_toml
+from bots.reference.human import HumanBot
 from bots.registry import BotSpecError, make_bot, parse_spec
 from games.api import GameError, make_config
 from tournaments.formats import FORMATS
@@ -331,9 +332,11 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
                 raise fail(f"{at}.participants[{j}]", f"bad remote bot name {remote!r}: use {BOT_NAME_PATTERN}")
             continue
         try:
-            make_bot(spec, game.spec.name)
+            bot = make_bot(spec, game.spec.name)
         except (GameError, ValueError, TypeError) as error:
             raise fail(f"{at}.participants[{j}]", str(error)) from None
+        if bot.name == HumanBot.name:  # with no one at a terminal, every match is a rated forfeit
+            raise fail(f"{at}.participants[{j}]", "'human' plays at a terminal (arena play), not in a tournament")
     label = typed(table, "label", str, f"{at}.label", game.spec.name)
     return GameEntry(game.spec.name, label, config, participants, players, variant)
 

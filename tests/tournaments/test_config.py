@@ -48,6 +48,7 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('participants = ["perfect", "random"]', 'participants = ["perfect"]', "games[0].participants", "at least 2"),
         ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nconfig = { size = 9 }', "games[0].config", "size"),
         ('"perfect"', '"remote:Bad Name"', "games[0].participants[0]", "bad remote bot name 'Bad Name'"),
+        ('"perfect"', '"human"', "games[0].participants[0]", "'human' plays at a terminal (arena play), not in a tournament"),
         ('"perfect"', '"random"', "games[0].participants", "'random' is listed twice"),
         ('"perfect"', '"random:"', "games[0].participants", "'random' is listed twice (also as 'random:')"),
         ('name = "cup"\n', 'name = "cup"\nparticipants = ["perfect", " perfect"]\n', "participants", "(also as 'perfect')"),
