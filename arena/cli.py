@@ -675,7 +675,7 @@ def _print_boards(boards: Boards, held_out: Boards | None = None) -> None:
 
 def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
     """One game variant's leaderboard, as `arena ratings --game` and tournaments print it."""
-    from arena.ratings.leaderboard import rating_text, record_text
+    from arena.ratings.leaderboard import fixed, rating_text, record_text
 
     header = ("rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors")
     header += ("Nash [95%]", "mass", "cost/match")
@@ -690,8 +690,8 @@ def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
                 f"{r['mean_return']:.3g}",
                 r["forfeits"],
                 r["format_errors"],
-                f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}]",
-                f"{r['mass']:.2f}",
+                f"{fixed(r['nash'])} [{fixed(r['nash_low'])}, {fixed(r['nash_high'])}]",
+                fixed(r["mass"]),
                 f"{r['cost_per_match']:.4g}",
             )
             for r in rows

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import games
+from arena.ratings.leaderboard import fixed
 from arena.store import FINISHED, Store, try_flock, valid_bot_name
 from arena.toml_file import read_toml
 from bots.registry import BotSpec, BotSpecError, option_values
@@ -697,7 +698,7 @@ def _run_night(
 def _delta(value: float | int | None, digits: int = 2) -> str:
     if value is None:
         return "new"
-    return f"{value:+.{digits}f}" if isinstance(value, float) else f"{value:+d}"
+    return fixed(value, digits, sign=True) if isinstance(value, float) else f"{value:+d}"
 
 
 def night_page(record: Mapping[str, Any]) -> str:
@@ -741,8 +742,8 @@ def night_page(record: Mapping[str, Any]) -> str:
         lines += [f"### {title}", "", "| rank | bot | mu | Δmu | mu-3σ | Δ(mu-3σ) | Nash | ΔNash | games | Δgames |"]
         lines += ["|---|---|---|---|---|---|---|---|---|---|"]
         lines += [
-            f"| {r['rank']} | {r['bot']} | {r['mu']:.2f} | {_delta(r['mu_delta'])} | {r['conservative']:.2f} | "
-            f"{_delta(r['conservative_delta'])} | {r['nash']:.2f} | {_delta(r['nash_delta'])} | {r['games']} | "
+            f"| {r['rank']} | {r['bot']} | {fixed(r['mu'])} | {_delta(r['mu_delta'])} | {fixed(r['conservative'])} | "
+            f"{_delta(r['conservative_delta'])} | {fixed(r['nash'])} | {_delta(r['nash_delta'])} | {r['games']} | "
             f"{_delta(r['games_delta'])} |"
             for r in rows
         ]

@@ -211,7 +211,7 @@ def rating_text(row: Mapping[str, Any]) -> tuple[str, str, str]:
     the prior's, which read as a tie at 25.00 between all such bots."""
     if not row["rated"]:
         return "-", "-", "-"
-    return f"{row['mu']:.2f}", f"{row['sigma']:.2f}", f"{row['conservative']:.2f}"
+    return fixed(row["mu"]), fixed(row["sigma"]), fixed(row["conservative"])
 
 
 def record_text(row: Mapping[str, Any]) -> str:
@@ -220,6 +220,11 @@ def record_text(row: Mapping[str, Any]) -> str:
     if not row["wins"] + row["draws"] + row["losses"]:
         return "-"
     return f"{row['wins']}/{row['draws']}/{row['losses']}"
+
+
+def fixed(value: float, digits: int = 2, *, sign: bool = False) -> str:
+    """``value`` to ``digits`` places, without the minus of one that rounds to zero ("-0.00")."""
+    return f"{round(value, digits) + 0.0:{'+' if sign else ''}.{digits}f}"
 
 
 SOLVER_NOISE = 1e-9

@@ -18,6 +18,7 @@ import numpy as np
 from arena.ratings.leaderboard import (
     NOTHING_RATED,
     finished_matches,
+    fixed,
     overall,
     pairwise,
     rating_text,
@@ -175,7 +176,7 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
             lines.append(
                 f"| {r['rank']} | {r['bot']} | {' | '.join(rating_text(r))} | {r['games']} | "
                 f"{record_text(r)} | {r['forfeits']} | "
-                f"{r['nash']:.2f} [{r['nash_low']:.2f}, {r['nash_high']:.2f}] | {r['mass']:.2f} |"
+                f"{fixed(r['nash'])} [{fixed(r['nash_low'])}, {fixed(r['nash_high'])}] | {fixed(r['mass'])} |"
             )
         lines += [
             "",

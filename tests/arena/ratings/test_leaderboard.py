@@ -16,7 +16,7 @@ import trueskill
 import games
 from arena.cli import main
 from arena.match import MatchResult, play_match
-from arena.ratings.leaderboard import NOTHING_RATED, _solved, record_text, variant_leaderboard
+from arena.ratings.leaderboard import NOTHING_RATED, _solved, fixed, record_text, variant_leaderboard
 from arena.ratings.trueskill import Rating, rate_match
 from arena.seats import LocalSeat
 from arena.store import Store
@@ -398,3 +398,9 @@ def test_a_cooperative_team_of_copies_counts_once_in_the_mean_return(
     assert whole is not None
     assert whole.scores[whole.agents.index("random"), whole.variants.index("coordination")] == 2.5
     store.close()
+
+
+def test_a_number_that_rounds_to_zero_is_shown_without_a_minus() -> None:
+    """A Nash rating of -0.004 was shown as -0.00 (found by QA)."""
+    assert [fixed(-0.004), fixed(-0.006), fixed(0.0), fixed(2.345, 1)] == ["0.00", "-0.01", "0.00", "2.3"]
+    assert [fixed(-0.004, sign=True), fixed(1.1, sign=True), fixed(-1.1, sign=True)] == ["+0.00", "+1.10", "-1.10"]
