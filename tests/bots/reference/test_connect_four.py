@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -139,6 +140,23 @@ def test_it_answers_within_a_second_at_depth_6() -> None:
         bot().act(turn_for(game))
         slowest = max(slowest, time.perf_counter() - start)
     assert slowest < 1.0
+
+
+def test_on_a_clock_it_keeps_the_deepest_search_that_finished_in_a_third_of_the_time() -> None:
+    """Depth 10 on a 12x12 board took 30 s for a first move, past the default 10 s clock (found by QA)."""
+    game = play("", {"columns": 12, "rows": 12})
+    turn = replace(turn_for(game), deadline_ms=600)
+    start = time.perf_counter()
+    assert bot(depth=12).act(turn) in game.legal_actions(0)
+    assert time.perf_counter() - start < 5  # 0.2 s and a last check of the clock; unbounded, minutes
+    game = play("1213")
+    clocked = replace(turn_for(game), deadline_ms=3_600_000)
+    assert bot(depth=5).move_scores(clocked) == bot(depth=5).move_scores(turn_for(game))  # the time fits: as without a clock
+
+
+def test_on_a_clock_too_short_for_two_plies_it_still_takes_a_win() -> None:
+    game = play("112233")
+    assert bot(depth=12).act(replace(turn_for(game), deadline_ms=0)) == "4"
 
 
 def test_make_bot_parses_depth_and_rejects_bad_options() -> None:
