@@ -164,18 +164,25 @@ async def drive(
             done = summary.played + summary.skipped + summary.voided
             progress(Progress(done, running, summary.total, summary.elapsed, summary.played + summary.voided))
 
-    async def play_one(label: str, match: ScheduledMatch, ended: dict[str, Played]) -> None:
+    async def play_deal(label: str, matches: list[ScheduledMatch], ended: dict[str, Played]) -> None:
+        """The matches of one deal at one table (a pair's games with seats swapped), one after the
+        other in one place of the limiter: queued behind every other pair's first game, the second
+        games waited for all of those, and a run stopped half-way had no pair complete to rate."""
         nonlocal running
         async with contextlib.AsyncExitStack() as stack:
-            for name in sorted(set(match.seats)):  # one order for every match: no deadlock
-                await stack.enter_async_context(dealt.setdefault((match.seed, name), trio.Lock()))
+            for name in sorted({name for match in matches for name in match.seats}):  # one order everywhere: no deadlock
+                await stack.enter_async_context(dealt.setdefault((matches[0].seed, name), trio.Lock()))
             await stack.enter_async_context(limiter)
-            running += 1
-            try:
-                played = await play(match)
-            finally:
-                running -= 1
-        ended[match.key] = played
+            for match in matches:
+                running += 1
+                try:
+                    played = await play(match)
+                finally:
+                    running -= 1
+                ended[match.key] = played
+                count(label, match, played)
+
+    def count(label: str, match: ScheduledMatch, played: Played) -> None:
         if played.status == "void":
             summary.voided += 1
             summary.void_details.append(played.detail)
@@ -189,9 +196,12 @@ async def drive(
 
     async def play_all(label: str, matches: list[ScheduledMatch]) -> dict[str, Played]:
         ended: dict[str, Played] = {}
+        deals: dict[tuple[int, frozenset[str]], list[ScheduledMatch]] = {}
+        for match in matches:
+            deals.setdefault((match.seed, frozenset(match.seats)), []).append(match)
         async with trio.open_nursery() as nursery:
-            for match in matches:
-                nursery.start_soon(play_one, label, match, ended)
+            for deal in deals.values():
+                nursery.start_soon(play_deal, label, deal, ended)
         return ended
 
     async def play_swiss(entry: GameEntry) -> None:
