@@ -61,6 +61,7 @@ PARTICIPANT_KEYS = ("participants", "challenger", "held_out_opponents")
 PLACEHOLDER = re.compile(r"\{(new|current):([^{}]*)\}")
 RECORD = "night.json"
 LOCK = ".lock"  # held by the run under way: two runs would train into, and promote from, one folder
+OWNER = "owner.json"  # the nightly (name and store) whose nights the folder keeps
 PAGE = "NIGHT.md"
 
 
@@ -549,7 +550,25 @@ def run_night(
     with open(folder / LOCK, "ab") as handle:
         if not try_flock(handle, fcntl.LOCK_EX):
             raise NightlyError(f"another arena nightly run is using {folder}; wait for it to end")
+        _claim(folder, config.name, db_path)
         return _run_night(config, db_path, folder, night or dt.date.today(), log, progress)
+
+
+def _claim(folder: Path, name: str, db: Path) -> None:
+    """Keep one nightly's nights in ``folder``: a second nightly file beside the first shared its
+    records (its night was refused as run already) and its policies' pointers (one's promotion
+    moved the other's). A folder from before this file was written is claimed by its next run."""
+    owner = {"name": name, "db": str(db.resolve())}
+    path = folder / OWNER
+    if path.is_file():
+        found = json.loads(path.read_text(encoding="utf-8"))
+        if found != owner:
+            raise NightlyError(
+                f"{folder} keeps the nights of nightly {found.get('name')!r} (store {found.get('db')}); "
+                f"set `dir` in this file (nightly {name!r}, store {owner['db']}) to keep its nights apart"
+            )
+        return
+    _write_json(path, owner)
 
 
 def _run_night(

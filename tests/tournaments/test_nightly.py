@@ -355,6 +355,18 @@ def test_a_second_run_on_one_nightly_folder_is_refused_while_the_first_holds_it(
     assert not (tmp_path / "arena.db").exists()
 
 
+def test_a_second_nightly_beside_the_first_is_refused_naming_the_folders_owner(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """Its night was refused as "ran already" by the other's record, and the two shared their
+    policies' pointers (found by QA)."""
+    first = parse(base_config(tiny_model_dir), "nights.toml")
+    folder = nightly_dir(first, tmp_path / "arena.db")
+    folder.mkdir()
+    (folder / "owner.json").write_text(json.dumps({"name": "other", "db": str(tmp_path / "other.db")}))
+    with pytest.raises(NightlyError, match=r"keeps the nights of nightly 'other' \(store .*other\.db\); set `dir`"):
+        run_night(first, db=tmp_path / "arena.db")
+    assert not (tmp_path / "arena.db").exists()
+
+
 @pytest.mark.parametrize(
     ("now", "at", "expected"),
     [
