@@ -557,12 +557,13 @@ def run_night(
 def _claim(folder: Path, name: str, db: Path) -> None:
     """Keep one nightly's nights in ``folder``: a second nightly file beside the first shared its
     records (its night was refused as run already) and its policies' pointers (one's promotion
-    moved the other's). A folder from before this file was written is claimed by its next run."""
+    moved the other's). A folder from before this file was written is claimed by its next run.
+    The store is said, not compared: a folder moved with its store stays its nightly's."""
     owner = {"name": name, "db": str(db.resolve())}
     path = folder / OWNER
     if path.is_file():
         found = json.loads(path.read_text(encoding="utf-8"))
-        if found != owner:
+        if found.get("name") != name:
             raise NightlyError(
                 f"{folder} keeps the nights of nightly {found.get('name')!r} (store {found.get('db')}); "
                 f"set `dir` in this file (nightly {name!r}, store {owner['db']}) to keep its nights apart"
