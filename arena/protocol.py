@@ -62,6 +62,9 @@ def http_base(url: str) -> str:
     except ValueError as error:
         raise ValueError(f"bad server URL {url!r}: {error}") from None
     scheme = {"ws": "http", "wss": "https"}.get(parts.scheme)
+    if parts.scheme in ("http", "https") and parts.hostname:
+        said = parts._replace(scheme="ws" if parts.scheme == "http" else "wss").geturl()
+        raise ValueError(f"bad server URL {url!r}: its clients speak websocket: give {said}")
     if scheme is None or not parts.hostname:
         raise ValueError(f"bad server URL {url!r}: give its base URL, ws://host:port")
     return scheme + endpoint(url, "").removeprefix(parts.scheme)

@@ -22,7 +22,13 @@ def test_every_endpoint_and_the_http_base_follow_from_either_form(url: str, bot:
     assert (p.endpoint(url, p.BOT_PATH), p.endpoint(url, p.WATCH_PATH), p.http_base(url)) == (bot, watch, http)
 
 
-@pytest.mark.parametrize("url", ["http://h:8765", "h:8765", "ws://"])
+@pytest.mark.parametrize("url", ["ftp://h:8765", "h:8765", "ws://"])
 def test_a_url_that_is_not_a_websocket_servers_is_refused(url: str) -> None:
     with pytest.raises(ValueError, match="give its base URL, ws://host:port"):
+        p.http_base(url)
+
+
+@pytest.mark.parametrize(("url", "said"), [("http://h:8765", "ws://h:8765"), ("https://h/arena", "wss://h/arena")])
+def test_the_servers_http_address_is_refused_naming_its_websocket_one(url: str, said: str) -> None:
+    with pytest.raises(ValueError, match=f"its clients speak websocket: give {said}$"):
         p.http_base(url)
