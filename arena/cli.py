@@ -651,8 +651,9 @@ def _open_store(path: str) -> Any:
 
 
 RANKS_NOTE = (
-    "rank: bots whose 95% intervals overlap share one (mu ± 1.96 sigma); mu '-': not rated yet (a cooperative game"
-    " outside duplicate groups, a group not played out); docs/RATINGS.md explains every column"
+    "rank: 1 + the bots whose 95% interval (mu ± 1.96 sigma) lies wholly above, so bots that cannot be told apart"
+    " share one; mu '-': not rated yet (a cooperative game outside duplicate groups, a group not played out);"
+    " docs/RATINGS.md explains every column"
 )
 
 
@@ -702,7 +703,7 @@ def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
 
 def cmd_ratings(args: argparse.Namespace) -> int:
     import games
-    from arena.ratings.leaderboard import game_leaderboards, overall
+    from arena.ratings.leaderboard import NOTHING_RATED, game_leaderboards, overall
 
     store = _open_store(args.db)
     if args.game:
@@ -720,7 +721,7 @@ def cmd_ratings(args: argparse.Namespace) -> int:
         _print_json({"bots": [], "games": []} if whole is None else {"bots": whole.rows(), "games": whole.game_rows()})
         return 0
     if whole is None:
-        print(f"no finished matches in {args.db}")
+        print(f"{args.db}: {NOTHING_RATED}")
         return 0
     print(
         _table(

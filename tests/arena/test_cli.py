@@ -538,3 +538,14 @@ def test_sigterm_midway_through_an_export_leaves_no_temporary_file(
         signal.signal(signal.SIGINT, previous)
     assert capsys.readouterr().err == "arena: interrupted\n"
     assert [path.name for path in tmp_path.iterdir() if not path.name.startswith("arena.db")] == []
+
+
+def test_ratings_of_a_store_with_self_play_alone_say_why_nothing_is_rated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "no finished matches" of a store holding one (found by QA)."""
+    from arena.ratings.leaderboard import NOTHING_RATED
+
+    db = str(tmp_path / "self.db")
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "random", "--db", db)[0] == 0
+    assert run(capsys, "ratings", "--db", db) == (0, f"{db}: {NOTHING_RATED}\n", "")
