@@ -1317,7 +1317,12 @@ def build_parser() -> argparse.ArgumentParser:
     ratings.set_defaults(run=cmd_ratings)
 
     report = commands.add_parser(
-        "report", help="write the ratings report (markdown and PNG plots)", description="Write a report."
+        "report",
+        help="write the ratings report (markdown and PNG plots)",
+        description=(
+            "Write the ratings report into --out: README.md with every variant's leaderboard, and per variant the"
+            " pairwise win-rate heatmap, the equilibrium mixture and TrueSkill over time, as PNG (needs matplotlib)."
+        ),
     )
     report.add_argument("--db", default="arena.db", help="the store (default arena.db)")
     report.add_argument("--out", required=True, help="the folder to write README.md and the plots into")
