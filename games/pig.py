@@ -166,7 +166,9 @@ class Pig(Game):
         if self.winner is not None:
             return f"Seat {self.winner} reached {self.scores[self.winner]} and wins."
         rolled = ", ".join(map(str, self.rolls)) or "none yet"
-        return f"Seat {self.player} to act; turn total {self.turn_total} (rolls: {rolled})."
+        # at a turn's start, how the last one ended: a roll of 1 showed as nothing but the die passed on
+        last = f"Last turn: {self._turn_text(*self.turns[-1])}. " if self.turns and not self.rolls else ""
+        return f"{last}Seat {self.player} to act; turn total {self.turn_total} (rolls: {rolled})."
 
     def observe(self, seat: int) -> Observation:
         config = self.config
