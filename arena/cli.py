@@ -471,6 +471,8 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
+    import logging
+
     import trio
 
     import games
@@ -553,6 +555,9 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
                 print(f"match {msg['match']}: {how}, returns {msg['returns']}", flush=True)
 
     stop = trio.Event()
+    # websockets logs a stalled connection's keepalive timeout with its traceback, ahead of the
+    # SDK's own line saying the bot reconnects and why: stderr keeps one line per event
+    logging.getLogger("websockets.client").setLevel(logging.CRITICAL)
 
     async def main() -> Any:
         async with trio.open_nursery() as nursery:
