@@ -64,11 +64,18 @@ def backoff(first: float = 0.1, most: float = 5.0) -> Iterator[float]:
 
 @dataclass
 class BotRun:
-    """What a run of the SDK saw: every match's end, and the errors the server sent."""
+    """What a run of the SDK saw: every match's end, the matches lost to a server that forgot
+    the bot's session (restarted: it voided them, and no end came), and the errors it sent."""
 
     results: list[dict[str, Any]] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     reconnects: int = 0
+
+    @property
+    def played(self) -> int:
+        """The matches this run is done with, ended or lost: what ``matches`` counts."""
+        return len(self.results) + len(self.lost)
 
 
 @dataclass
@@ -78,6 +85,7 @@ class _State:
     answered: set[tuple[str, int, int, int]] = field(default_factory=set)
     # answers not yet known to have arrived, by turn: sent again after a resume
     unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    missing: set[str] = field(default_factory=set)  # live before a refused resume, not yet heard of since
     session: str | None = None
     welcomes: int = 0  # connections logged in so far
     welcomed_at: float = 0.0  # when the last welcome came
@@ -299,7 +307,7 @@ def _finished(policy: Callable[..., Any], run: BotRun, state: _State, matches: i
     if state.matches or state.seats or state.cancels or state.replaying:  # a match may still come or end
         return False
     # A void end counts: a scheduled run of N matches must end, whatever the server does
-    return _winding_down(policy, state) or (matches is not None and len(run.results) >= matches)
+    return _winding_down(policy, state) or (matches is not None and run.played >= matches)
 
 
 async def _session(
@@ -342,9 +350,10 @@ async def _session(
         the run winds down (told to stop, or an LLM bot at its spending cap)."""
         if _winding_down(policy, state):
             return 0
-        room = 1 if matches is None else matches - len(run.results) - len(state.matches)
+        in_play = len(state.matches.keys() | state.missing)  # a match the replay may still bring back is in play
+        room = 1 if matches is None else matches - run.played - in_play
         if state.at_once is not None:
-            room = min(room, state.at_once - len(state.matches))
+            room = min(room, state.at_once - in_play)
         return max(0, room)
 
     async def seek(new_match: bool = False) -> None:
@@ -542,8 +551,7 @@ async def _receive(
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
             else:  # the server lost our session: it sends every live match and open turn again
-                for match in state.matches:
-                    log.warning("match %s is lost: the server no longer knows this bot's session (restarted?)", match)
+                state.missing |= state.matches.keys()  # lost, unless the replay brings them back
                 for scope in state.thinking.values():
                     scope.cancel()
                 state.matches.clear()
@@ -554,6 +562,10 @@ async def _receive(
         elif kind == "pong":
             if state.replaying:
                 state.replaying = False
+                for match in sorted(state.missing - state.matches.keys()):
+                    log.warning("match %s is lost: the server no longer knows it (restarted?)", match)
+                    run.lost.append(match)
+                state.missing.clear()
                 if finished():  # stopped while away, and the replay brought no match
                     return True
                 await seek()

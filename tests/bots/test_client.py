@@ -792,3 +792,34 @@ async def test_a_bot_playing_itself_reads_every_seats_end_of_its_last_match() ->
         async with scripted_server(script) as url:
             run = await run_bot(first_legal, url, "a", "t", games=["nim"], matches=1, self_play=True, on_message=seen)
     assert [end["match"] for end in run.results] == ["m1"] and ends == [("m1", 0), ("m1", 1)]  # a void end counts
+
+
+@pytest.mark.trio
+async def test_a_match_a_restarted_server_forgot_counts_toward_matches_and_one_it_replays_does_not() -> None:
+    """A run of N matches played N more after a server restart voided those in play, which no
+    end ever told it of (found by QA). One the fresh session's replay brings back is played."""
+    connections = 0
+
+    async def script(peer: Peer) -> None:
+        nonlocal connections
+        connections += 1
+        await peer.expect("hello")
+        await peer.send("welcome", session=f"s{connections}", bot="a", resumed=False, limits={})
+        await peer.expect("ping")
+        if connections == 1:
+            await peer.send("match_start", match="m1", seat=0, **START)
+            await peer.send("match_start", match="m2", seat=0, **START)
+            await peer.send("pong")
+            await trio.testing.wait_all_tasks_blocked()
+            await peer.ws.aclose(1011, "restarting")
+            return
+        await peer.send("match_start", match="m2", seat=0, **START)  # m1 was voided at the restart
+        await peer.send("pong")
+        await turn_and_end(peer, "m2")  # the run is done with its two: it seeks nothing more
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            run = await run_bot(
+                first_legal, url, "a", "token", games=["nim"], matches=2, retry_delays=lambda: itertools.repeat(0.05)
+            )
+    assert (run.lost, [end["match"] for end in run.results], run.played) == (["m1"], ["m2"], 2)
