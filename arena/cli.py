@@ -1010,11 +1010,22 @@ def cmd_nightly(args: argparse.Namespace) -> int:
 
         command = [sys.executable, "-m", "arena.cli", "nightly", args.file] + (["--db", args.db] if args.db else [])
         command += ["--json"] if args.json else []
+        running = False
 
         def one_night() -> int:
-            return subprocess.call(command)  # a fresh process a night: what a night loads ends with it
+            nonlocal running
+            running = True  # until the night's process returns: an interrupt meanwhile stopped the night
+            status = subprocess.call(command)  # a fresh process a night: what a night loads ends with it
+            running = False
+            return status
 
-        serve_nightly(one_night, at, log=lambda line: print(f"arena nightly: {line}", file=sys.stderr, flush=True))
+        try:
+            serve_nightly(one_night, at, log=lambda line: print(f"arena nightly: {line}", file=sys.stderr, flush=True))
+        except KeyboardInterrupt:
+            if running:  # a night was under way: what it finished is kept, as the resume hint says
+                raise
+            print("arena: interrupted while waiting for the next night", file=sys.stderr)
+            return INTERRUPTED
         return 0
     try:
         record = run_night(

@@ -314,6 +314,31 @@ def test_the_command_reports_a_bad_file_or_time_in_one_line(tmp_path: Path, caps
     assert "--at: expected HH:MM in 24-hour local time" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("when", ["waiting", "during a night"])
+def test_ctrl_c_of_a_nightly_loop_says_whether_a_night_was_under_way(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], when: str
+) -> None:
+    """Stopped while waiting for its time, it said "what the night finished is kept", of no night (found by QA)."""
+    import tournaments.nightly as nightly
+
+    def serve(run: Any, at: Any, log: Any) -> None:
+        if when == "during a night":
+            monkeypatch.setattr("subprocess.call", lambda command: (_ for _ in ()).throw(KeyboardInterrupt))
+            run()
+        raise KeyboardInterrupt
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
+    monkeypatch.setattr(nightly, "serve_nightly", serve)
+    assert main(["nightly", str(Path(tournaments.__file__).parent / "nightly.toml"), "--at", "03:00"]) == 130
+    said = capsys.readouterr().err
+    if when == "waiting":
+        assert said == "arena: interrupted while waiting for the next night\n"
+    else:
+        assert said.startswith("arena: interrupted; what the night finished is kept")
+
+
 def test_the_shipped_nightly_file_is_valid(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()
