@@ -1131,21 +1131,28 @@ def cmd_train_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_export_trajectories(args: argparse.Namespace) -> int:
-    from trainer.export import ExportError, trajectory_rows, write_jsonl
+    from trainer.export import ExportError, trajectory_rows, write_jsonl, write_lines
 
-    if os.path.exists(args.out) and os.path.exists(args.db) and os.path.samefile(args.out, args.db):
+    to_stdout = args.out == "-"
+    if to_stdout and args.json:
+        raise UsageError("--json prints its summary on stdout, where --out - writes the lines: give one of them")
+    if not to_stdout and os.path.exists(args.out) and os.path.exists(args.db) and os.path.samefile(args.out, args.db):
         raise UsageError(f"--out {args.out} is the store itself; name another file for the export")  # it replaced the store
     store = _open_store(args.db)
     try:
-        rows, matches = write_jsonl(trajectory_rows(store, game=args.game, bot=args.bot, limit=args.limit), args.out)
+        found = trajectory_rows(store, game=args.game, bot=args.bot, limit=args.limit)
+        rows, matches = write_lines(found, sys.stdout) if to_stdout else write_jsonl(found, args.out)
     except ExportError as error:
         raise UsageError(str(error)) from None
     finally:
         store.close()
     if args.json:
         _print_json({"out": args.out, "rows": rows, "matches": matches})
-    else:
-        print(f"wrote {rows} turns of {matches} matches to {args.out}")
+    else:  # beside the lines on stdout, on stderr
+        print(
+            f"wrote {rows} turns of {matches} matches to {'stdout' if to_stdout else args.out}",
+            file=sys.stderr if to_stdout else sys.stdout,
+        )
     return 0
 
 
@@ -1510,7 +1517,9 @@ def build_parser() -> argparse.ArgumentParser:
     trajectories.add_argument(
         "--limit", type=int, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
     )
-    trajectories.add_argument("--out", required=True, metavar="FILE.jsonl", help="the file to write (replaced whole)")
+    trajectories.add_argument(
+        "--out", required=True, metavar="FILE.jsonl", help="the file to write (replaced whole); - for stdout"
+    )
     trajectories.add_argument("--json", action="store_true", help="print the counts as JSON")
     trajectories.set_defaults(run=cmd_export_trajectories)
 

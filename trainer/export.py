@@ -22,7 +22,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import games
 from arena.store import FINISHED, Store, where
@@ -197,19 +197,25 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, i
     if not path.parent.is_dir():
         raise ExportError(f"cannot write {out}: no folder {path.absolute().parent}")
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    count, matches = 0, set()
     try:
         descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as error:  # a folder this user may not write: said of --out, not of the temporary file
         raise ExportError(f"cannot write {out}: {error.strerror} (in {path.parent})") from None
     try:
         with open(descriptor, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-                count += 1
-                matches.add(row["match_id"])
+            counts = write_lines(rows, handle)
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    return counts
+
+
+def write_lines(rows: Iterable[dict[str, Any]], handle: TextIO) -> tuple[int, int]:
+    """Write rows to ``handle`` as JSON lines; returns (rows, distinct matches)."""
+    count, matches = 0, set()
+    for row in rows:
+        handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        count += 1
+        matches.add(row["match_id"])
     return count, len(matches)

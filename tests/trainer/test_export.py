@@ -236,6 +236,19 @@ def test_the_exported_file_has_every_key_on_every_line_with_one_json_type_per_ke
     assert kinds["tournament"] == {"str", "NoneType"} and kinds["round"] == {"int", "NoneType"}
 
 
+def test_out_dash_writes_the_lines_to_stdout_and_the_summary_to_stderr(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It wrote a file named '-' (found by QA)."""
+    monkeypatch.chdir(tmp_path)
+    code, printed, said = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", "-")
+    lines = [json.loads(line) for line in printed.splitlines()]
+    assert code == 0 and lines == rows_of(filled.db) and list(tmp_path.iterdir()) == []
+    assert said == f"wrote {len(lines)} turns of {len(filled.finished)} matches to stdout\n"
+    code, printed, said = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", "-", "--json")
+    assert (code, printed) == (2, "") and "give one of them" in said
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
