@@ -99,8 +99,11 @@ def cmd_games(args: argparse.Namespace) -> int:
         _print_json([spec.to_dict() for spec in specs])
         return 0
     rows = []
-    for spec in specs:
-        players = str(spec.min_players) if spec.min_players == spec.max_players else f"{spec.min_players}-{spec.max_players}"
+    for game in games.all():
+        spec = game.spec
+        players = str(spec.min_players)
+        if spec.min_players != spec.max_players:  # a range says nothing of what `arena play` seats unless told
+            players = f"{spec.min_players}-{spec.max_players} ({game.Config().players})"
         rows.append(
             (
                 spec.name,
@@ -111,7 +114,7 @@ def cmd_games(args: argparse.Namespace) -> int:
                 spec.description,
             )
         )
-    print(_table(rows, ("game", "category", "players", "simultaneous", "hidden info", "description")))
+    print(_table(rows, ("game", "category", "players (default)", "simultaneous", "hidden info", "description")))
     return 0
 
 
