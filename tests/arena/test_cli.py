@@ -29,6 +29,8 @@ def test_games_lists_every_game_with_its_kind(capsys: pytest.CaptureFixture[str]
     for name in games.names():
         assert name in out
     assert "social_dilemma" in out and "hidden info" in out
+    beauty = next(line for line in out.splitlines() if line.startswith("beauty-contest "))
+    assert " 2-8 (3) " in beauty  # the default count beside the range: two seats alone are refused
 
 
 def test_games_json_carries_the_spec_fields(capsys: pytest.CaptureFixture[str]) -> None:
