@@ -591,7 +591,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         return FAILURE
     if args.json:
         _print_json(run.results)
-    played = len(run.results)
+    played = run.ended
     matches = f"{played} match{'es' if played != 1 else ''}"
     if policy.exhausted:
         print(f"arena: stopped after {matches}: {policy.why()}", file=sys.stderr)
@@ -1393,7 +1393,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--delay", type=COUNT, default=0, metavar="MS", help="wait this long before each move (at most half its time)"
     )
     run_bot.add_argument("--self-play", action="store_true", help="allow matches against itself")
-    run_bot.add_argument("--json", action="store_true", help="print the match results as JSON at the end")
+    run_bot.add_argument(
+        "--json",
+        action="store_true",
+        help="print the match results as JSON at the end (without --matches, the last 1000 at least)",
+    )
     run_bot.set_defaults(run=cmd_bot_run)
 
     tournament = commands.add_parser(

@@ -62,20 +62,35 @@ def backoff(first: float = 0.1, most: float = 5.0) -> Iterator[float]:
         delay = min(most, delay * 2)
 
 
+RESULTS_KEPT = 1_000
+"""The match ends a run with no number of matches keeps (the last ones, and up to as many
+more): it kept every one, a kilobyte each, for as long as the bot ran."""
+
+
 @dataclass
 class BotRun:
-    """What a run of the SDK saw: every match's end, the matches lost to a server that forgot
-    the bot's session (restarted: it voided them, and no end came), and the errors it sent."""
+    """What a run of the SDK saw: its matches' ends (every one when the run has a number of
+    matches, else the last ``RESULTS_KEPT`` at least), how many ended, the matches lost to a
+    server that forgot the bot's session (restarted: it voided them, and no end came), and
+    the errors it sent."""
 
     results: list[dict[str, Any]] = field(default_factory=list)
+    ended: int = 0
     lost: list[str] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     reconnects: int = 0
+    keep_all: bool = True
 
     @property
     def played(self) -> int:
         """The matches this run is done with, ended or lost: what ``matches`` counts."""
-        return len(self.results) + len(self.lost)
+        return self.ended + len(self.lost)
+
+    def record(self, end: dict[str, Any]) -> None:
+        self.ended += 1
+        self.results.append(end)
+        if not self.keep_all and len(self.results) > 2 * RESULTS_KEPT:
+            del self.results[:-RESULTS_KEPT]
 
 
 @dataclass
@@ -170,7 +185,7 @@ async def run_bot(
         p.http_base(url)
     except ValueError as error:
         raise BotStopped(str(error)) from None
-    run = BotRun()
+    run = BotRun(keep_all=matches is not None)
     state = _State(at_once=at_once)
     policy, is_async = policy_callable(policy)
     delays = retry_delays()
@@ -593,7 +608,7 @@ async def _receive(
                 if key[0] == match:
                     scope.cancel()
             if state.matches.pop(match, None) is not None:  # its first seat told: one result a match
-                run.results.append(msg)
+                run.record(msg)
                 state.answered = {k for k in state.answered if k[0] != match}
             seats = state.seats.get(match, set())
             seats.discard(msg["seat"])

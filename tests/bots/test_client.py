@@ -26,7 +26,7 @@ from arena.server import Limits, bound_port, open_listeners
 from arena.sessions import BotSession
 from arena.store import Store
 from bots import client
-from bots.client import CUT, BotRun, BotStopped, _within_cap, backoff, connect_failure, run_bot
+from bots.client import CUT, RESULTS_KEPT, BotRun, BotStopped, _within_cap, backoff, connect_failure, run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -823,3 +823,13 @@ async def test_a_match_a_restarted_server_forgot_counts_toward_matches_and_one_i
                 first_legal, url, "a", "token", games=["nim"], matches=2, retry_delays=lambda: itertools.repeat(0.05)
             )
     assert (run.lost, [end["match"] for end in run.results], run.played) == (["m1"], ["m2"], 2)
+
+
+def test_a_run_without_a_number_of_matches_keeps_the_last_results_and_counts_them_all() -> None:
+    """It kept every match end, a kilobyte each, for as long as the bot ran (found by QA)."""
+    endless, counted = BotRun(keep_all=False), BotRun()
+    for i in range(2 * RESULTS_KEPT + 1):
+        endless.record({"match": str(i)})
+        counted.record({"match": str(i)})
+    assert (endless.ended, len(endless.results), endless.results[-1]["match"]) == (2 * RESULTS_KEPT + 1, RESULTS_KEPT, "2000")
+    assert len(counted.results) == counted.played == 2 * RESULTS_KEPT + 1
