@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -154,12 +154,65 @@ def cmd_bots(args: argparse.Namespace) -> int:
 # ---- arena play ----------------------------------------------------------------------
 
 
-def _seat_for(spec: str, game: str, seed: int, seat: int) -> Any:
+def _seat_for(spec: str, game: str, seed: int, seat: int, terminal: Terminal | None = None) -> Any:
     from arena.seats import LocalSeat
     from bots.registry import make_bot, seat_seed
 
     bot = make_bot(spec, game, seat_seed(seed, seat))
+    if terminal is not None and seat in terminal.people:
+        return LocalSeat(terminal.policy(bot), name=bot.label)
     return LocalSeat(bot, name=bot.label)
+
+
+def _each(*handlers: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
+    """One event handler calling each of those given, in order; None if none is."""
+    given = [handler for handler in handlers if handler is not None]
+    if not given:
+        return None
+
+    def handle(event: Any) -> None:
+        for handler in given:
+            handler(event)
+
+    return handle
+
+
+class Terminal:
+    """The people at one terminal, asked in seat order when one step asks several of them (a
+    simultaneous game): trio starts the seats' turns in no fixed order, so answers typed or
+    piped in seat order went to whichever seat happened to ask first."""
+
+    def __init__(self, people: AbstractSet[int]) -> None:
+        import trio
+
+        self.people = people
+        self.state: Any = None  # the match's game, from its start event: who moves at this step
+        self.answered: set[tuple[int, int]] = set()  # (step, seat)
+        self.changed = trio.Event()
+
+    def watch(self, event: Any) -> None:
+        if event.kind == "start":
+            self.state = event.state
+
+    def policy(self, bot: Any) -> Callable[[Any], Awaitable[Any]]:
+        import trio
+
+        async def act(turn: Any) -> Any:
+            if turn.attempt == 0:
+                while any((turn.step, seat) not in self.answered for seat in self._ahead_of(turn.seat)):
+                    await self.changed.wait()
+            try:
+                return await trio.to_thread.run_sync(bot.act, turn, abandon_on_cancel=True)
+            finally:
+                self.answered.add((turn.step, turn.seat))
+                self.changed.set()
+                self.changed = trio.Event()
+
+        return act
+
+    def _ahead_of(self, seat: int) -> list[int]:
+        movers = () if self.state is None else self.state.to_move()
+        return [other for other in movers if other in self.people and other < seat]
 
 
 def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) -> Callable[[Any], None]:
@@ -214,8 +267,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{game.spec.name} with {config.players} players needs {config.players} --seat options, got {wanted}{hint}"
         )
-    seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(args.seat)]
     people = {seat for seat, spec in enumerate(args.seat) if spec.split(":")[0] == "human"}
+    terminal = Terminal(people) if len(people) > 1 else None
+    seats = [_seat_for(spec, game.spec.name, args.seed, i, terminal) for i, spec in enumerate(args.seat)]
     try:
         clock = Clock(move_ms=(3_600_000 if people else 10_000) if args.move_ms is None else args.move_ms)
         retries = (HUMAN_RETRIES if people else 2) if args.retries is None else args.retries  # typos are not moves
@@ -224,7 +278,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     store = Store(args.db) if args.db else None  # opened first: a bad --db must not cost a played match
     unexplained = set(range(len(seats))) - people if people else set()  # bots among themselves: every reason
-    on_event = None if args.json else _printer([seat.name for seat in seats], unexplained)
+    show = None if args.json else _printer([seat.name for seat in seats], unexplained)
+    on_event = _each(None if terminal is None else terminal.watch, show)
     if not args.json:
         print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
     unrecorded = None

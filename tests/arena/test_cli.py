@@ -551,3 +551,16 @@ def test_ratings_of_a_store_with_self_play_alone_say_why_nothing_is_rated(
     db = str(tmp_path / "self.db")
     assert run(capsys, "play", "nim", "--seat", "random", "--seat", "random", "--db", db)[0] == 0
     assert run(capsys, "ratings", "--db", db) == (0, f"{db}: {NOTHING_RATED}\n", "")
+
+
+def test_people_at_one_terminal_are_asked_in_seat_order_at_a_simultaneous_step(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Their turns started in no fixed order, so answers piped in seat order went to whichever
+    seat asked first (found by QA)."""
+    import io
+
+    for _ in range(5):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("0\n50\n100\n"))
+        code, out, _ = run(capsys, "play", "beauty-contest", "--seat", "human", "--seat", "human", "--seat", "human", "--json")
+        assert code == 0 and json.loads(out)["actions"] == [{"0": "0", "1": "50", "2": "100"}]
