@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -154,13 +154,11 @@ def cmd_bots(args: argparse.Namespace) -> int:
 # ---- arena play ----------------------------------------------------------------------
 
 
-def _seat_for(spec: str, game: str, seed: int, seat: int, terminal: Terminal | None = None) -> Any:
+def _seat_for(spec: str, game: str, seed: int, seat: int) -> Any:
     from arena.seats import LocalSeat
     from bots.registry import make_bot, seat_seed
 
     bot = make_bot(spec, game, seat_seed(seed, seat))
-    if terminal is not None and seat in terminal.people:
-        return LocalSeat(terminal.policy(bot), name=bot.label)
     return LocalSeat(bot, name=bot.label)
 
 
@@ -194,21 +192,24 @@ class Terminal:
         if event.kind == "start":
             self.state = event.state
 
-    def policy(self, bot: Any) -> Callable[[Any], Awaitable[Any]]:
+    def seat(self, seat: Any) -> Any:
+        """``seat``, asked once the people before it at the same step have answered."""
         import trio
+
+        from arena.seats import LocalSeat
 
         async def act(turn: Any) -> Any:
             if turn.attempt == 0:
-                while any((turn.step, seat) not in self.answered for seat in self._ahead_of(turn.seat)):
+                while any((turn.step, other) not in self.answered for other in self._ahead_of(turn.seat)):
                     await self.changed.wait()
             try:
-                return await trio.to_thread.run_sync(bot.act, turn, abandon_on_cancel=True)
+                return await seat.act(turn)
             finally:
                 self.answered.add((turn.step, turn.seat))
                 self.changed.set()
                 self.changed = trio.Event()
 
-        return act
+        return LocalSeat(act, name=seat.name)
 
     def _ahead_of(self, seat: int) -> list[int]:
         movers = () if self.state is None else self.state.to_move()
@@ -269,7 +270,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         )
     people = {seat for seat, spec in enumerate(args.seat) if spec.split(":")[0] == "human"}
     terminal = Terminal(people) if len(people) > 1 else None
-    seats = [_seat_for(spec, game.spec.name, args.seed, i, terminal) for i, spec in enumerate(args.seat)]
+    seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(args.seat)]
+    if terminal is not None:
+        seats = [terminal.seat(seat) if i in people else seat for i, seat in enumerate(seats)]
     try:
         clock = Clock(move_ms=(3_600_000 if people else 10_000) if args.move_ms is None else args.move_ms)
         retries = (HUMAN_RETRIES if people else 2) if args.retries is None else args.retries  # typos are not moves
