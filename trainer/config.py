@@ -50,7 +50,7 @@ import games
 from arena.match import check_max_retries
 from arena.store import Store, StoreError
 from arena.toml_file import read_toml
-from bots.registry import make_bot
+from bots.registry import make_bot, parse_spec
 from games.api import GameError, did_you_mean, make_config
 from trainer.advantages import ESTIMATORS, Alignment, check_estimator, estimator_parameters
 from trainer.checkpoints import is_model_folder, not_a_model_folder
@@ -388,6 +388,9 @@ def check_out_dir(config: TrainConfig, *, overwrite: bool) -> None:
             f"out_dir: {config.out_dir!r} holds no earlier run (no {METRICS_FILE}); --overwrite clears only a run's folder"
         )
     inputs = [config.model, *config.opponents.models, *([config.store.db] if config.store is not None else [])]
+    # a bot spec's option may name a file or folder too (llm:model=DIR): it is read as well
+    specs = [*config.opponents.bots, *config.eval.bots]
+    inputs += [value for spec in specs for value in parse_spec(spec).options.values() if Path(value).exists()]
     for path in inputs:
         if out.resolve() in (Path(path).resolve(), *Path(path).resolve().parents):
             raise TrainConfigError(

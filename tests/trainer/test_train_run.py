@@ -414,6 +414,11 @@ def test_overwrite_clears_only_an_earlier_run_that_holds_none_of_this_runs_input
     shutil.copytree(tiny_model_dir, out / "checkpoints" / "final")
     with pytest.raises(TrainConfigError, match="which this run reads; --overwrite would delete it"):
         check_out_dir(dataclasses.replace(config, model=str(out / "checkpoints" / "final")), overwrite=True)
+    final = str(out / "checkpoints" / "final")  # as an llm bot's model: deleted with the earlier run (found by QA)
+    for section, field in (("opponents", "bots"), ("eval", "bots")):
+        bots = dataclasses.replace(getattr(config, section), **{field: [f"llm:model={final}"]})
+        with pytest.raises(TrainConfigError, match="which this run reads; --overwrite would delete it"):
+            check_out_dir(dataclasses.replace(config, **{section: bots}), overwrite=True)
 
 
 def test_only_a_finished_run_saves_final_and_ctrl_c_keeps_where_it_stopped(
