@@ -9,6 +9,7 @@ sentencepiece instead of saying the folder holds no model.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,27 @@ def _missing(folder: Path) -> list[str]:
 
 def is_model_folder(path: str | Path) -> bool:
     return not _missing(Path(path))
+
+
+CAUSAL = ("ForCausalLM", "LMHeadModel")
+"""How the architectures that write text one token after another end their names."""
+
+
+def not_causal(path: str | Path) -> str | None:
+    """Why the model in a model folder cannot write replies, from its config.json (None if it
+    can, or says nothing): an encoder such as BERT loaded with a fresh head and failed at its
+    first reply, after the run had started."""
+    try:
+        config = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a missing or broken config.json is said where the model loads
+        return None
+    names = [str(name) for name in config.get("architectures") or []] if isinstance(config, dict) else []
+    kind = ", ".join(names) or (config.get("model_type") if isinstance(config, dict) else None) or "model"
+    if isinstance(config, dict) and config.get("is_encoder_decoder"):
+        return f"{str(path)!r} holds an encoder-decoder {kind}, not a causal language model"
+    if names and not any(name.endswith(CAUSAL) for name in names):
+        return f"{str(path)!r} holds a {kind}, not a causal language model (an architecture named *ForCausalLM or *LMHeadModel)"
+    return None
 
 
 def not_a_model_folder(path: str | Path) -> str:

@@ -53,7 +53,7 @@ from arena.toml_file import read_toml
 from bots.registry import make_bot, parse_spec
 from games.api import GameError, did_you_mean, make_config
 from trainer.advantages import ESTIMATORS, Alignment, check_estimator, estimator_parameters
-from trainer.checkpoints import is_model_folder, not_a_model_folder
+from trainer.checkpoints import is_model_folder, not_a_model_folder, not_causal
 from trainer.device import check_device
 from trainer.export import ExportError, trajectory_rows
 from trainer.opponents import SAMPLING, model_names
@@ -345,6 +345,8 @@ def _check_references(config: TrainConfig, where: str) -> None:
     for key, folder in [("model", config.model), *((f"opponents.models[{i}]", m) for i, m in enumerate(config.opponents.models))]:
         if not is_model_folder(folder):
             raise TrainConfigError(f"{where}: {key}: {not_a_model_folder(folder)}")
+        if (problem := not_causal(folder)) is not None:
+            raise TrainConfigError(f"{where}: {key}: {problem}")
     if config.store is not None:
         _check_store(config.store, where)
 

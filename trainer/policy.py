@@ -40,7 +40,7 @@ from transformers.utils import logging as hf_logging
 
 from bots.parsing import extract_action
 from bots.prompts import Prompt
-from trainer.checkpoints import is_model_folder, not_a_model_folder, save_model_folder
+from trainer.checkpoints import is_model_folder, not_a_model_folder, not_causal, save_model_folder
 
 hf_logging.disable_progress_bar()
 
@@ -178,6 +178,8 @@ class Policy:
         folder = Path(path)
         if not is_model_folder(folder):
             raise FileNotFoundError(not_a_model_folder(folder))
+        if (problem := not_causal(folder)) is not None:
+            raise ValueError(problem)
         # a save or a download cut short: neither error is an OSError, nor says which file it read
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder)

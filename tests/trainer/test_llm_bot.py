@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -133,6 +134,24 @@ def test_a_folder_that_is_not_a_model_is_a_spec_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(BotSpecError, match=r"bot 'llm': cannot load model .*not a model folder .*\(no weights, no tokenizer"):
         make_bot(f"llm:model={tmp_path}", "tic-tac-toe")
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ({"architectures": ["BertForMaskedLM"]}, "holds a BertForMaskedLM, not a causal language model"),
+        ({"architectures": ["T5ForConditionalGeneration"], "is_encoder_decoder": True}, "holds an encoder-decoder"),
+    ],
+)
+def test_a_model_that_cannot_write_replies_is_a_spec_error(
+    tmp_path: Path, tiny_model_dir: Path, config: dict[str, object], said: str
+) -> None:
+    """A BERT folder loaded with a fresh head, and the run failed at its first reply (found by QA)."""
+    folder = tmp_path / "encoder"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "config.json").write_text(json.dumps(json.loads((folder / "config.json").read_text()) | config))
+    with pytest.raises(BotSpecError, match=f"bot 'llm': cannot load model .*{said}"):
+        make_bot(f"llm:model={folder}", "tic-tac-toe")
 
 
 def test_listing_bots_finds_llm_without_importing_torch() -> None:

@@ -399,6 +399,20 @@ def test_a_config_error_found_at_parse_time_exits_2_and_writes_nothing(
     assert not (tmp_path / "run").exists()
 
 
+def test_a_model_folder_that_is_no_causal_language_model_is_refused_before_anything_loads(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A BERT folder passed the check, loaded with a fresh head and failed at its first reply (found by QA)."""
+    encoder = tmp_path / "bert"
+    shutil.copytree(tiny_model_dir, encoder)
+    config = json.loads((encoder / "config.json").read_text())
+    (encoder / "config.json").write_text(json.dumps(config | {"architectures": ["BertModel"]}))
+    path = write_config(tmp_path, encoder)
+    assert main(["train", "run", str(path)]) == 2
+    assert "model: " in (said := capsys.readouterr().err) and "holds a BertModel, not a causal language model" in said
+    assert not (tmp_path / "run").exists()
+
+
 def test_overwrite_clears_only_an_earlier_run_that_holds_none_of_this_runs_inputs(tmp_path: Path, tiny_model_dir: Path) -> None:
     from trainer.config import check_out_dir
 
