@@ -1123,6 +1123,10 @@ def cmd_train_init_model(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.dir} already holds a model; pass --force to replace it")
     if os.path.exists(args.dir) and not os.path.isdir(args.dir):  # found before the tokenizer's training, not after
         raise UsageError(f"{args.dir} is a file, not a folder to write a model into")
+    if os.path.isdir(args.dir) and os.listdir(args.dir) and not is_model_folder(args.dir) and not args.force:
+        raise UsageError(
+            f"{args.dir} holds other files, not a model: name an empty or new folder, or pass --force to write beside them"
+        )
     out = init_model(args.dir, size=args.size, seed=args.seed)
     print(f"built a {args.size} model and its tokenizer in {out}")
     return 0

@@ -58,6 +58,8 @@ def not_a_model_folder(path: str | Path) -> str:
         instead = f"it looks like a training run: its trained model is {str(final)!r}"
     else:
         instead = f"build one with `arena train init-model {path}`"
+    if folder.is_file():
+        return f"{str(path)!r} is a file, not a model folder saved by save_pretrained: name the folder holding config.json"
     missing = "no such folder" if not folder.is_dir() else ", ".join(f"no {what}" for what in _missing(folder))
     return f"{str(path)!r} is not a model folder saved by save_pretrained ({missing}); {instead}"
 

@@ -23,8 +23,8 @@ __all__ = ["check_clip", "check_kl_coef", "entropy_of_choices", "k3_kl", "policy
 
 def check_clip(clip_eps: float, dual_clip: float | None) -> None:
     """The clip settings' rules, shared with the training config so a bad one fails at parse time."""
-    if clip_eps <= 0.0:
-        raise ValueError(f"clip_eps must be positive, got {clip_eps}")
+    if not 0.0 < clip_eps < 1.0:  # the ratio is clipped to [1 - clip_eps, 1 + clip_eps]: at 1 or more, no lower clip
+        raise ValueError(f"clip_eps must be between 0 and 1, got {clip_eps}")
     if dual_clip is not None and dual_clip <= 1.0:
         raise ValueError(f"dual_clip must be greater than 1 (it caps the loss at dual_clip * |A|), got {dual_clip}")
 

@@ -427,6 +427,8 @@ def test_init_model_into_a_file_is_refused_before_any_work(capsys: pytest.Captur
     code, out, err = run(capsys, "train", "init-model", str(notes))
     assert code == 2 and out == "" and "is a file, not a folder" in err  # it trained a tokenizer, then: [Errno 17] File exists
     assert notes.read_text() == "mine\n"
+    code, out, err = run(capsys, "train", "init-model", str(tmp_path))  # wrote a model among the notes
+    assert code == 2 and "holds other files, not a model" in err and [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
 
 
 def test_serving_on_a_port_that_is_taken_says_where_it_could_not_listen(

@@ -129,7 +129,9 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"estimator": {"name": "mars", "gama": 0.5}}, "estimator.gama: unknown parameter of mars; did you mean 'gamma'"),
         ({"estimator": {"name": "spiral", "alpha": "high"}}, "estimator.alpha: must be float"),
         ({"alignment": {"gamma": 5}}, r"alignment: gamma must be in \(0, 1\]"),
-        ({"ppo": {"clip_eps": -0.2}}, "ppo: clip_eps must be positive"),
+        ({"ppo": {"clip_eps": -0.2}}, "ppo: clip_eps must be between 0 and 1, got -0.2"),
+        ({"ppo": {"clip_eps": 5}}, "ppo: clip_eps must be between 0 and 1, got 5"),  # no lower clip at all
+        ({"model": str(run_folder / "config.json")}, r"model: .* is a file, not a model folder"),
         ({"ppo": {"dual_clip": 0.5}}, "ppo: dual_clip must be greater than 1"),
         ({"ppo": {"kl_coef": -1}}, "ppo: kl_coef must be >= 0"),
         ({"acting": {"temperature": 0}}, "acting: temperature must be > 0"),
