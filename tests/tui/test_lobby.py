@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 from unittest.mock import patch
 
@@ -237,27 +238,33 @@ def test_a_lobby_that_changes_only_live_steps_leaves_the_results_table_alone() -
     asyncio.run(scenario())
 
 
+def counting_draws(screen: Any) -> Callable[[], int]:
+    """Count the lobby screen's draws from now on: the function returned says how many."""
+    assert isinstance(screen, LobbyScreen)
+    drawn = 0
+    draw = screen.draw
+
+    def counted() -> None:
+        nonlocal drawn
+        drawn += 1
+        draw()
+
+    screen.draw = counted  # type: ignore[method-assign]
+    return lambda: drawn
+
+
 def test_lobby_messages_that_arrive_together_are_drawn_once_after_the_last() -> None:
     async def scenario() -> None:
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            lobby_screen = app.screen
-            draws = 0
-            draw = lobby_screen.draw
-
-            def counting() -> None:
-                nonlocal draws
-                draws += 1
-                draw()
-
-            lobby_screen.draw = counting  # type: ignore[method-assign]
+            draws = counting_draws(app.screen)
             lobby = lobby_message()
             for step in range(50):
                 lobby["live"][0]["step"] = step
                 app.receive(lobby)
             await settle(pilot)
-            assert draws == 1
+            assert draws() == 1
             assert " 49 " in screen_text(app)
 
     asyncio.run(scenario())
@@ -285,21 +292,11 @@ def test_lobbies_that_come_faster_than_a_second_are_drawn_once_a_second() -> Non
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            screen = app.screen
-            assert isinstance(screen, LobbyScreen)
-            drawn = 0
-            draw = screen.draw
-
-            def counted() -> None:
-                nonlocal drawn
-                drawn += 1
-                draw()
-
-            screen.draw = counted  # type: ignore[method-assign]
+            draws = counting_draws(app.screen)
             for _ in range(8):  # two seconds of a busy server
                 app.receive(lobby_message())
                 await pilot.pause(0.25)
             await settle(pilot)
-            assert 2 <= drawn <= 3
+            assert 2 <= draws() <= 3
 
     asyncio.run(scenario())
