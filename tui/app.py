@@ -95,6 +95,7 @@ class WatchApp(App[None]):
         self.fetch_stored = fetch_stored
         self.page = page
         self.stored_query: tuple[str | None, int] = (None, page)  # (game, how many) last asked of the store
+        self.stored_asking: tuple[str | None, int] | None = None  # that query, while its answer is still to come
         if title:
             self.title = title
         self.sub_title = self.url or "offline"
@@ -179,6 +180,7 @@ class WatchApp(App[None]):
         """List the store's newest ``limit`` matches of ``game`` (None: every game)."""
         self.stored_query = (game, limit)
         if self.fetch_stored and self.url is not None:
+            self.stored_asking = self.stored_query
             self.run_worker(self._fetch_stored(*self.stored_query), group="stored", exclusive=True, exit_on_error=False)
 
     async def _fetch_stored(self, game: str | None, limit: int) -> None:
@@ -188,6 +190,9 @@ class WatchApp(App[None]):
         except (OSError, ValueError) as error:
             self.report(f"could not list the stored matches: {error}")
             return
+        finally:
+            if self.stored_asking == (game, limit):  # not a query replaced by a newer one, still to come
+                self.stored_asking = None
         stored = []
         for record in records:
             if record.get("status") in ("finished", "void"):
@@ -585,7 +590,7 @@ class LobbyScreen(Refreshable):
     def action_more(self) -> None:
         app = self.watch_app
         game, limit = app.stored_query
-        if not app.lobby.stored_more:
+        if not app.lobby.stored_more and app.stored_asking is None:  # asked just now (another game): more may come
             app.report("every stored match is listed")
         else:
             app.ask_stored(game, limit + app.page)

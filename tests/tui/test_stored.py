@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -92,3 +93,31 @@ def test_live_matches_are_paged_past_not_counted_among_the_stored_results(monkey
     monkeypatch.setattr(feed, "_get", server)
     monkeypatch.setattr(feed, "API_PAGE", 3)
     assert [int(record["id"], 16) for record in fetch_matches("http://busy", limit=4)] == [5, 4, 3, 2]
+
+
+def test_more_pressed_while_a_filters_page_is_still_coming_asks_for_more_of_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pressed before the page of every game came, "m" read the previous filter's last page and
+    said every stored match was listed (found as a flaky test on a loaded machine)."""
+    import threading
+
+    import tui.app
+
+    release = threading.Event()
+    asked: list[int] = []
+
+    def slow(url: str, *, game: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        asked.append(limit)
+        release.wait(10)
+        return []
+
+    monkeypatch.setattr(tui.app, "fetch_matches", slow)
+
+    async def scenario() -> None:
+        app = WatchApp("ws://127.0.0.1:9", page=4)
+        async with app.run_test(size=SIZE) as pilot:
+            app.lobby.stored_more = False  # the last page read (another game's) was its whole list
+            await pilot.press("G", "m")
+            assert app.stored_query == (None, 8) and app.problem != "every stored match is listed"
+            release.set()
+
+    asyncio.run(scenario())
