@@ -18,6 +18,7 @@ from typing import Any
 
 from bots.base import Bot
 from games.api import ConfigError, did_you_mean, parse_value
+from games.registry import load_plugin
 
 ENTRY_POINT_GROUP = "arena.bots"
 
@@ -75,12 +76,15 @@ def _load() -> dict[str, type[Bot]]:
         for module in pkgutil.iter_modules(bots.reference.__path__, "bots.reference."):
             importlib.import_module(module.name)
         for entry in entry_points(group=ENTRY_POINT_GROUP):
-            loaded = entry.load()
-            if not (isinstance(loaded, type) and issubclass(loaded, Bot)):
-                raise BotSpecError(f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a Bot subclass")
-            register(loaded)
+            load_plugin(entry, _register_bot, "bot")
         _loaded = True
     return _registry
+
+
+def _register_bot(loaded: Any) -> None:
+    if not (isinstance(loaded, type) and issubclass(loaded, Bot)):
+        raise BotSpecError(f"{loaded!r:.100} is not a Bot subclass")
+    register(loaded)
 
 
 def get(name: str) -> type[Bot]:

@@ -6,7 +6,9 @@ import importlib
 import inspect
 import logging
 import pkgutil
+from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from games.api import Game, GameConfig, GameError, did_you_mean
 
@@ -77,18 +79,29 @@ def _load() -> dict[str, type[Game]]:
     return _registry
 
 
-def _load_plugin(entry: EntryPoint) -> None:
-    """Register one plugin's game. One that fails is left out and said once: a package broken
-    by an upgrade must not stop a server, or every command, from offering the other games."""
+def load_plugin(entry: EntryPoint, accept: Callable[[Any], None], kind: str) -> str | None:
+    """Hand what one plugin's entry point names to ``accept`` (which registers it, or raises);
+    None, or why it failed, said once in the log: a package broken by an upgrade must not stop
+    a server, or every command, from offering the other games and bots."""
     try:
-        loaded = entry.load()
-        if not _is_playable(loaded):
-            raise GameError(f"{loaded!r:.100} is not a concrete Game subclass with a spec")
-        register(loaded)
+        accept(entry.load())
     except Exception as error:
-        why = f"game plugin {entry.name!r} ({entry.value}) failed to load: {type(error).__name__}: {error}"
+        why = f"{kind} plugin {entry.name!r} ({entry.value}) failed to load: {type(error).__name__}: {error}"
+        log.warning("%s; it is left out", why)
+        return why
+    return None
+
+
+def _load_plugin(entry: EntryPoint) -> None:
+    why = load_plugin(entry, _register_playable, "game")
+    if why is not None:
         _broken[entry.name] = why
-        log.warning("%s; its game is left out", why)
+
+
+def _register_playable(loaded: Any) -> None:
+    if not _is_playable(loaded):
+        raise GameError(f"{loaded!r:.100} is not a concrete Game subclass with a spec")
+    register(loaded)
 
 
 def get(name: str) -> type[Game]:

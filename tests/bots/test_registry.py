@@ -22,3 +22,27 @@ def test_a_bots_seed_does_not_give_away_the_match_seed() -> None:
     steps = {seat_seed(seed + 1, 0) - seat_seed(seed, 0) for seed in range(20)}
     assert len(steps) > 1
     assert len({seat_seed(seed, seat) for seed in range(50) for seat in range(4)}) == 200
+
+
+@pytest.mark.parametrize(
+    ("value", "cause"),
+    [("no_such_bot_module:Bot", "ModuleNotFoundError: No module named 'no_such_bot_module'"), ("json:dumps", "BotSpecError: ")],
+    ids=["import-error", "not-a-bot"],
+)
+def test_a_bot_plugin_that_fails_to_load_is_left_out_and_named(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str, cause: str
+) -> None:
+    """One broken bot package stopped every command, games and bots that had nothing to do with it
+    included, with a traceback (found by QA); a broken game plugin was already left out."""
+    from importlib.metadata import EntryPoint
+
+    import bots.registry
+
+    entry = EntryPoint(name="broken", value=value, group=bots.registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(bots.registry, "_registry", dict(bots.registry._load()))  # the built-in bots, registered once
+    monkeypatch.setattr(bots.registry, "_loaded", False)
+    monkeypatch.setattr(bots.registry, "entry_points", lambda group: [entry] if group == entry.group else [])
+    with caplog.at_level("WARNING", logger="games.registry"):
+        assert make_bot("random", "nim").name == "random"
+    [record] = caplog.records
+    assert record.getMessage().startswith(f"bot plugin 'broken' ({value}) failed to load: {cause}")
