@@ -24,6 +24,8 @@ them train on the catalog without knowing its string actions. Install it with th
   when the game ends; nothing is ever truncated (every game ends by its rules).
 - ``reset(seed=s)`` plays match seed ``s`` (the same deals for the same seed); a reset
   without a seed plays the seed after the previous episode's, starting from ``seed``.
+- An action the mask rules out raises ValueError and changes nothing: a learner is told of
+  its bug at once, where PettingZoo's classic environments end the game with a penalty.
 """
 
 from __future__ import annotations
@@ -33,9 +35,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+
+try:
+    from gymnasium import spaces
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ModuleNotFoundError as missing:  # an optional extra: say which, as the CLI does for its own
+    raise ModuleNotFoundError(
+        f"the PettingZoo adapter needs {missing.name}: pip install 'selfplay-arena[pettingzoo]'", name=missing.name
+    ) from None
 
 import games
 from games.api import Game, GameConfig, GameError, Observation

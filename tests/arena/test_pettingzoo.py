@@ -6,7 +6,10 @@ from __future__ import annotations
 import contextlib
 import io
 import random
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +18,8 @@ from pettingzoo.test import api_test
 import games
 from arena.adapters.pettingzoo import UnsupportedGame, decode_text, encode_text, env, raw_env
 from games.api import Game
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GAMES = games.all()
 TABLES = [(game, players) for game in GAMES for players in range(game.spec.min_players, game.spec.max_players + 1)]
@@ -165,3 +170,13 @@ def test_a_text_longer_than_the_buffer_is_cut_with_a_warning() -> None:
     environment.reset()
     with pytest.warns(RuntimeWarning, match="observation_bytes=16"):
         environment.observe("player_0")
+
+
+def test_without_pettingzoo_the_adapter_says_which_extra_to_install() -> None:
+    """It was a bare ModuleNotFoundError (found by QA)."""
+    script = (
+        "import sys; sys.modules['pettingzoo'] = None\n"
+        "try:\n    import arena.adapters.pettingzoo\nexcept ModuleNotFoundError as error:\n    print(error, error.name)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout == "the PettingZoo adapter needs pettingzoo: pip install 'selfplay-arena[pettingzoo]' pettingzoo\n"
