@@ -1523,7 +1523,7 @@ def _unread(ws: ServerConnection) -> bool:
     waiting = array.array("i", [0])
     try:
         fcntl.ioctl(ws.stream.socket.fileno(), termios.FIONREAD, waiting)
-    except OSError:  # closed: nothing more will be read
+    except (OSError, ValueError):  # closed: nothing more will be read (ValueError: closed in this process, fd -1)
         return False
     return waiting[0] > 0
 

@@ -1931,3 +1931,19 @@ def test_a_client_going_is_logged_in_one_line_and_other_errors_keep_their_traceb
     assert gone.getMessage() == "a client went (unexpected internal error): socket connection broken: [Errno 32] Broken pipe"
     bug = record("unexpected internal error", KeyError("a bug"))
     assert CLIENT_GONE.filter(bug) and bug.levelno == logging.ERROR and bug.exc_info is not None
+
+
+@pytest.mark.trio
+async def test_a_socket_closed_in_this_process_has_nothing_unread() -> None:
+    """A client gone without a close frame left the socket closed here (fd -1) before its handler
+    asked: every such disconnect logged a traceback, ValueError from the ioctl (found by QA)."""
+    from types import SimpleNamespace
+
+    from arena.server import _unread
+
+    near, far = trio.socket.socketpair()
+    queue = SimpleNamespace(statistics=lambda: SimpleNamespace(current_buffer_used=0))
+    ws = SimpleNamespace(recv_messages=SimpleNamespace(recv_frames=queue), send_lock=trio.Lock(), stream=trio.SocketStream(near))
+    near.close()
+    far.close()
+    assert _unread(ws) is False  # type: ignore[arg-type]
