@@ -34,9 +34,10 @@ MAX_SEED = 2**63 - 1
 MAX_TURNS = 1_000
 MAX_MESSAGE_CHARS = 1_000
 MAX_TALK_CHARS = 20_000
-"""Bounds on a match's length (``GameConfig.bound_history``): every turn shows the whole
-history and the server keeps each turn's observation until the match ends, so its memory
-grows as the square of the turns (one bot's self-play seek for a billion rounds of long
+"""Bounds on a match's length (``GameConfig.bound_history``): a turn shows the history (the
+iterated games their latest rounds only, ``games.iterated.HISTORY_SHOWN``) and the server
+keeps each turn's observation until the match ends, so its memory can grow as the square of
+the turns (one bot's self-play seek for a billion rounds of long
 messages held gigabytes within a minute). ``MAX_TURNS`` is for two players; with more, each
 round holds more and is told to more seats, so fewer rounds are allowed (1,000 rounds of
 two players hold about 60 MB). ``MAX_TALK_CHARS`` bounds what one seat may say over a

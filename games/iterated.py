@@ -33,6 +33,11 @@ MAX_AMOUNT = 1_000
 config of a billion (which any bot may send with a seek) would fill the server's memory."""
 MOVE = "move"
 OVER = "over"
+HISTORY_SHOWN = 20
+"""Rounds the observation text shows one by one, the latest; those before are summed up in one
+line, and the observation's data lists every round. Every round, shown at every turn, made the
+text grow with the match and what the server keeps of a match with its square: eight matches
+of 1,000 rounds with messages held 2 GB, which a server with that much gave back to no one."""
 
 
 def normalise(text: str) -> str:
@@ -313,8 +318,7 @@ class IteratedGame(Game):
         listed = ", ".join(f"seat {s}{' (you)' if s == seat else ''} {scores[s]:g}" for s in self._seats)
         return f"Scores so far: {listed}."
 
-    def _paid_text(self, seat: int, index: int) -> str:
-        row = self.paid[index]
+    def _paid_text(self, seat: int, row: Sequence[float]) -> str:
         if self.pairwise:
             return f"you {row[seat]:+g}, they {row[1 - seat]:+g}"
         return ", ".join(f"{self._name(seat, s)} {row[s]:+g}" for s in self._viewer_first(seat))
@@ -324,12 +328,20 @@ class IteratedGame(Game):
         for number, speaker, text in self.messages:
             said.setdefault(number, {})[speaker] = text
         lines: list[str] = []
-        for number in range(1, self.round + 2):
+        first = max(1, self.round - HISTORY_SHOWN + 1)
+        if first > 1:
+            earlier = [sum(row[s] for row in self.paid[: first - 1]) for s in range(self.num_players)]
+            lines.append(
+                f"  rounds 1 to {first - 1}, not shown one by one (the observation's data lists every round): "
+                f"{self._paid_text(seat, earlier)} in all"
+            )
+        for number in range(first, self.round + 2):
             if number in said:
                 talk = "; ".join(f"{self._name(seat, s)} said {_quoted(said[number][s])}" for s in self._viewer_first(seat))
                 lines.append(f"  round {number}: {talk}")
             if number <= len(self.moves):
-                lines.append(f"  round {number}: {self._describe(seat, number - 1)} ({self._paid_text(seat, number - 1)})")
+                paid = self._paid_text(seat, self.paid[number - 1])
+                lines.append(f"  round {number}: {self._describe(seat, number - 1)} ({paid})")
         return lines or ["  (nothing yet)"]
 
     def _prompt(self, seat: int) -> str:

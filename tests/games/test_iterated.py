@@ -10,7 +10,17 @@ import pytest
 
 import games
 from games.api import MAX_MESSAGE_CHARS, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, IllegalAction
-from games.iterated import MAX_AMOUNT, Choices, IteratedGame, MatrixGame, amount, normalise, or_list, require_order
+from games.iterated import (
+    HISTORY_SHOWN,
+    MAX_AMOUNT,
+    Choices,
+    IteratedGame,
+    MatrixGame,
+    amount,
+    normalise,
+    or_list,
+    require_order,
+)
 from games.iterated_chicken import IteratedChicken
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.iterated_rock_paper_scissors import IteratedRockPaperScissors
@@ -209,3 +219,25 @@ def test_a_match_too_long_to_hold_is_a_config_error(game: type[IteratedGame]) ->
     ]:
         with pytest.raises(ConfigError, match=f"'{key}'"):
             game.new(values)
+
+
+def test_a_long_match_shows_its_latest_rounds_one_by_one_and_sums_up_the_rest() -> None:
+    """Every round at every turn: the text grew with the match and the server's memory with its
+    square (eight 1,000-round matches with messages held 2 GB; found by QA)."""
+    state = IteratedPrisonersDilemma.new({"rounds": 1000, "cheap_talk": True, "message_chars": 20})
+    for number in range(1, 31):
+        state.step({0: "hello", 1: "hi"})
+        state.step({0: "cooperate", 1: "defect" if number <= 10 else "cooperate"})
+    text = state.observe(0).text
+    shown = HISTORY_SHOWN
+    assert f"  rounds 1 to {30 - shown}, not shown one by one (the observation's data lists every round): " in text
+    assert "you +0, they +50 in all" in text  # rounds 1 to 10: 0 and 5 each (sucker, temptation)
+    assert f"  round {31 - shown}: " in text and f"  round {30 - shown}: " not in text and "  round 30: " in text
+    assert len(state.observe(0).data["my_moves"]) == 30
+    lengths = []
+    for number in range(31, 1001):
+        state.step({0: "hello", 1: "hi"})
+        state.step({0: "cooperate", 1: "cooperate"})
+        if number in (100, 999):
+            lengths.append(len(state.observe(0).text))
+    assert max(lengths) < 4_000
