@@ -94,6 +94,9 @@ LOBBY_RECENT = 20
 RECENT_KEPT = 200
 """Ended matches the server keeps for the lobbies: enough that a game played less than the
 others still has its last results to show when a spectator follows it."""
+SHUTDOWN_CLOSE_S = 2.0
+"""How long a shutdown waits for the websockets it closes to finish closing: eight spectators
+that never answered held SIGTERM's exit for 20 s, a heartbeat."""
 TABLE_RETRY_S = 5.0
 """How long the bots of a table that could not start (the store could not record it) are told
 to wait before seeking again: they would all be back at once, and fail again while it lasts."""
@@ -355,7 +358,10 @@ class ArenaServer:
             if self._open:
                 await self._drained.wait()
         if self._ws_server is not None:
-            await self._ws_server.aclose()
+            # a client that never answers the close (or never closes its end) was waited for a
+            # heartbeat each; cut off after this, with the nursery, as a stopping process must
+            with trio.move_on_after(SHUTDOWN_CLOSE_S):
+                await self._ws_server.aclose()
         if self.writer is not None:
             await self.writer.aclose()
         if self._nursery is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -360,6 +361,19 @@ async def test_a_spectator_whose_socket_is_full_is_cut_off_and_the_server_still_
             await other.send("replay", match=result.match_id)
             assert len((await other.expect("replay"))["views"]) == 201
         with trio.fail_after(5):
+            await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_shutdown_does_not_wait_a_heartbeat_for_clients_that_never_answer_its_close(arena: Arena) -> None:
+    """Eight spectators that read nothing more held SIGTERM's exit for 20 s, a close timeout
+    (one heartbeat) each time over (found by QA)."""
+    async with contextlib.AsyncExitStack() as stack:
+        for _ in range(4):
+            await stack.enter_async_context(await frozen_spectator(arena))
+        while len(arena.server.watchers) < 4:
+            await trio.sleep(0.01)
+        with trio.fail_after(8):  # a heartbeat is 20 s
             await arena.server.shutdown()
 
 
