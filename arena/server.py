@@ -1206,7 +1206,10 @@ class ArenaServer:
                     max_steps=self.limits.max_steps,
                 )
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
-                log.exception("match %s failed", live.id)
+                if isinstance(error, sqlite3.Error):  # a full disk, a lost file: one line, as at a match's start
+                    log.warning("match %s is void: the store failed: %s", live.id, error)
+                else:
+                    log.exception("match %s failed", live.id)
                 live.void_reason = f"server fault: {type(error).__name__}: {error}"
         live.result = result
         with trio.CancelScope(shield=True):
