@@ -463,13 +463,16 @@ class ArenaServer:
         return 404, {"error": "not_found", "message": f"no such path {path!r}"}
 
     async def _health(self) -> tuple[int, dict[str, Any]]:
-        """Healthy: the store can be read and, unless read-only, is still the file being written.
+        """Healthy: the store can be read and, unless read-only, is still the file being written
+        and took the last writes.
         A server whose store file was deleted voids every match that ends, and a monitor that
         was told "ok" all the while had nothing to restart it for."""
         fields = {"protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
         problem = None
         if self.writer is not None and not self.writer.writes_to_its_file():
             problem = str(self.writer.orphaned())
+        elif self.writer is not None and self.writer.failing is not None:
+            problem = f"the store cannot be written: {self.writer.failing}"
         else:
             try:
                 await self._read(lambda s: s.schema_version())

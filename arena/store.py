@@ -873,6 +873,7 @@ class StoreWriter:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # None: stop after what is queued
         self._closed = False
         self._served: tuple[int, int] | None = None  # the file the writer opened (device, inode)
+        self.failing: str | None = None  # why its last batch could not be written (a full disk), till one is
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         token = trio.lowlevel.current_trio_token()
@@ -909,7 +910,7 @@ class StoreWriter:
                 jobs = [job for job in batch if job is not None]
                 if jobs:
                     if self.writes_to_its_file():
-                        _run_batch(store, jobs)
+                        self.failing = _run_batch(store, jobs)
                     else:
                         _fail(jobs, self.orphaned())
                     token.run_sync_soon(_wake, jobs)
@@ -951,8 +952,10 @@ class StoreWriter:
             self._jobs.put(None)
 
 
-def _run_batch(store: Store, jobs: list[_Job]) -> None:
-    """Run the jobs in one transaction, each in a savepoint; a failed commit fails them all."""
+def _run_batch(store: Store, jobs: list[_Job]) -> str | None:
+    """Run the jobs in one transaction, each in a savepoint; a failed commit fails them all.
+    Returns why the store could not be written (a full disk, an I/O error), if it could not:
+    not a job's own fault (a name taken), but the store's."""
     try:
         with store.atomic():
             for job in jobs:
@@ -964,6 +967,8 @@ def _run_batch(store: Store, jobs: list[_Job]) -> None:
     except Exception as error:
         for job in jobs:
             job.value, job.error = None, job.error or error
+    failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
+    return next((str(error) for error in failures), None)
 
 
 def _fail(jobs: list[_Job], error: BaseException) -> None:

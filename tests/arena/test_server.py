@@ -1964,3 +1964,19 @@ async def test_a_socket_closed_in_this_process_has_nothing_unread() -> None:
     near.close()
     far.close()
     assert _unread(ws) is False  # type: ignore[arg-type]
+
+
+@pytest.mark.trio
+async def test_health_says_unavailable_while_the_store_cannot_be_written_and_ok_once_it_can(arena: Arena) -> None:
+    """On a full disk every match ended void while /health said ok (found by QA)."""
+    writer = arena.server.writer
+    assert writer is not None
+    pages = await writer.call(lambda store: store.conn.execute("PRAGMA page_count").fetchone()[0])
+    await writer.call(lambda store: store.conn.execute(f"PRAGMA max_page_count = {pages}"))  # the disk is full
+    with pytest.raises(sqlite3.OperationalError, match="full"):
+        await writer.call(lambda store: store.conn.execute("INSERT INTO meta VALUES ('filler', ?)", ("x" * 100_000,)))
+    status, body = await http_get(arena.url, "/health")
+    assert status == 503 and body["message"].startswith("the store cannot be written: database or disk is full")
+    await writer.call(lambda store: store.conn.execute("PRAGMA max_page_count = 1000000000"))  # room again
+    await arena.register("room-again")
+    assert (await http_get(arena.url, "/health"))[0] == 200
