@@ -244,6 +244,9 @@ def deal_in_play(match: str) -> str:
     )
 
 
+WAL_KEPT_BYTES = 16 * 1024 * 1024
+
+
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     if read_only:
         conn = _connect_read_only(path.resolve().as_uri())  # as_uri escapes '#', '%', '?'
@@ -251,6 +254,9 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA synchronous=NORMAL")  # survives a crash of the process; FULL only adds power-loss safety
         conn.execute("PRAGMA temp_store=MEMORY")  # the writer's savepoints keep their statement journals off the disk
+        # the -wal grows while a long read (an export) holds its checkpoint back, and was never
+        # given back while the server ran (176 MB after a busy hour): cut to this after a checkpoint
+        conn.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.row_factory = sqlite3.Row

@@ -322,3 +322,23 @@ def test_a_key_reused_in_another_group_says_both_groups_in_words() -> None:
     assert said is not None and "was in group 'g' of 2, and this one is in group 'g' with no size:" in said
     said = regrouped({"group_id": None, "group_size": None}, "h", 4)
     assert said is not None and "was in no group, and this one is in group 'h' of 4:" in said
+
+
+def test_the_wal_a_long_read_held_back_is_cut_down_once_checkpointed(tmp_path: Path) -> None:
+    """It was never given back while the server ran: 176 MB after a busy hour (found by QA)."""
+    from arena.store import WAL_KEPT_BYTES
+
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM matches").fetchone()  # an export's long read: no checkpoint past it
+    for i in range(2_500):
+        store.conn.execute("INSERT INTO meta VALUES (?, ?)", (f"filler-{i}", "x" * 10_000))
+    assert (db.parent / "arena.db-wal").stat().st_size > WAL_KEPT_BYTES
+    reader.rollback()
+    reader.close()
+    store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    store.conn.execute("INSERT INTO meta VALUES ('after', 'the checkpoint')")
+    assert (db.parent / "arena.db-wal").stat().st_size <= WAL_KEPT_BYTES
+    store.close()
