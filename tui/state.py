@@ -325,31 +325,46 @@ def _cell_name(r: int, c: int, row_labels: Sequence[Any], col_labels: Sequence[A
 
 
 def _grid_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    """New cells (a row, or a column added at the end) read per row; changed cells by name. A
+    column is matched by its label where both grids have labels: a grid showing its latest
+    rounds moves them along, and matched by place every cell of it read as changed."""
     rows = [list(r) for r in new.get("rows") or []]
     old_rows = [list(r) for r in old.get("rows") or []]
     row_labels = list(new.get("row_labels") or [])
     col_labels = list(new.get("col_labels") or [])
+    old_labels = list(old.get("col_labels") or [])
+    by_label = col_labels and old_labels and len(set(old_labels)) == len(old_labels)
+    placed = {label: c for c, label in enumerate(old_labels)}
+
+    def old_column(c: int) -> int | None:
+        return placed.get(col_labels[c]) if by_label and c < len(col_labels) else c
+
     out: list[str] = []
     for r, row in enumerate(rows):
-        before = old_rows[r] if r < len(old_rows) else None
         label = str(row_labels[r]) if r < len(row_labels) else f"row {r + 1}"
-        if before is None:
+        if r >= len(old_rows):
             out.append(f"{label}: {' '.join(str(c) for c in row)}")
-        elif len(row) > len(before):
-            added = " ".join(str(c) for c in row[len(before) :])
-            out.append(f"{label} {added}")
-        else:
-            out += [
-                f"{_cell_name(r, c, row_labels, col_labels)} {cell}"
-                for c, cell in enumerate(row)
-                if c < len(before) and before[c] != cell
-            ]
+            continue
+        before = old_rows[r]
+        was = [at if (at := old_column(c)) is not None and at < len(before) else None for c in range(len(row))]
+        added = [str(cell) for cell, c in zip(row, was, strict=True) if c is None]
+        if added:
+            out.append(f"{label} {' '.join(added)}")
+        out += [
+            f"{_cell_name(r, c, row_labels, col_labels)} {cell}"
+            for c, (cell, at) in enumerate(zip(row, was, strict=True))
+            if at is not None and before[at] != cell
+        ]
     return out
 
 
 def _chat_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
+    """The messages after those the old chat ended with: a chat showing its latest messages
+    drops the first ones as new ones come."""
     messages = list(new.get("messages") or [])
-    return [f'{seat_name(players, m.get("seat"))}: "{m.get("text", "")}"' for m in messages[len(old.get("messages") or []) :]]
+    before = list(old.get("messages") or [])
+    dropped = next(k for k in range(len(before) + 1) if before[k:] == messages[: len(before) - k])
+    return [f'{seat_name(players, m.get("seat"))}: "{m.get("text", "")}"' for m in messages[len(before) - dropped :]]
 
 
 COUNTERS = ("turn", "round", "step", "tick")  # facts that change every step and say nothing of the move

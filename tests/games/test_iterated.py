@@ -241,3 +241,16 @@ def test_a_long_match_shows_its_latest_rounds_one_by_one_and_sums_up_the_rest() 
         if number in (100, 999):
             lengths.append(len(state.observe(0).text))
     assert max(lengths) < 4_000
+
+
+def test_a_long_matchs_view_shows_the_latest_rounds_moves_and_talk() -> None:
+    """Every round in every view made a replay of 1,000 rounds with talk 131 MB (found by QA)."""
+    state = IteratedPrisonersDilemma.new({"rounds": 100, "cheap_talk": True, "message_chars": 20})
+    for number in range(1, 31):
+        state.step({0: f"m{number}", 1: ""})
+        state.step({0: "cooperate", 1: "defect"})
+    blocks = {block["type"]: block for block in state.public_view()["render"]}
+    grid, chat = blocks["grid"], blocks["chat"]
+    assert grid["col_labels"] == [str(n) for n in range(31 - HISTORY_SHOWN, 31)]
+    assert grid["title"].endswith(f"; rounds before {31 - HISTORY_SHOWN} not shown")
+    assert [m["text"] for m in chat["messages"]] == [f"(round {n}) m{n}" for n in range(31 - HISTORY_SHOWN, 31)]

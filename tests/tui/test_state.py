@@ -228,3 +228,18 @@ def test_a_bidirectional_override_from_a_bot_is_made_visible() -> None:
     phrase inside an innocent one: the spectator shows the character instead of obeying it."""
     text = "offer 3 \u202e5 tpecca I\u202c, \u2067isolated\u2069"
     assert scrub(text) == "offer 3 \ufffd5 tpecca I\ufffd, \ufffdisolated\ufffd"
+
+
+def test_a_grid_and_chat_showing_their_latest_rounds_say_only_the_new_round() -> None:
+    """An iterated game's view shows its latest rounds: matched by place, every cell of the
+    moving grid read as changed, and the chat's dropped first message hid the new one."""
+
+    def view(first: int, moves: list[str], talk: list[str]) -> dict:
+        labels = [str(first + i) for i in range(len(moves))]
+        grid = {"type": "grid", "rows": [moves], "row_labels": ["seat 0"], "col_labels": labels}
+        chat = {"type": "chat", "messages": [{"seat": 0, "text": text} for text in talk]}
+        return {"text": "", "render": [grid, chat]}
+
+    before = view(1, ["C", "D", "C"], ["one", "two", "three"])
+    after = view(2, ["D", "C", "D"], ["two", "three", "four"])
+    assert describe_change(before, after, ["bob"]) == 'seat 0 D; bob: "four"'
