@@ -304,6 +304,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     if unrecorded is not None:
         print(f"arena: error: {unrecorded}", file=sys.stderr)
         return FAILURE
+    if result.engine_fault:  # the game's own bug: a script running matches must hear of it
+        print(f"arena: error: {game.spec.name} failed, so the match is void: {result.detail}", file=sys.stderr)
+        return FAILURE
     return 0
 
 

@@ -87,6 +87,10 @@ class TurnRecord:
     format_error: bool = False
 
 
+ENGINE_FAULT = "engine fault"
+"""How the detail of a match voided by the game's own bug begins (``MatchResult.engine_fault``)."""
+
+
 @dataclass
 class MatchResult:
     """The record of a finished (or voided) match."""
@@ -110,6 +114,11 @@ class MatchResult:
     started_at: float
     ended_at: float
     final_view: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def engine_fault(self) -> bool:
+        """Void by the game's own bug, not by its players or the clock."""
+        return self.status == "void" and self.detail.startswith(ENGINE_FAULT)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (seats become string keys in the action log)."""
@@ -448,12 +457,12 @@ async def play_match(
         status, reason, detail = "void", VOID, str(void)
         returns = [0.0] * state.num_players
     except Exception as error:  # the engine's own fault, never a seat's: void, unrated
-        status, reason, detail = "void", VOID, f"engine fault: {type(error).__name__}: {error}"
+        status, reason, detail = "void", VOID, f"{ENGINE_FAULT}: {type(error).__name__}: {error}"
         returns = [0.0] * state.num_players
 
     if status == "finished" and not all(math.isfinite(value) for value in returns):
         # the engine's fault (a payoff that overflowed): no rating, ranking or JSON takes it
-        status, reason, detail = "void", VOID, f"engine fault: returns that are not finite numbers: {returns}"
+        status, reason, detail = "void", VOID, f"{ENGINE_FAULT}: returns that are not finite numbers: {returns}"
         returns = [0.0] * state.num_players
     words, ranks = outcomes_of(game, returns, forfeit_seat)
     if status == "void":

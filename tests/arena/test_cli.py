@@ -566,3 +566,25 @@ def test_people_at_one_terminal_are_asked_in_seat_order_at_a_simultaneous_step(
         monkeypatch.setattr(sys, "stdin", io.StringIO("0\n50\n100\n"))
         code, out, _ = run(capsys, "play", "beauty-contest", "--seat", "human", "--seat", "human", "--seat", "human", "--json")
         assert code == 0 and json.loads(out)["actions"] == [{"0": "0", "1": "50", "2": "100"}]
+
+
+def test_a_match_the_game_itself_broke_is_an_error_for_the_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It exited 0 as for any finished match (found by QA)."""
+    import dataclasses
+
+    import games.registry
+    from games.tic_tac_toe import TicTacToe
+
+    class Broken(TicTacToe):
+        spec = dataclasses.replace(TicTacToe.spec, name="broken-tic-tac-toe")
+
+        def _apply(self, actions: Any) -> Any:
+            raise RuntimeError("rules bug")
+
+    monkeypatch.setattr(games.registry, "_registry", {**games.registry._load(), "broken-tic-tac-toe": Broken})
+    code, out, err = run(capsys, "play", "broken-tic-tac-toe", "--seat", "random", "--seat", "random", "--json")
+    assert code == 1 and json.loads(out)["status"] == "void"
+    assert err == "arena: error: broken-tic-tac-toe failed, so the match is void: engine fault: RuntimeError: rules bug\n"
+    assert run(capsys, "play", "tic-tac-toe", "--seat", "random", "--seat", "random", "--json")[0] == 0
