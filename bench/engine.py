@@ -107,7 +107,7 @@ def open_spiel_raw(name: str) -> Callable[[int], object] | None:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.engine", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=positive_float, default=2.0, help="time per measurement (default 2)")
     parser.add_argument("--games", type=game_names, default=[], help="comma-separated game names (default: all)")
     args = parser.parse_args(argv)

@@ -61,7 +61,7 @@ def best_pass(make: Callable[[int], Lobby], size: int, repeat: int) -> tuple[flo
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.lobby", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=positive_ints, default=[200, 1000, 2000], help="waiting seeks per lobby, comma-separated")
     parser.add_argument("--repeat", type=positive_int, default=3, help="passes per measurement; the fastest counts")
     args = parser.parse_args(argv)

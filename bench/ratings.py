@@ -36,12 +36,11 @@ def trueskill_rate(seconds: float) -> float:
     """Two-player updates per second, over a stream of results among 20 bots."""
     rng = np.random.default_rng(0)
     ratings = [Rating() for _ in range(20)]
-    pairs = rng.integers(0, 20, size=(100_000, 2))
+    pairs = [(int(a), int(b)) for a, b in rng.integers(0, 20, size=(100_000, 2)) if a != b]  # no bot meets itself
     count, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        a, b = (int(x) for x in pairs[count % len(pairs)])
-        if a != b:
-            [[ratings[a]], [ratings[b]]] = rate_match([[ratings[a]], [ratings[b]]], [1, 2] if a < b else [2, 1])
+        a, b = pairs[count % len(pairs)]
+        [[ratings[a]], [ratings[b]]] = rate_match([[ratings[a]], [ratings[b]]], [1, 2] if a < b else [2, 1])
         count += 1
     return count / (time.perf_counter() - start)
 
@@ -94,7 +93,7 @@ def round_robin(agents: int, per_pair: int, seed: int) -> list[tuple[int, int, f
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.ratings", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=positive_float, default=2.0, help="time for the TrueSkill rate (default 2)")
     parser.add_argument("--no-peer", action="store_true", help="skip the cvxpy peer (it takes the longest)")
     args = parser.parse_args(argv)

@@ -806,7 +806,7 @@ ROLES = {"arena-worker": arena_worker, "echo-worker": echo_worker, "echo-server"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=positive_int, default=200, help="bots (and echo connections) at once (default 200)")
     parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured window of each phase (default 20)")
     parser.add_argument(
@@ -838,8 +838,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     if args.role:
         ROLES[args.role](args)
         return None
-    if args.bots < 2:
-        parser.error(f"argument --bots: must be at least 2 (a match needs two), got {args.bots}")
+    import games
+
+    seats = games.get(args.game).Config().players
+    if args.bots < seats:  # fewer never make a table: the run found no turn to time and failed in a traceback
+        parser.error(f"argument --bots: must be at least {seats} ({args.game} seats {seats} at a table), got {args.bots}")
     if args.warmup is None:
         args.warmup = min(3.0, max(1.0, args.seconds / 5))
     if args.workers is None:

@@ -123,7 +123,7 @@ def through_server(config: TournamentConfig, tmp: Path) -> float:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.tournament", description=__doc__.split("\n\n")[0])
     parser.add_argument("--games-per-pairing", type=positive_int, default=2, help="games per pairing (default 2: 240 matches)")
     parser.add_argument("--concurrency", type=positive_int, default=16, help="matches at once (default 16)")
     args = parser.parse_args(argv)

@@ -21,6 +21,7 @@ BAD_FLAGS = [
     ("tournament", ["--games-per-pairing", "0"]),
     ("tournament", ["--concurrency", "0"]),
     ("server", ["--bots", "1"]),
+    ("server", ["--bots", "3", "--game", "public-goods"]),  # four at a table: no match ever formed (found by QA)
     ("server", ["--seconds", "0"]),
     ("server", ["--seconds", "inf"]),
     ("server", ["--rounds", "0"]),
