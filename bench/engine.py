@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if peer is not None:
             peer_value = rate(peer, args.seconds)
             raw |= {"peer": "open_spiel", "peer_value": round(peer_value, 1), "ratio": round(raw["value"] / peer_value, 3)}
+        elif name in OPEN_SPIEL_NAMES:  # said, as bench.ratings says a skipped peer: a missing key read as no peer meant
+            raw |= {"peer": "open_spiel", "peer_value": None, "ratio": None, "note": "open_spiel is not installed"}
         results.append(raw)
         matches = match_rate(name, args.seconds)
         results.append({"name": f"{name}/play_match", "value": round(matches, 1), "unit": "games/s"})
