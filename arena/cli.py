@@ -94,12 +94,12 @@ def cmd_games(args: argparse.Namespace) -> int:
 
         sys.stdout.write(catalog_doc() if args.doc == "all" else game_doc(args.doc))
         return 0
-    specs = [game.spec for game in games.all()]
+    every = games.all()
     if args.json:
-        _print_json([spec.to_dict() for spec in specs])
+        _print_json([game.spec.to_dict() for game in every])
         return 0
     rows = []
-    for game in games.all():
+    for game in every:
         spec = game.spec
         players = str(spec.min_players)
         if spec.min_players != spec.max_players:  # a range says nothing of what `arena play` seats unless told

@@ -497,24 +497,24 @@ class Store:
 
         ``schedule`` (``tournaments.config.schedule_id``) is kept beside it at the first run that
         gives one; a run with another is refused (StoreError, kind "schedule")."""
-        key = f"seed_salt:{tournament}"
         with self.atomic():
             begun = self.conn.execute("SELECT 1 FROM matches WHERE tournament = ? LIMIT 1", (tournament,)).fetchone()
-            salt = "" if begun is not None else secrets.token_hex(16)
-            self.conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (key, salt))
-            if schedule is not None:
-                kept = f"schedule:{tournament}"
-                self.conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (kept, schedule))
-                if self._meta(kept) != schedule:
-                    raise StoreError(
-                        f"tournament {tournament!r} was first run with another schedule (its format, games,"
-                        " participants, games per pairing or rounds changed): give it a new name to play this"
-                        " one, or put the file back as it was to finish the first",
-                        "schedule",
-                    )
-        stored = self._meta(key)
-        assert stored is not None
-        return stored
+            salt = self._keep_first(f"seed_salt:{tournament}", "" if begun is not None else secrets.token_hex(16))
+            if schedule is not None and self._keep_first(f"schedule:{tournament}", schedule) != schedule:
+                raise StoreError(
+                    f"tournament {tournament!r} was first run with another schedule (its format, games,"
+                    " participants, games per pairing or rounds changed): give it a new name to play this"
+                    " one, or put the file back as it was to finish the first",
+                    "schedule",
+                )
+        return salt
+
+    def _keep_first(self, key: str, value: str) -> str:
+        """The meta value of ``key``: ``value`` if none was kept before, else the one that was."""
+        self.conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", (key, value))
+        kept = self._meta(key)
+        assert kept is not None
+        return kept
 
     # ---- matches -------------------------------------------------------------------------
 

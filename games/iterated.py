@@ -323,19 +323,23 @@ class IteratedGame(Game):
             return f"you {row[seat]:+g}, they {row[1 - seat]:+g}"
         return ", ".join(f"{self._name(seat, s)} {row[s]:+g}" for s in self._viewer_first(seat))
 
+    def _first_shown(self) -> int:
+        """The index of the first round the text and views show one by one (``HISTORY_SHOWN``)."""
+        return max(0, len(self.moves) - HISTORY_SHOWN)
+
     def _history_lines(self, seat: int) -> list[str]:
         said: dict[int, dict[int, str]] = {}
         for number, speaker, text in self.messages:
             said.setdefault(number, {})[speaker] = text
         lines: list[str] = []
-        first = max(1, self.round - HISTORY_SHOWN + 1)
-        if first > 1:
-            earlier = [sum(row[s] for row in self.paid[: first - 1]) for s in range(self.num_players)]
+        first = self._first_shown()
+        if first:
+            earlier = [sum(row[s] for row in self.paid[:first]) for s in range(self.num_players)]
             lines.append(
-                f"  rounds 1 to {first - 1}, not shown one by one (the observation's data lists every round): "
+                f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): "
                 f"{self._paid_text(seat, earlier)} in all"
             )
-        for number in range(first, self.round + 2):
+        for number in range(first + 1, self.round + 2):
             if number in said:
                 talk = "; ".join(f"{self._name(seat, s)} said {_quoted(said[number][s])}" for s in self._viewer_first(seat))
                 lines.append(f"  round {number}: {talk}")
@@ -398,7 +402,7 @@ class IteratedGame(Game):
         facts = {"round": f"{self.current_round} of {self.config.rounds}", "step": self.phase}
         facts.update({f"seat {seat}": f"{score:g}" for seat, score in enumerate(self._returns)})
         facts.update(self._facts())
-        first = max(0, len(self.moves) - HISTORY_SHOWN)  # index of the first round shown
+        first = self._first_shown()
         shown = range(first, len(self.moves))
         title = self._grid_title() + (f"; rounds before {first + 1} not shown" if first else "")
         blocks = [
