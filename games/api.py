@@ -34,14 +34,25 @@ MAX_SEED = 2**63 - 1
 MAX_TURNS = 1_000
 MAX_MESSAGE_CHARS = 1_000
 MAX_TALK_CHARS = 20_000
-"""Bounds on a match's length (``GameConfig.bound_history``): a turn shows the history (the
-iterated games their latest rounds only, ``games.iterated.HISTORY_SHOWN``) and the server
+"""Bounds on a match's length (``GameConfig.bound_history``): a turn shows the history (games
+of many rounds their latest rounds only, ``HISTORY_SHOWN``) and the server
 keeps each turn's observation until the match ends, so its memory can grow as the square of
 the turns (one bot's self-play seek for a billion rounds of long
 messages held gigabytes within a minute). ``MAX_TURNS`` is for two players; with more, each
 round holds more and is told to more seats, so fewer rounds are allowed (1,000 rounds of
 two players hold about 60 MB). ``MAX_TALK_CHARS`` bounds what one seat may say over a
 match: a hundred rounds of 200-character messages."""
+HISTORY_SHOWN = 20
+"""Rounds a game of many rounds shows one by one in its text and views, the latest; those
+before are summed up in one line, and the observation's data lists every round. Every round,
+shown at every turn, made the text grow with the match and what the server keeps of a match
+with its square: eight matches of 1,000 rounds with messages held 2 GB, which a server with
+that much gave back to no one, and one of iterated ultimatum 176 MB."""
+
+
+def first_shown(played: int) -> int:
+    """The index of the first of ``played`` rounds shown one by one (``HISTORY_SHOWN``)."""
+    return max(0, played - HISTORY_SHOWN)
 
 
 class GameError(Exception):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View
+from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View, first_shown
 from games.bargaining import MESSAGES_FENCED, fitting_message, quote
 
 TALK = "talk"
@@ -33,11 +33,6 @@ MAX_AMOUNT = 1_000
 config of a billion (which any bot may send with a seek) would fill the server's memory."""
 MOVE = "move"
 OVER = "over"
-HISTORY_SHOWN = 20
-"""Rounds the observation text shows one by one, the latest; those before are summed up in one
-line, and the observation's data lists every round. Every round, shown at every turn, made the
-text grow with the match and what the server keeps of a match with its square: eight matches
-of 1,000 rounds with messages held 2 GB, which a server with that much gave back to no one."""
 
 
 def normalise(text: str) -> str:
@@ -323,16 +318,12 @@ class IteratedGame(Game):
             return f"you {row[seat]:+g}, they {row[1 - seat]:+g}"
         return ", ".join(f"{self._name(seat, s)} {row[s]:+g}" for s in self._viewer_first(seat))
 
-    def _first_shown(self) -> int:
-        """The index of the first round the text and views show one by one (``HISTORY_SHOWN``)."""
-        return max(0, len(self.moves) - HISTORY_SHOWN)
-
     def _history_lines(self, seat: int) -> list[str]:
         said: dict[int, dict[int, str]] = {}
         for number, speaker, text in self.messages:
             said.setdefault(number, {})[speaker] = text
         lines: list[str] = []
-        first = self._first_shown()
+        first = first_shown(len(self.moves))
         if first:
             earlier = [sum(row[s] for row in self.paid[:first]) for s in range(self.num_players)]
             lines.append(
@@ -402,7 +393,7 @@ class IteratedGame(Game):
         facts = {"round": f"{self.current_round} of {self.config.rounds}", "step": self.phase}
         facts.update({f"seat {seat}": f"{score:g}" for seat, score in enumerate(self._returns)})
         facts.update(self._facts())
-        first = self._first_shown()
+        first = first_shown(len(self.moves))
         shown = range(first, len(self.moves))
         title = self._grid_title() + (f"; rounds before {first + 1} not shown" if first else "")
         blocks = [

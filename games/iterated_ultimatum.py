@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import render
-from games.api import Game, GameSpec, IllegalAction, Observation, View
+from games.api import Game, GameSpec, IllegalAction, Observation, View, first_shown
 from games.bargaining import (
     ACCEPT,
     MAX_AMOUNT,
@@ -228,17 +228,30 @@ class IteratedUltimatum(Game):
             f"(they would keep {self.config.pie - self.offer}). Answer {self.action_format(seat)}."
         )
 
+    def _shown(self) -> tuple[int, list[Said]]:
+        """The index of the first round shown one by one (``HISTORY_SHOWN``), and the moves from it on."""
+        first = first_shown(len(self.results))
+        return first, [said for said in self.moves if said.period > first]
+
     def observe(self, seat: int) -> Observation:
         cfg = self.config
         scores = self._returns
-        results = [self._result_line(i + 1, r, seat) for i, r in enumerate(self.results)]
+        first, moves = self._shown()
+        results = [self._result_line(i + 1, r, seat) for i, r in enumerate(self.results[first:], start=first)]
+        if first:
+            earlier = [sum(r.rewards(cfg.pie)[s] for r in self.results[:first]) for s in (0, 1)]
+            results.insert(
+                0,
+                f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): "
+                f"you {earlier[seat]:+g}, them {earlier[1 - seat]:+g} in all",
+            )
         lines = [
             f"Iterated ultimatum, round {self._current_round()} of {cfg.rounds}. You are seat {seat}. "
             f"Each round splits a pie of {cfg.pie}; seat 0 proposes in odd rounds, seat 1 in even rounds.",
             f"Score so far: you {scores[seat]:g}, them {scores[1 - seat]:g}.",
             "Rounds played:",
             *(results or ["  (none yet)"]),
-            *transcript(self.moves, seat, ROUND),
+            *transcript(moves, seat, ROUND),
             self._prompt(seat),
         ]
         proposer = proposer_of(self.round)
@@ -275,7 +288,10 @@ class IteratedUltimatum(Game):
         return f"{head} Score: seat 0 {scores[0]:g}, seat 1 {scores[1]:g}."
 
     def public_view(self) -> View:
-        rows = [[f"{r.offer} {'yes' if r.accepted else 'no'}" for r in self.results]]
+        """The latest ``HISTORY_SHOWN`` rounds, as the players' text shows them."""
+        first, moves = self._shown()
+        shown = list(enumerate(self.results))[first:]
+        rows = [[f"{r.offer} {'yes' if r.accepted else 'no'}" for _, r in shown]]
         scores = self._returns
         return render.view(
             self._status(),
@@ -290,12 +306,12 @@ class IteratedUltimatum(Game):
             ),
             render.grid(
                 rows,
-                title="offers to the responder, accepted or not",
+                title="offers to the responder, accepted or not" + (f"; rounds before {first + 1} not shown" if first else ""),
                 row_labels=("offer",),
-                col_labels=[f"{i + 1} (seat {r.proposer})" for i, r in enumerate(self.results)],
+                col_labels=[f"{i + 1} (seat {r.proposer})" for i, r in shown],
             ),
-            chat(self.moves, ROUND),
-            render.text("\n".join(transcript(self.moves, None, ROUND))),
+            chat(moves, ROUND),
+            render.text("\n".join(transcript(moves, None, ROUND))),
         )
 
     def full_view(self) -> View:

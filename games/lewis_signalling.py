@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View
+from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, first_shown
 
 SENDER, RECEIVER = 0, 1
 SIGNAL, ACT, OVER = "signal", "act", "over"
@@ -173,12 +173,21 @@ class LewisSignalling(Game):
             for n, (state, signal, act) in enumerate(self.records, start=1)
         ]
 
+    def _shown(self) -> tuple[int, list[dict[str, Any]]]:
+        """The index of the first round shown one by one (``HISTORY_SHOWN``), and the rounds from it on."""
+        first = first_shown(len(self.records))
+        return first, self._history()[first:]
+
     def _history_lines(self) -> list[str]:
+        first, shown = self._shown()
         lines = [
             f"  round {h['round']}: state {h['state']}, signal {h['signal']}, act {h['act']}: "
             + ("a match, +1 each" if h["success"] else "no match, 0")
-            for h in self._history()
+            for h in shown
         ]
+        if first:
+            won = sum(state == act for state, _, act in self.records[:first])
+            lines.insert(0, f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): {won} won")
         return lines or ["  (no rounds finished yet)"]
 
     def _prompt(self, seat: int) -> str:
@@ -221,7 +230,9 @@ class LewisSignalling(Game):
         return Observation(text="\n".join(lines), data=data)
 
     def _view(self, show_state: bool) -> View:
-        rows = [[str(h["state"]), h["signal"], str(h["act"]), "match" if h["success"] else "miss"] for h in self._history()]
+        """The latest ``HISTORY_SHOWN`` rounds, as the players' text shows them."""
+        first, shown = self._shown()
+        rows = [[str(h["state"]), h["signal"], str(h["act"]), "match" if h["success"] else "miss"] for h in shown]
         current = {
             "round": f"{self._round()} of {self.config.rounds}",
             "rounds won": self._score(),
@@ -236,8 +247,8 @@ class LewisSignalling(Game):
             render.facts(current),
             render.grid(
                 rows,
-                title="rounds",
-                row_labels=[str(h["round"]) for h in self._history()],
+                title="rounds" + (f"; rounds before {first + 1} not shown" if first else ""),
+                row_labels=[str(h["round"]) for h in shown],
                 col_labels=["state", "signal", "act", "result"],
             ),
         )

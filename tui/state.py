@@ -326,26 +326,22 @@ def _cell_name(r: int, c: int, row_labels: Sequence[Any], col_labels: Sequence[A
 
 def _grid_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:
     """New cells (a row, or a column added at the end) read per row; changed cells by name. A
-    column is matched by its label where both grids have labels: a grid showing its latest
-    rounds moves them along, and matched by place every cell of it read as changed."""
+    row or column is matched by its label where both grids have labels: a grid showing its
+    latest rounds moves them along, and matched by place every cell of it read as changed."""
     rows = [list(r) for r in new.get("rows") or []]
     old_rows = [list(r) for r in old.get("rows") or []]
     row_labels = list(new.get("row_labels") or [])
     col_labels = list(new.get("col_labels") or [])
-    old_labels = list(old.get("col_labels") or [])
-    by_label = col_labels and old_labels and len(set(old_labels)) == len(old_labels)
-    placed = {label: c for c, label in enumerate(old_labels)}
-
-    def old_column(c: int) -> int | None:
-        return placed.get(col_labels[c]) if by_label and c < len(col_labels) else c
-
+    old_row = _was_at(old.get("row_labels"), row_labels)
+    old_column = _was_at(old.get("col_labels"), col_labels)
     out: list[str] = []
     for r, row in enumerate(rows):
         label = str(row_labels[r]) if r < len(row_labels) else f"row {r + 1}"
-        if r >= len(old_rows):
+        at_row = old_row(r)
+        if at_row is None or at_row >= len(old_rows):
             out.append(f"{label}: {' '.join(str(c) for c in row)}")
             continue
-        before = old_rows[r]
+        before = old_rows[at_row]
         was = [at if (at := old_column(c)) is not None and at < len(before) else None for c in range(len(row))]
         added = [str(cell) for cell, c in zip(row, was, strict=True) if c is None]
         if added:
@@ -356,6 +352,16 @@ def _grid_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequen
             if at is not None and before[at] != cell
         ]
     return out
+
+
+def _was_at(old_labels: Sequence[Any] | None, labels: Sequence[Any]) -> Callable[[int], int | None]:
+    """Where the new grid's row or column k was in the old grid (None: it was not): by label
+    where both label them (uniquely in the old), else by place."""
+    old_labels = list(old_labels or [])
+    if not labels or not old_labels or len(set(old_labels)) < len(old_labels):
+        return lambda k: k
+    placed = {label: k for k, label in enumerate(old_labels)}
+    return lambda k: placed.get(labels[k]) if k < len(labels) else k
 
 
 def _chat_change(old: Mapping[str, Any], new: Mapping[str, Any], players: Sequence[str]) -> list[str]:

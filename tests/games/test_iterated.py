@@ -9,9 +9,8 @@ import random
 import pytest
 
 import games
-from games.api import MAX_MESSAGE_CHARS, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, IllegalAction
+from games.api import HISTORY_SHOWN, MAX_MESSAGE_CHARS, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, IllegalAction
 from games.iterated import (
-    HISTORY_SHOWN,
     MAX_AMOUNT,
     Choices,
     IteratedGame,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from games.api import ConfigError, IllegalAction
+from games.api import HISTORY_SHOWN, ConfigError, IllegalAction
 from games.iterated_ultimatum import IteratedUltimatum
 
 
@@ -166,3 +166,32 @@ def test_random_free_action_is_always_legal() -> None:
 def test_config_errors_name_the_key(values: dict[str, object], key: str) -> None:
     with pytest.raises(ConfigError, match=f"'{key}'"):
         IteratedUltimatum.new(values)
+
+
+def test_a_long_match_shows_its_latest_rounds_one_by_one_and_sums_up_the_rest() -> None:
+    """Every round and message at every turn made one 1,000-round match's text 176 MB (found by QA)."""
+    state = IteratedUltimatum.new({"rounds": 1000, "message_chars": 20})
+    for number in range(1, 31):
+        proposer = (number - 1) % 2
+        state.step({proposer: f"offer {3 - 2 * proposer}: m{number}"})  # seat 0 offers 3, seat 1 offers 1
+        state.step({1 - proposer: "accept"})
+    text = state.observe(0).text
+    first = 30 - HISTORY_SHOWN
+    # rounds 1 to 10: seat 0 proposes five times (keeps 7) and answers five (gets 1)
+    summed = f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): you +40, them +60 in all"
+    assert summed in text
+    assert f"  round {first + 1}: you offered 3 of 10 to seat 1" in text and f"  round {first}: " not in text
+    assert f"m{first + 1}" in text and f'"m{first}"' not in text
+    assert len(state.observe(0).data["results"]) == 30 and len(state.observe(0).data["messages"]) == 30
+    blocks = {block["type"]: block for block in state.public_view()["render"]}
+    assert blocks["grid"]["col_labels"][0] == f"{first + 1} (seat 0)" and len(blocks["grid"]["col_labels"]) == HISTORY_SHOWN
+    assert blocks["grid"]["title"].endswith(f"; rounds before {first + 1} not shown")
+    assert blocks["chat"]["messages"][0]["text"] == f"(round {first + 1}) m{first + 1}"
+    lengths = []
+    for number in range(31, 1001):
+        proposer = (number - 1) % 2
+        state.step({proposer: "offer 5: a fair split"})
+        state.step({1 - proposer: "accept"})
+        if number in (100, 999):
+            lengths.append(len(state.observe(0).text))
+    assert max(lengths) < 6_000

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from games.api import ConfigError, GameOver, IllegalAction
+from games.api import HISTORY_SHOWN, ConfigError, GameOver, IllegalAction
 from games.chance import ChanceRng
 from games.lewis_signalling import LewisSignalling, LewisSignallingConfig
 
@@ -231,3 +231,27 @@ def test_observations_tell_each_role_what_to_do() -> None:
         "score": 0,
     }
     assert game.private_info(0) == 3 and game.private_info(1) is None
+
+
+def test_a_long_match_shows_its_latest_rounds_one_by_one_and_sums_up_the_rest() -> None:
+    """Every round at every turn made one 1,000-round match's text 53 MB (found by QA)."""
+    game = LewisSignalling.new({"rounds": 1000}, 0)
+    for number in range(1, 31):
+        game.step({0: "signal a"})
+        right = game.state + 1
+        game.step({1: f"act {right if number <= 10 else right % 3 + 1}"})  # the first 10 won, then none
+    text = game.observe(1).text
+    first = 30 - HISTORY_SHOWN
+    assert f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): 10 won" in text
+    assert f"  round {first + 1}: state " in text and f"  round {first}: " not in text and "Rounds won so far: 10 of 30." in text
+    assert len(game.observe(1).data["history"]) == 30
+    grid = next(block for block in game.full_view()["render"] if block["type"] == "grid")
+    assert grid["row_labels"] == [str(n) for n in range(first + 1, 31)]
+    assert grid["title"] == f"rounds; rounds before {first + 1} not shown"
+    lengths = []
+    for number in range(31, 1001):
+        game.step({0: "signal b"})
+        game.step({1: "act 2"})
+        if number in (100, 999):
+            lengths.append(len(game.observe(0).text))
+    assert max(lengths) < 2_500

@@ -243,3 +243,16 @@ def test_a_grid_and_chat_showing_their_latest_rounds_say_only_the_new_round() ->
     before = view(1, ["C", "D", "C"], ["one", "two", "three"])
     after = view(2, ["D", "C", "D"], ["two", "three", "four"])
     assert describe_change(before, after, ["bob"]) == 'seat 0 D; bob: "four"'
+
+
+def test_a_grid_whose_rows_are_its_latest_rounds_says_only_the_new_round() -> None:
+    """Lewis signalling's view lists its latest rounds as rows: matched by place, every row
+    of the moving grid read as changed."""
+
+    def view(first: int, acts: list[str]) -> dict:
+        rows = [[act, "match"] for act in acts]
+        labels = [str(first + i) for i in range(len(acts))]
+        grid = {"type": "grid", "rows": rows, "row_labels": labels, "col_labels": ["act", "result"]}
+        return {"text": "", "render": [grid]}
+
+    assert describe_change(view(1, ["1", "2", "3"]), view(2, ["2", "3", "1"]), ["bob"]) == "4: 1 match"
