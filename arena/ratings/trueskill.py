@@ -100,6 +100,12 @@ def rate_match(
         raise ValueError(f"{len(ranks)} ranks for {len(teams)} teams")
     if any(len(team) == 0 for team in teams):
         raise ValueError("every team needs at least one rating")
+    if not 0.0 <= draw_probability < 1.0:
+        raise ValueError(f"draw_probability must be at least 0 and below 1, got {draw_probability}")
+    if draw_probability == 0.0 and len(set(ranks)) < len(ranks):
+        # a draw the model calls impossible: the update divided by its zero probability, or
+        # (three teams or more) returned sigmas grown past their priors
+        raise ValueError("a draw cannot be rated with draw_probability 0: the model gives it no chance")
     settings = (float(mu), float(sigma), float(beta), float(tau), float(draw_probability))
     if len(teams) == 2:
         rated = _rate_two_teams(teams, ranks, float(beta), float(tau), float(draw_probability))

@@ -153,6 +153,20 @@ def test_rate_match_rejects_a_single_team() -> None:
         rate_match([[Rating(), Rating()]], [1])
 
 
+def test_a_draw_under_draw_probability_zero_is_refused_and_a_win_is_rated() -> None:
+    """Two teams divided by the draw's zero probability (ZeroDivisionError), three grew sigmas
+    past their priors (found by QA)."""
+    far = [[Rating(6.678516988788247, 4.485517381138282)], [Rating(10.451977461768196, 6.524956141947941)]]
+    for teams in (far, [[Rating()], [Rating()], [Rating()]]):
+        with pytest.raises(ValueError, match="draw_probability 0"):
+            rate_match(teams, [1] * len(teams), draw_probability=0.0)
+    (winner,), (loser,) = rate_match(far, [1, 2], draw_probability=0.0)
+    assert winner.mu > far[0][0].mu and loser.mu < far[1][0].mu
+    for bad in (-0.1, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="at least 0 and below 1"):
+            rate_match(far, [1, 2], draw_probability=bad)
+
+
 def test_conservative_skill_and_interval() -> None:
     r = Rating(30.0, 2.0)
     assert r.conservative == 24.0
