@@ -292,12 +292,13 @@ def leave_one_out_advantages(batch: TurnBatch, *, gamma: float = 0.96, reward_sc
         k = int(np.searchsorted(steps, t))
         return float(gamma ** float(steps[k] - t) * values[k]) if k < len(steps) else 0.0
 
-    rollouts: dict[tuple[str, int], set[int]] = defaultdict(set)
-    for m, g, sd in zip(batch.match.tolist(), batch.game.tolist(), batch.seed.tolist(), strict=True):
-        rollouts[(g, sd)].add(m)
+    # per seat: in self-play a group-mate can have turns at one seat and none at another
+    rollouts: dict[tuple[str, int, int], set[int]] = defaultdict(set)
+    for m, g, sd, p in zip(batch.match.tolist(), batch.game.tolist(), batch.seed.tolist(), batch.player.tolist(), strict=True):
+        rollouts[(g, sd, p)].add(m)
     for i in range(len(batch)):
         m, p, t = int(batch.match[i]), int(batch.player[i]), int(batch.step[i])
-        others = rollouts[(batch.game[i], int(batch.seed[i]))] - {m}
+        others = rollouts[(batch.game[i], int(batch.seed[i]), p)] - {m}
         advantages[i] = advantages[i] - sum(collected(j, p, t) for j in others) / len(others) if others else 0.0
     return advantages
 

@@ -83,27 +83,36 @@ class Learner:
         model.train()
         order_rng = np.random.default_rng([self.seed, self.updates])
         totals: dict[str, list[float]] = {}
+        units: list[float] = []
         try:
             for _ in range(s.epochs):
                 order = order_rng.permutation(rows)
                 for start in range(0, len(order), s.minibatch):
                     chosen = order[start : start + s.minibatch]
-                    stats = self._step([samples[i] for i in chosen], advantages[chosen])
+                    batch = [samples[i] for i in chosen]
+                    stats = self._step(batch, advantages[chosen])
+                    units.append(_units(batch))
                     for key, value in stats.items():
                         totals.setdefault(key, []).append(value)
         finally:
             model.eval()
-        return {key: float(np.mean(values)) for key, values in totals.items()}
+        # a mean over the sampled units, as each step's: minibatches of unequal size weigh as many units
+        return {
+            key: float(np.mean(values)) if key == "grad_norm" else float(np.average(values, weights=units))
+            for key, values in totals.items()
+        }
 
     def _step(self, batch: Sequence[Sample], advantages: np.ndarray) -> dict[str, float]:
         s = self.settings
-        token_count = float(sum(len(sample.acting_logprobs) for sample in batch))
+        token_count = _units(batch)
         micro = max(1, -(-len(batch) // s.grad_accum))
         self.optimizer.zero_grad(set_to_none=True)
         collected: dict[str, list[float]] = {}
+        units: list[float] = []
         with self.policy.lock:
             for start in range(0, len(batch), micro):
                 part = batch[start : start + micro]
+                units.append(_units(part))
                 turns = [(sample.prompt_ids, sample.action_ids, sample.options) for sample in part]
                 new_logp, mask = self.policy.acting_logprobs(turns, grad=True)
                 old_logp = torch.zeros_like(new_logp)
@@ -138,7 +147,16 @@ class Learner:
                 )
             self.optimizer.step()
         # Micro-batch losses are already divided by the whole minibatch's token count: they add up.
+        # The other statistics are each micro-batch's mean over its units: weighed by its units,
+        # so that grad_accum changes no number (a plain mean doubled one unit's share of four).
         additive = ("loss", "surrogate", "kl_ref")
-        out = {key: float(np.sum(v)) if key in additive else float(np.mean(v)) for key, v in collected.items()}
+        out = {
+            key: float(np.sum(v)) if key in additive else float(np.average(v, weights=units)) for key, v in collected.items()
+        }
         out["grad_norm"] = float(grad_norm)
         return out
+
+
+def _units(samples: Sequence[Sample]) -> float:
+    """The units the loss averages over: a scored turn's one choice, a generated reply's tokens."""
+    return float(sum(len(sample.acting_logprobs) for sample in samples))

@@ -207,6 +207,14 @@ def test_leave_one_out_gives_a_rollout_left_alone_with_its_seed_no_advantage() -
     assert leave_one_out_advantages(batch) == pytest.approx([0.0, -3.0, 3.0])
 
 
+def test_leave_one_out_gives_a_seat_no_advantage_when_its_seat_in_the_group_mate_had_no_turn() -> None:
+    """Self-play: in match 1 seat 0 moved and seat 1 forfeited before its first turn. Match 0's
+    seat 1 has no baseline (its G counted as 0 made its advantage 1); seat 0 still has one
+    (found by QA)."""
+    batch = turns([(0, 0, 0, -1.0), (0, 1, 0, 1.0), (1, 0, 0, 1.0)])
+    assert leave_one_out_advantages(batch) == pytest.approx([-2.0, 0.0, 2.0])
+
+
 @pytest.mark.parametrize(
     ("name", "params", "message"),
     [
