@@ -354,6 +354,10 @@ class GameSpec:
     free_text: bool = False
     zero_sum: bool = False
     teams: Literal["none", "all"] = "none"
+    staged_rounds: bool = False
+    """A round is played in steps that different seats take, each seat once (a proposal, then
+    the votes on it): a seat's k-th turn is in round k, not at step k. The trainer's
+    estimators discount and align turns by rounds (``trainer.rollout.turn_times``)."""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

@@ -135,6 +135,7 @@ class CoalitionBargaining(Game):
         max_players=5,
         simultaneous=True,
         free_text=True,
+        staged_rounds=True,
     )
     Config = CoalitionBargainingConfig
 

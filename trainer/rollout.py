@@ -158,11 +158,13 @@ class PolicySeat:
 def turn_times(game: str, steps: Sequence[int]) -> list[int]:
     """The time the estimators see (``TurnBatch.step``) of a seat's accepted turns, taken
     at the match ``steps`` in order: the round in a simultaneous game, the seat's own turn
-    index k in a turn-based one. Seats of a turn-based game never share a match step, so
-    Advantage Alignment would find no co-player turn in "the same round", and discounting
-    by steps would count the co-players' turns as the seat's own.
+    index k in a turn-based one or one whose rounds are staged (each seat once a round, at
+    steps of its own: coalition-bargaining's proposal, then the votes). Seats of such games
+    never share a match step, so Advantage Alignment would find no co-player turn in "the
+    same round", and discounting by steps would count the co-players' turns as the seat's own.
     """
-    return list(steps) if games.get(game).spec.simultaneous else list(range(len(steps)))
+    spec = games.get(game).spec
+    return list(steps) if spec.simultaneous and not spec.staged_rounds else list(range(len(steps)))
 
 
 def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> list[Sample]:

@@ -150,9 +150,7 @@ class Learner:
         # The other statistics are each micro-batch's mean over its units: weighed by its units,
         # so that grad_accum changes no number (a plain mean doubled one unit's share of four).
         additive = ("loss", "surrogate", "kl_ref")
-        out = {
-            key: float(np.sum(v)) if key in additive else float(np.average(v, weights=units)) for key, v in collected.items()
-        }
+        out = {key: float(np.sum(v)) if key in additive else float(np.average(v, weights=units)) for key, v in collected.items()}
         out["grad_norm"] = float(grad_norm)
         return out
 
