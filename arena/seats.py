@@ -204,6 +204,7 @@ class RemoteSeat:
             self.seat,
             turn.step,
             turn.attempt,
+            trio.current_effective_deadline(),  # the match's clock for this answer
             reason=turn.retry_reason,
             observation=observation,
             legal=None if turn.legal_actions is None else list(turn.legal_actions),

@@ -57,7 +57,6 @@ from arena.store import (
     StoreWriter,
     hash_token,
     read,
-    regrouped,
     serving_lock,
     token_matches,
     variant_of,
@@ -1019,11 +1018,8 @@ class ArenaServer:
             raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.group_size' needs 'group', the id its matches share")
         key = msg.get("key")
         if key is not None:
-            existing = await self._store(lambda s: s.find_by_key(key))
+            existing = await self._store(lambda s: s.match_for_key(key, msg.get("group"), msg.get("group_size")))
             if existing is not None:
-                conflict = regrouped(existing, msg.get("group"), msg.get("group_size"))
-                if conflict is not None:
-                    raise p.ProtocolError(p.BAD_CONFIG, f"key {key!r}: {conflict}")
                 session.send("match_created", match=existing["id"], existing=True, key=key)
                 return
         self._require_ready(bots, check_capacity=False)
@@ -1050,7 +1046,7 @@ class ArenaServer:
         live = self.live.get(msg["match"])
         if live is None:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"no live match {msg['match']!r}")
-        live.void_reason = msg.get("reason") or "aborted by the admin"
+        live.void_reason = live.void_reason or msg.get("reason") or "aborted by the admin"  # the first cause stands
         live.scope.cancel()
         await live.ended.wait()
         if live.result is not None:  # its game had ended, the result on its way to the store: it stands

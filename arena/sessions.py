@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,6 +71,9 @@ class MoveSlot:
     attempt: int
     turn_fields: dict[str, Any]
     asked_at: float = 0.0
+    deadline: float = math.inf
+    """When the match stops waiting (trio time): a move read from then on is stale, though the
+    waiting seat, cancelled, may not have closed the slot yet."""
     move: Move | None = None
     _changed: trio.Event = field(default_factory=trio.Event)
 
@@ -175,10 +179,10 @@ class BotSession:
 
     # ---- moves ---------------------------------------------------------------------------
 
-    def ask(self, match_id: str, seat: int, step: int, attempt: int, **turn_fields: Any) -> MoveSlot:
-        """Open a slot for the seat's answer and send the bot its ``turn``."""
+    def ask(self, match_id: str, seat: int, step: int, attempt: int, deadline: float, **turn_fields: Any) -> MoveSlot:
+        """Open a slot for the seat's answer, taken until ``deadline``, and send the bot its ``turn``."""
         fields = {"match": match_id, "seat": seat, "step": step, "attempt": attempt, **turn_fields}
-        slot = MoveSlot(match_id, seat, step, attempt, fields, asked_at=trio.current_time())
+        slot = MoveSlot(match_id, seat, step, attempt, fields, asked_at=trio.current_time(), deadline=deadline)
         self.slots[(match_id, seat)] = slot
         self.send("turn", **fields)
         return slot
@@ -190,7 +194,13 @@ class BotSession:
     def offer_move(self, match_id: str, seat: int, step: int, attempt: int, move: Move) -> str | None:
         """Hand a move to the seat waiting for it; None if taken, else why it was not."""
         slot = self.slots.get((match_id, seat))
-        if slot is None or slot.step != step or slot.attempt != attempt or slot.move is not None:
+        # past the deadline the waiting seat is cancelled, slot still open: a move taken then was lost unanswered
+        if (
+            slot is None
+            or (slot.step, slot.attempt) != (step, attempt)
+            or slot.move is not None
+            or trio.current_time() >= slot.deadline
+        ):
             return "stale"
         slot.move = move
         slot.wake()
@@ -203,5 +213,5 @@ class BotSession:
                 self.send("turn", **slot.fresh_fields())
 
     def resign(self, match_id: str, detail: str = "") -> None:
-        self.resigned[match_id] = detail
+        self.resigned.setdefault(match_id, detail)  # a second resign does not rewrite the first one's account
         self._wake()

@@ -51,7 +51,8 @@ BOT_NAME_PATTERN = "lowercase letters, digits, '-', '_' and '.', 1 to 64 charact
 class StoreError(Exception):
     """A request the store cannot honour; the message says why, ``kind`` what went wrong:
     "exists" (a name taken), "unknown" (no such bot), "invalid" (a bad name), "schema" (not
-    a store this arena can use), "busy" (another server serves it)."""
+    a store this arena can use), "busy" (another server serves it), "schedule" (a tournament
+    or a key asked under another schedule than it was first made with)."""
 
     def __init__(self, message: str, kind: str = "invalid") -> None:
         super().__init__(message)
@@ -526,7 +527,8 @@ class Store:
         """
         with self.atomic():
             key = row.get("caller_key")
-            existing = self.find_by_key(key) if key is not None else None  # "" is a key as any other
+            # "" is a key as any other
+            existing = self.match_for_key(key, row.get("group_id"), row.get("group_size")) if key is not None else None
             if existing is not None:
                 return str(existing["id"])
             self._insert_match({**row, "status": LIVE})
@@ -548,6 +550,17 @@ class Store:
         for key in ("config", "players", "clock"):
             columns[key] = json.dumps(columns[key])
         self.conn.execute(_insert_sql("matches", tuple(columns)), tuple(columns.values()))
+
+    def match_for_key(self, key: str, group: str | None, size: int | None) -> dict[str, Any] | None:
+        """The live or finished match made under ``key``, to stand for one asked now in ``group``
+        of ``size``; StoreError (kind "schedule") when it was made in another (``regrouped``).
+        Asked again as the match is opened: two requests under one key at once both passed
+        the server's first look, and the second was given the first's match of another group."""
+        found = self.find_by_key(key)
+        conflict = None if found is None else regrouped(found, group, size)
+        if conflict is not None:
+            raise StoreError(f"key {key!r}: {conflict}", "schedule")
+        return found
 
     def find_by_key(self, key: str) -> dict[str, Any] | None:
         """The live or finished match made under a caller key; voided ones do not count."""

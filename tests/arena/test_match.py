@@ -13,7 +13,8 @@ import trio
 
 import games
 from arena.match import Clock, MatchEvent, outcomes_of, play_match
-from arena.seats import LocalSeat, Move, SeatForfeit, Turn
+from arena.seats import LocalSeat, Move, RemoteSeat, SeatForfeit, Turn
+from arena.sessions import BotSession, Connection
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.mini_hanabi import MiniHanabi
 from games.tic_tac_toe import TicTacToe
@@ -160,6 +161,30 @@ async def test_a_seat_that_sleeps_past_its_deadline_forfeits_on_time(autojump_cl
     assert result.reason == "timeout" and result.forfeit_seat == 1
     assert "1000 ms" in result.detail
     assert result.returns == [1.0, -1.0] and result.outcomes == ["win", "forfeit"]
+
+
+@pytest.mark.trio
+async def test_a_move_read_as_the_deadline_passes_is_stale_not_lost(autojump_clock: trio.testing.MockClock) -> None:
+    """The deadline cancels the waiting seat, which closes its slot only once it runs: a move
+    read in between was taken into the dead slot, counted, and never answered (found by QA).
+    Which of the two runs first at the deadline is the scheduler's draw: played 20 times."""
+    for _ in range(20):
+        session = BotSession("bob", grace_s=5.0)
+        session.attach(Connection(trio.open_memory_channel[object](100)[0]))
+        offered: list[str | None] = []
+
+        async def late_move(session: BotSession, offered: list[str | None]) -> None:
+            while ("m1", 1) not in session.slots:
+                await trio.sleep(0.001)
+            slot = session.slots[("m1", 1)]
+            await trio.sleep_until(slot.deadline)
+            offered.append(session.offer_move("m1", 1, slot.step, slot.attempt, Move("b2")))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(late_move, session, offered)
+            seats = [first_legal(), RemoteSeat(session, "m1", 1)]
+            result = await play_match(TicTacToe, seats, clock=Clock(move_ms=1_000, grace_ms=0), match_id="m1")
+        assert offered == ["stale"] and result.reason == "timeout" and result.forfeit_seat == 1
 
 
 async def stuck(turn: Turn) -> str:

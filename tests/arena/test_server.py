@@ -778,6 +778,21 @@ async def test_a_long_resignation_is_cut_before_it_goes_into_the_record_and_ever
 
 
 @pytest.mark.trio
+async def test_a_second_resignation_does_not_rewrite_the_first(arena: Arena) -> None:
+    """Both sent during the other seat's turn, the second's account replaced the first's (found by QA)."""
+    async with arena.bot("rash") as rash, arena.bot("slow") as slow:
+        match = await start_direct_match(arena, "nim", ["rash", "slow"], seed=3)
+        turn = await rash.expect("turn", match=match)
+        await rash.send("move", match=match, seat=0, step=turn["step"], attempt=0, action=turn["legal"][0])
+        turn = await slow.expect("turn", match=match)
+        await rash.send("resign", match=match, detail="first")
+        await rash.send("resign", match=match, detail="second")
+        await slow.send("move", match=match, seat=1, step=turn["step"], attempt=0, action=turn["legal"][0])
+        end = await rash.expect("match_end", match=match)
+    assert end["reason"] == "resign" and end["detail"] == "rash resigned: first"
+
+
+@pytest.mark.trio
 async def test_an_sdk_policy_that_raises_resigns_naming_its_error_as_play_match_would(arena: Arena) -> None:
     def broken(turn: Turn) -> str:
         raise KeyError("no such heap")
@@ -1113,6 +1128,28 @@ async def test_create_match_under_a_key_of_another_group_is_refused(arena: Arena
         refused = await admin.expect("error")
     said = "was in group 'cup/pair1' of 1, and this one is in group 'cup/pair1' of 2"
     assert refused["code"] == p.BAD_CONFIG and said in refused["message"]
+
+
+@pytest.mark.trio
+async def test_admins_racing_under_one_key_in_two_groups_get_one_match_and_refusals(arena: Arena) -> None:
+    """Each looked for the key before any had opened its match: the other group's requests were
+    answered with the first's match (found by QA)."""
+    answers: list[tuple[int, dict[str, Any]]] = []
+
+    async def create(size: int) -> None:
+        async with arena.admin() as admin:
+            await admin.send("create_match", bots=["r1", "r2"], game="nim", key="cup/r", group="cup/p", group_size=size)
+            while (answer := await admin.receive(10))["t"] not in ("match_created", "error"):
+                pass
+            answers.append((size, answer))
+
+    async with arena.bot("r1"), arena.bot("r2"), trio.open_nursery() as nursery:
+        for index in range(8):
+            nursery.start_soon(create, 1 + index % 2)
+    made = [size for size, answer in answers if answer["t"] == "match_created"]
+    assert len(answers) == 8 and len(set(made)) == 1
+    assert all(answer["code"] == p.BAD_CONFIG for size, answer in answers if size != made[0])
+    assert Store(arena.db, read_only=True).count("matches", caller_key="cup/r") == 1
 
 
 @pytest.mark.trio

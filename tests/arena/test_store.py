@@ -324,6 +324,23 @@ def test_a_key_reused_in_another_group_says_both_groups_in_words() -> None:
     assert said is not None and "was in no group, and this one is in group 'h' of 4:" in said
 
 
+def test_a_match_opened_under_a_key_made_in_another_group_is_refused(tmp_path: Path) -> None:
+    """The server looked before it reserved the match, and two requests under one key at once
+    both looked first: the second was answered with the first's match, of another group (found by QA)."""
+    store = Store(tmp_path / "arena.db")
+
+    def row(match_id: str, group_size: int) -> dict[str, object]:
+        return {"id": match_id, "game": "nim", "variant": "nim", "config": {}, "seed": 1, "players": ["a", "b"],
+                "clock": {}, "source": "server", "created_at": 0.0, "caller_key": "k", "group_id": "g",
+                "group_size": group_size}  # fmt: skip
+
+    assert store.open_match(row("m1", 2)) is None
+    assert store.open_match(row("m2", 2)) == "m1"
+    with pytest.raises(StoreError, match="was in group 'g' of 2, and this one is in group 'g' of 3") as refused:
+        store.open_match(row("m3", 3))
+    assert refused.value.kind == "schedule" and store.count("matches") == 1
+
+
 def test_the_wal_a_long_read_held_back_is_cut_down_once_checkpointed(tmp_path: Path) -> None:
     """It was never given back while the server ran: 176 MB after a busy hour (found by QA)."""
     from arena.store import WAL_KEPT_BYTES
