@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from games.api import MAX_NUMBER_DIGITS, ConfigError, GameSpec, IllegalAction
 from games.iterated import MOVE, Choices, IteratedConfig, IteratedGame
+from games.render import number
 
 MAX_GUESS = 100
 GUESSES: tuple[str, ...] = tuple(str(n) for n in range(MAX_GUESS + 1))
@@ -49,7 +50,9 @@ class BeautyContestConfig(IteratedConfig):
     def check(self) -> None:
         super().check()
         if not 0.0 < self.fraction <= MAX_FRACTION:
-            raise ConfigError(f"config key 'fraction' must be greater than 0 and at most {MAX_FRACTION:g}, got {self.fraction}")
+            raise ConfigError(
+                f"config key 'fraction' must be greater than 0 and at most {number(MAX_FRACTION)}, got {self.fraction}"
+            )
 
     def return_bounds(self) -> tuple[float, float]:
         return (0.0, float(self.rounds))
@@ -152,7 +155,7 @@ class BeautyContest(IteratedGame):
 
     def _fraction_text(self) -> str:
         fraction = self._fraction
-        return str(fraction) if fraction.denominator <= 100 else f"{float(fraction):g}"
+        return str(fraction) if fraction.denominator <= 100 else f"{number(float(fraction))}"
 
     def _situation_lines(self, seat: int) -> list[str]:
         return [

@@ -245,7 +245,8 @@ class BuyerSeller(AlternatingOffers[int]):
 
     def _end_text(self, seat: int | None) -> str:
         reference = reference_price(self.cost, self.value)
-        numbers = f"The cost was {self.cost} and the value {self.value}; the reference price (their midpoint) was {reference:g}."
+        midpoint = render.number(reference)
+        numbers = f"The cost was {self.cost} and the value {self.value}; the reference price (their midpoint) was {midpoint}."
         price = self.deal_price()
         if price is None:
             return f"No deal: the turns ran out. Both sides score 0. {numbers}"
@@ -253,7 +254,7 @@ class BuyerSeller(AlternatingOffers[int]):
             scores = f"the seller scores {price - self.cost}, the buyer {self.value - price}"
         else:
             scores = f"you score {self._surplus(seat, price)}, they score {self._surplus(1 - seat, price)}"
-        return f"Deal at price {price}: {scores}. {numbers} The deal was {abs(price - reference):g} from it."
+        return f"Deal at price {price}: {scores}. {numbers} The deal was {render.number(abs(price - reference))} from it."
 
     def observe(self, seat: int) -> Observation:
         cfg = self.config
@@ -302,9 +303,9 @@ class BuyerSeller(AlternatingOffers[int]):
             facts["deal" if self.agreed else f"offer by seat {self.proposer()} ({ROLES[self.proposer()]})"] = self.standing
         if reveal:
             outcome = self.outcome()
-            facts |= {"cost": self.cost, "value": self.value, "reference price": f"{outcome['reference_price']:g}"}
+            facts |= {"cost": self.cost, "value": self.value, "reference price": f"{render.number(outcome['reference_price'])}"}
             if outcome["deal_price"] is not None:
-                facts["distance from reference"] = f"{outcome['distance_from_reference']:g}"
+                facts["distance from reference"] = f"{render.number(outcome['distance_from_reference'])}"
         return [render.facts(facts), chat(self.said()), render.text("\n".join(self.transcript_lines(None, ROLES)))]
 
     def _status(self) -> str:

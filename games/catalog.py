@@ -17,6 +17,7 @@ from typing import Any
 
 from games.api import CATEGORIES, Game, GameSpec
 from games.registry import all_games
+from games.render import number
 
 Extra = Callable[[type[Game]], Sequence[tuple[str, str]]]
 """Extra sections for a game's entry: (heading, markdown body) pairs."""
@@ -78,10 +79,6 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-def _number(value: float) -> str:
-    return f"{value:g}"
-
-
 def type_label(expected: Any) -> str:
     """A config field's type in words, as it is written after ``--config key=``."""
     if typing.get_origin(expected) is tuple:
@@ -95,7 +92,7 @@ def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return _number(value)
+        return number(value)
     if isinstance(value, tuple):
         return ",".join(value_text(v) for v in value)
     return str(value)
@@ -112,7 +109,7 @@ def _facts(spec: GameSpec) -> str:
         ("free-text actions", _free_text(spec)),
         ("zero-sum", _yes(spec.zero_sum)),
         ("teams", "all seats share one return" if spec.teams == "all" else "none: every seat plays for itself"),
-        ("returns", f"{_number(low)} to {_number(high)} per seat (default config)"),
+        ("returns", f"{number(low)} to {number(high)} per seat (default config)"),
     ]
     return table(("", ""), rows)
 

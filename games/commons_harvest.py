@@ -17,6 +17,7 @@ from typing import Any
 
 from games.api import ConfigError, GameSpec
 from games.iterated import MAX_AMOUNT, Choices, IteratedConfig, IteratedGame, amount
+from games.render import number
 
 HARVEST = "harvest"
 
@@ -61,7 +62,7 @@ class CommonsHarvestConfig(IteratedConfig):
         if not 1 <= self.stock <= self.capacity:
             raise ConfigError(f"config key 'stock' must be from 1 to the capacity ({self.capacity}), got {self.stock}")
         if not 0 < self.growth_rate <= 1:
-            raise ConfigError(f"config key 'growth_rate' must be greater than 0 and at most 1, got {self.growth_rate:g}")
+            raise ConfigError(f"config key 'growth_rate' must be greater than 0 and at most 1, got {number(self.growth_rate)}")
         self.at_least("max_harvest", 1)
         self.at_most("max_harvest", MAX_AMOUNT)
 
@@ -146,7 +147,7 @@ class CommonsHarvest(IteratedGame):
         return [
             f"The shared stock holds {self.stock} units (capacity {cfg.capacity}). Each round every player harvests 0 to "
             f"{cfg.max_harvest} units at the same time; if the requests exceed the stock it is shared in proportion.",
-            f"What remains regrows by floor({cfg.growth_rate:g} * stock * (1 - stock / {cfg.capacity})), fastest at half "
+            f"What remains regrows by floor({number(cfg.growth_rate)} * stock * (1 - stock / {cfg.capacity})), fastest at half "
             "capacity. If the stock reaches 0 it has collapsed and the game ends.",
         ]
 

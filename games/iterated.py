@@ -92,7 +92,8 @@ def require_order(config: GameConfig, links: Sequence[tuple[str, str, str]], why
         above, below = getattr(config, high), getattr(config, low)
         if not (above > below if relation == ">" else above >= below):
             words = "greater than" if relation == ">" else "at least"
-            raise ConfigError(f"config key '{high}' must be {words} '{low}' ({why}), got {high}={above:g}, {low}={below:g}")
+            got = f"{high}={render.number(above)}, {low}={render.number(below)}"
+            raise ConfigError(f"config key '{high}' must be {words} '{low}' ({why}), got {got}")
 
 
 @dataclass(frozen=True)
@@ -309,14 +310,14 @@ class IteratedGame(Game):
     def _score_line(self, seat: int) -> str:
         scores = self._returns
         if self.pairwise:
-            return f"Score so far: you {scores[seat]:g}, them {scores[1 - seat]:g}."
-        listed = ", ".join(f"seat {s}{' (you)' if s == seat else ''} {scores[s]:g}" for s in self._seats)
+            return f"Score so far: you {render.number(scores[seat])}, them {render.number(scores[1 - seat])}."
+        listed = ", ".join(f"seat {s}{' (you)' if s == seat else ''} {render.number(scores[s])}" for s in self._seats)
         return f"Scores so far: {listed}."
 
     def _paid_text(self, seat: int, row: Sequence[float]) -> str:
         if self.pairwise:
-            return f"you {row[seat]:+g}, they {row[1 - seat]:+g}"
-        return ", ".join(f"{self._name(seat, s)} {row[s]:+g}" for s in self._viewer_first(seat))
+            return f"you {render.signed(row[seat])}, they {render.signed(row[1 - seat])}"
+        return ", ".join(f"{self._name(seat, s)} {render.signed(row[s])}" for s in self._viewer_first(seat))
 
     def _history_lines(self, seat: int) -> list[str]:
         said: dict[int, dict[int, str]] = {}
@@ -383,7 +384,7 @@ class IteratedGame(Game):
 
     def _status(self) -> str:
         head = self._end_text() if self.is_over else f"Round {self.current_round} of {self.config.rounds}, {self.phase} step."
-        scores = ", ".join(f"seat {seat} {score:g}" for seat, score in enumerate(self._returns))
+        scores = ", ".join(f"seat {seat} {render.number(score)}" for seat, score in enumerate(self._returns))
         return f"{head} Score: {scores}."
 
     def public_view(self) -> View:
@@ -391,7 +392,7 @@ class IteratedGame(Game):
         every round in every view made a replay of 1,000 rounds with talk 131 MB, built while
         the server stalled."""
         facts = {"round": f"{self.current_round} of {self.config.rounds}", "step": self.phase}
-        facts.update({f"seat {seat}": f"{score:g}" for seat, score in enumerate(self._returns)})
+        facts.update({f"seat {seat}": f"{render.number(score)}" for seat, score in enumerate(self._returns)})
         facts.update(self._facts())
         first = first_shown(len(self.moves))
         shown = range(first, len(self.moves))
@@ -472,7 +473,7 @@ def _payoff_lines(config: MatrixConfig, seat: int) -> tuple[str, ...]:
     lines = ["Payoffs per round (you / them):"]
     for mine, theirs in itertools.product(config.moves(), repeat=2):
         paid = table[(mine, theirs) if seat == 0 else (theirs, mine)]
-        lines.append(f"  you {mine}, they {theirs}: {paid[seat]:g} / {paid[1 - seat]:g}")
+        lines.append(f"  you {mine}, they {theirs}: {render.number(paid[seat])} / {render.number(paid[1 - seat])}")
     return tuple(lines)
 
 

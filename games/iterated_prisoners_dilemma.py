@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from games.api import ConfigError, GameSpec
 from games.iterated import MatrixConfig, MatrixGame, require_order
+from games.render import number
 
 COOPERATE = "cooperate"
 DEFECT = "defect"
@@ -33,8 +34,8 @@ class IteratedPrisonersDilemmaConfig(MatrixConfig):
         if not 2 * self.reward > self.temptation + self.sucker:
             raise ConfigError(
                 f"config key 'reward' must satisfy 2*reward > temptation + sucker (else taking turns to exploit "
-                f"each other beats cooperating), got reward={self.reward:g}, temptation={self.temptation:g}, "
-                f"sucker={self.sucker:g}"
+                f"each other beats cooperating), got reward={number(self.reward)}, temptation={number(self.temptation)}, "
+                f"sucker={number(self.sucker)}"
             )
 
     def moves(self) -> tuple[str, ...]:

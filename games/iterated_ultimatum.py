@@ -208,13 +208,13 @@ class IteratedUltimatum(Game):
         outcome = "accepted" if result.accepted else "rejected"
         return (
             f"  round {number}: {name(result.proposer)} offered {result.offer} of {self.config.pie} "
-            f"to {name(1 - result.proposer)}, {outcome} (seat 0 +{paid[0]:g}, seat 1 +{paid[1]:g})"
+            f"to {name(1 - result.proposer)}, {outcome} (seat 0 +{render.number(paid[0])}, seat 1 +{render.number(paid[1])})"
         )
 
     def _prompt(self, seat: int) -> str:
         if self.is_over:
             scores = self._returns
-            return f"The game is over. Final score: you {scores[seat]:g}, them {scores[1 - seat]:g}."
+            return f"The game is over. Final score: you {render.number(scores[seat])}, them {render.number(scores[1 - seat])}."
         number = self.round + 1
         proposer = proposer_of(self.round)
         if self.offer is None:
@@ -243,12 +243,12 @@ class IteratedUltimatum(Game):
             results.insert(
                 0,
                 f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): "
-                f"you {earlier[seat]:+g}, them {earlier[1 - seat]:+g} in all",
+                f"you {render.signed(earlier[seat])}, them {render.signed(earlier[1 - seat])} in all",
             )
         lines = [
             f"Iterated ultimatum, round {self._current_round()} of {cfg.rounds}. You are seat {seat}. "
             f"Each round splits a pie of {cfg.pie}; seat 0 proposes in odd rounds, seat 1 in even rounds.",
-            f"Score so far: you {scores[seat]:g}, them {scores[1 - seat]:g}.",
+            f"Score so far: you {render.number(scores[seat])}, them {render.number(scores[1 - seat])}.",
             "Rounds played:",
             *(results or ["  (none yet)"]),
             *transcript(moves, seat, ROUND),
@@ -285,7 +285,7 @@ class IteratedUltimatum(Game):
             head = f"Round {self.round + 1} of {self.config.rounds}: seat {proposer_of(self.round)} to offer."
         else:
             head = f"Round {self.round + 1} of {self.config.rounds}: seat {self.mover()} to answer an offer of {self.offer}."
-        return f"{head} Score: seat 0 {scores[0]:g}, seat 1 {scores[1]:g}."
+        return f"{head} Score: seat 0 {render.number(scores[0])}, seat 1 {render.number(scores[1])}."
 
     def public_view(self) -> View:
         """The latest ``HISTORY_SHOWN`` rounds, as the players' text shows them."""
@@ -300,8 +300,8 @@ class IteratedUltimatum(Game):
                     "round": f"{self._current_round()} of {self.config.rounds}",
                     "pie": self.config.pie,
                     "offer": "-" if self.offer is None else self.offer,
-                    "seat 0": f"{scores[0]:g}",
-                    "seat 1": f"{scores[1]:g}",
+                    "seat 0": f"{render.number(scores[0])}",
+                    "seat 1": f"{render.number(scores[1])}",
                 }
             ),
             render.grid(

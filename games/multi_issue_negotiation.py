@@ -198,7 +198,7 @@ class MultiIssueNegotiation(AlternatingOffers[tuple[int, ...]]):
         package = self._package_text(self.standing)
         if seat is None:
             return f"Deal: {package}."
-        return f"Deal: {package}; worth {self.utility(seat, self.standing):g} to you."
+        return f"Deal: {package}; worth {render.number(self.utility(seat, self.standing))} to you."
 
     def observe(self, seat: int) -> Observation:
         cfg = self.config
@@ -219,7 +219,7 @@ class MultiIssueNegotiation(AlternatingOffers[tuple[int, ...]]):
             standing = {"by": by, "package": list(self.standing), "my_utility": mine}
             lines.append(
                 f"Standing proposal ({'yours' if by == seat else 'theirs'}): {self._package_text(self.standing)} "
-                f"(worth {mine:g} to you)."
+                f"(worth {render.number(mine)} to you)."
             )
         lines += self.transcript_lines(seat)
         lines += [self._end_text(seat)] if self.is_over else self.prompt_lines(seat)
@@ -259,5 +259,5 @@ class MultiIssueNegotiation(AlternatingOffers[tuple[int, ...]]):
         private: dict[str, Any] = {f"seat {s} weights": self._weights_text(s) for s in (0, 1)}
         if self.agreed:
             assert self.standing is not None
-            private |= {f"seat {s} scores": f"{self.utility(s, self.standing):g}" for s in (0, 1)}
+            private |= {f"seat {s} scores": f"{render.number(self.utility(s, self.standing))}" for s in (0, 1)}
         return render.view(self._status(), *self._blocks(), render.facts(private, title="private weights"))

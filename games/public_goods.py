@@ -16,6 +16,7 @@ from typing import Any
 
 from games.api import ConfigError, GameSpec
 from games.iterated import MAX_AMOUNT, MOVE, Choices, IteratedConfig, IteratedGame, amount
+from games.render import number
 
 CONTRIBUTE = "contribute"
 PUNISH = "punish"
@@ -46,12 +47,12 @@ class PublicGoodsConfig(IteratedConfig):
             raise ConfigError(
                 f"config key 'multiplier' must be greater than 1 and less than the number of players ({self.players}) "
                 f"for a real dilemma (above 1 a contribution gains the group, below the player count it costs the "
-                f"giver), got {self.multiplier:g}"
+                f"giver), got {number(self.multiplier)}"
             )
         if self.punish_cost < 0:
-            raise ConfigError(f"config key 'punish_cost' must be at least 0, got {self.punish_cost:g}")
+            raise ConfigError(f"config key 'punish_cost' must be at least 0, got {number(self.punish_cost)}")
         if self.punish_fine <= 0:
-            raise ConfigError(f"config key 'punish_fine' must be greater than 0, got {self.punish_fine:g}")
+            raise ConfigError(f"config key 'punish_fine' must be greater than 0, got {number(self.punish_fine)}")
 
     def move_space(self) -> tuple[str, ...]:
         contributions = tuple(f"{CONTRIBUTE} {n}" for n in range(self.endowment + 1))
@@ -155,14 +156,14 @@ class PublicGoods(IteratedGame):
         cfg, n = self.config, self.num_players
         lines = [
             f"Each round every player gets {cfg.endowment} tokens and contributes 0 to {cfg.endowment} of them to a "
-            f"common pot, keeping the rest; the pot is multiplied by {cfg.multiplier:g} and shared equally among all "
-            f"{n} players. Each token you contribute returns {cfg.multiplier / n:g} to you and {cfg.multiplier / n:g} "
+            f"common pot, keeping the rest; the pot is multiplied by {number(cfg.multiplier)} and shared equally among all "
+            f"{n} players. Each token you contribute returns {number(cfg.multiplier / n)} to you and as much "
             "to every other player.",
         ]
         if cfg.punishment:
             lines.append(
                 f"After the contributions each player may punish one other player: it costs the punisher "
-                f"{cfg.punish_cost:g} and fines the punished {cfg.punish_fine:g} (per punisher)."
+                f"{number(cfg.punish_cost)} and fines the punished {number(cfg.punish_fine)} (per punisher)."
             )
         return lines
 
@@ -171,7 +172,8 @@ class PublicGoods(IteratedGame):
         pot = sum(given)
         listed = ", ".join(f"{self._name(seat, s)} {given[s]}" for s in self._viewer_first(seat))
         grown = self.config.multiplier * pot
-        text = f"contributions: {listed}; pot {pot} x {self.config.multiplier:g} = {grown:g}, {grown / self.num_players:g} each"
+        shared = f"pot {pot} x {number(self.config.multiplier)} = {number(grown)}, {number(grown / self.num_players)} each"
+        text = f"contributions: {listed}; {shared}"
         if index < len(self.punishments):
             acts = [(s, t) for s, t in enumerate(self._targets(self.punishments[index])) if t is not None]
             done = ", ".join(f"{self._name(seat, s)} punished {self._name(seat, t)}" for s, t in acts)

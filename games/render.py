@@ -15,6 +15,21 @@ from typing import Any
 from games.api import View
 
 
+def number(value: float) -> str:
+    """A number as a player reads it: a whole one in full (1234567, not 1.23457e+06), another
+    exactly when it has a short decimal form (1.0000001, not 1), else to six significant digits
+    (2/3 as 0.666667), which also hides float noise (0.1 + 0.2 as 0.3)."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    exact = repr(float(value))
+    return exact if len(exact) <= 12 else f"{value:.6g}"
+
+
+def signed(value: float) -> str:
+    """``number`` with its sign, + for zero and above: what a round paid."""
+    return number(value) if value < 0 else f"+{number(value)}"
+
+
 def grid(
     rows: Sequence[Sequence[str]],
     *,

@@ -59,11 +59,11 @@ class TrustAndSplitConfig(IteratedConfig):
         self.at_least("coins", 1)
         self.at_most("coins", MAX_AMOUNT)
         if self.low_value < 0:
-            raise ConfigError(f"config key 'low_value' must be at least 0, got {self.low_value:g}")
+            raise ConfigError(f"config key 'low_value' must be at least 0, got {render.number(self.low_value)}")
         if not self.high_value > self.low_value:
             raise ConfigError(
                 f"config key 'high_value' must be greater than 'low_value' (the winner of the hands values coins more), "
-                f"got high_value={self.high_value:g}, low_value={self.low_value:g}"
+                f"got high_value={render.number(self.high_value)}, low_value={render.number(self.low_value)}"
             )
 
     def move_space(self) -> tuple[str, ...]:
@@ -158,8 +158,8 @@ class TrustAndSplit(IteratedGame):
         cfg = self.config
         lines = [
             f"Each round {cfg.coins} coins are split. The player whose rock-paper-scissors hand wins values a coin "
-            f"at {cfg.high_value:g}, the other at {cfg.low_value:g} (rock beats scissors, scissors beat paper, "
-            "paper beats rock; the hands never tie).",
+            f"at {render.number(cfg.high_value)}, the other at {render.number(cfg.low_value)} "
+            "(rock beats scissors, scissors beat paper, paper beats rock; the hands never tie).",
             f"If the claims add up to more than {cfg.coins}, each gets claim * {cfg.coins} / (sum of claims) coins.",
         ]
         if not self.is_over:
@@ -173,7 +173,7 @@ class TrustAndSplit(IteratedGame):
         hands, got, values = self.hands[index], self.received(index), self.values(index)
         parts = [
             f"{self._name(seat, s)} had {hands[s]} and took {amount(self.moves[index][s])} "
-            f"({got[s]:g} coins worth {values[s]:g} each)"
+            f"({render.number(got[s])} coins worth {render.number(values[s])} each)"
             for s in (seat, 1 - seat)
         ]
         return "; ".join(parts)

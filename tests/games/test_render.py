@@ -1,0 +1,42 @@
+"""How games write numbers for players: exact where a short form exists."""
+
+from __future__ import annotations
+
+import pytest
+
+import games
+from games.render import number, signed
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (1234567.0, "1234567"),  # :g said 1.23457e+06
+        (1000001, "1000001"),  # :g said 1e+06, as for 1000000
+        (1.0000001, "1.0000001"),  # :g said 1
+        (2.5, "2.5"),
+        (-0.0, "0"),
+        (2 / 3, "0.666667"),
+        (0.1 + 0.2, "0.3"),
+        (1e20, "1e+20"),
+    ],
+)
+def test_a_number_is_written_exactly_when_it_has_a_short_form(value: float, said: str) -> None:
+    assert number(value) == said
+
+
+def test_signed_numbers_carry_plus_from_zero_up() -> None:
+    assert [signed(x) for x in (3.0, 0.0, -0.0, -2.5)] == ["+3", "+0", "+0", "-2.5"]
+
+
+def test_payoffs_and_scores_that_differ_in_the_seventh_digit_read_apart() -> None:
+    """Six significant digits showed hare_stag 1000001 and hare_hare 1000000 both as 1e+06,
+    hiding the order the rules rest on, and a score of 1234567 as 1.23457e+06 (found by QA)."""
+    config = {"stag_stag": 1234567, "hare_stag": 1000001, "hare_hare": 1000000, "rounds": 2}
+    state = games.get("iterated-stag-hunt").new(config, 0)
+    text = state.observe(0).text
+    assert "1000001" in text and "1000000" in text and "e+06" not in text
+    state.step({0: "stag", 1: "stag"})
+    assert "Score so far: you 1234567, them 1234567." in state.observe(0).text
+    goods = games.get("public-goods").new({"multiplier": 1.0000001, "players": 2}, 0)
+    assert "the pot is multiplied by 1.0000001 " in goods.observe(0).text
