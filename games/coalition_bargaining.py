@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from games import render
@@ -41,8 +42,6 @@ PROPOSE_PHASE = "propose"
 VOTE_PHASE = "vote"
 OVER = "over"
 ROUND = "round"
-ROUNDING_SLACK = 1e-9
-"""Added before rounding a shrunk pie down, so 100 x 0.29 gives 29, not 28.999... -> 28."""
 MAX_ROUNDS = 100
 """Every pie is worked out at the start and listed in the rules and each observation: a
 billion rounds took two minutes to set up, the server's whole loop frozen meanwhile."""
@@ -77,10 +76,14 @@ class CoalitionBargainingConfig(BargainingConfig):
         return (0.0, float(self.pie))
 
     def pies(self) -> tuple[int, ...]:
-        """The pie of every round: each is the last times ``shrink``, rounded down."""
+        """The pie of every round: each is the last times ``shrink``, rounded down. The shrink
+        is read as the decimal it was written as (0.29 is 29/100), so 100 x 0.29 gives 29, and
+        a pie of 41943050 x 0.7 gives 29360135, as a player works them out; a fixed slack
+        before rounding in floating point was too small for pies of tens of millions."""
+        shrink = Fraction(repr(self.shrink))
         pies = [self.pie]
         for _ in range(self.max_rounds - 1):
-            pies.append(math.floor(pies[-1] * self.shrink + ROUNDING_SLACK))
+            pies.append(math.floor(pies[-1] * shrink))
         return tuple(pies)
 
     def majority(self) -> int:

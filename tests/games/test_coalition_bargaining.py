@@ -28,6 +28,8 @@ def test_spec_is_a_simultaneous_free_text_negotiation_for_three_to_five() -> Non
         (100, 0.29, 3, (100, 29, 8)),  # 100 x 0.29 is 28.999... in floating point, still 29
         (10, 1.0, 3, (10, 10, 10)),
         (3, 0.5, 4, (3, 1, 0, 0)),
+        (41943050, 0.7, 2, (41943050, 29360135)),  # a slack of 1e-9 was too small here: 29360134 (found by QA)
+        (413654000, 0.29, 2, (413654000, 119959660)),
     ],
 )
 def test_the_pie_shrinks_and_is_rounded_down(pie: int, shrink: float, rounds: int, pies: tuple[int, ...]) -> None:
