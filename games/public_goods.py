@@ -122,7 +122,9 @@ class PublicGoods(IteratedGame):
     def _punish_choices(self, seat: int) -> Choices:
         others = [other for other in self._seats if other != seat]
         actions = (NONE, *(f"{PUNISH} {other}" for other in others))
-        aliases = {NONE: NONE, "nobody": NONE} | {a: a for a in actions[1:]} | {str(o): f"{PUNISH} {o}" for o in others}
+        # no bare seat number: "0" had just meant "contribute 0", and read as "punish 0" it
+        # fined seat 0 at the answerer's cost; it is refused with the hint instead
+        aliases = {NONE: NONE, "nobody": NONE} | {a: a for a in actions[1:]}
         hint = f"none, or punish <seat> naming one other seat ({', '.join(map(str, others))})"
         return Choices(actions, aliases, hint)
 

@@ -43,7 +43,7 @@ def test_with_punishment_each_round_ends_with_a_punishment_step() -> None:
     assert state.observe(0).data["phase"] == "punish" and state.observe(0).data["round"] == 1
     assert state.legal_actions(2) == ("none", "punish 0", "punish 1")
     # Seats 0 and 1 punish seat 2 (cost 1 each, fine 3 each); seat 2 punishes seat 0.
-    assert state.step({0: "punish 2", 1: "2", 2: "punish 0"}) == [-4.0, -1.0, -7.0]
+    assert state.step({0: "punish 2", 1: "punish 2", 2: "punish 0"}) == [-4.0, -1.0, -7.0]
     assert state.returns() == (3.0, 12.0, 10.0)
     assert state.observe(1).data["punished"] == [[2, 2, 0]]
     assert "seat 0 punished seat 2, you punished seat 2, seat 2 punished seat 0" in state.observe(1).text
@@ -54,6 +54,15 @@ def test_with_punishment_each_round_ends_with_a_punishment_step() -> None:
     assert "nobody punished" in state.observe(0).text
     grid = next(block for block in state.public_view()["render"] if block["type"] == "grid")
     assert grid["rows"] == [["10 p2", "6"], ["4 p2", "6"], ["0 p0", "0"]]
+
+
+def test_a_bare_number_in_the_punishment_step_is_refused_not_read_as_a_seat() -> None:
+    """A step earlier "0" meant "contribute 0": read as "punish 0" it fined seat 0 at the
+    answerer's cost, from a player meaning no punishment (found by QA)."""
+    state = PublicGoods.new({**EXACT, "punishment": True})
+    state.step({0: "10", 1: "4", 2: "0"})
+    with pytest.raises(IllegalAction, match="none, or punish <seat>"):
+        state.validate(1, "0")
 
 
 def test_a_player_cannot_punish_itself_or_overcontribute() -> None:
