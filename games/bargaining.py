@@ -361,7 +361,9 @@ class AlternatingOffers(Game, Generic[Offer]):
         if mover == seat:
             lines.append(f"Answer {self.action_format(seat)}.")
             if self.turn + 1 == max_turns:
-                lines.append("This is the last turn: unless you accept, the game ends with no deal and 0 for both.")
+                # with no standing offer (a one-turn game) there is nothing to accept
+                unless = "unless you accept, " if self.standing is not None else "whatever you answer, "
+                lines.append(f"This is the last turn: {unless}the game ends with no deal and 0 for both.")
         return lines
 
     def protocol_data(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from games.api import ConfigError, GameSpec
 from games.iterated import MAX_AMOUNT, Choices, IteratedConfig, IteratedGame, amount
-from games.render import number
+from games.render import count, number
 
 HARVEST = "harvest"
 
@@ -167,7 +167,7 @@ class CommonsHarvest(IteratedGame):
 
     def _end_text(self) -> str:
         if self.stock == 0:
-            return f"Game over after {self.round} rounds: the stock collapsed."
+            return f"Game over after {count(self.round, 'round')}: the stock collapsed."
         return super()._end_text()
 
     def _facts(self) -> dict[str, Any]:

@@ -211,7 +211,7 @@ class IteratedGame(Game):
         return f"Now: move of round {self.current_round}. Answer {self._choices(seat).hint}."
 
     def _end_text(self) -> str:
-        return f"Game over after {self.round} round{'' if self.round == 1 else 's'}."
+        return f"Game over after {render.count(self.round, 'round')}."
 
     def _facts(self) -> dict[str, Any]:
         """Game-specific facts for the spectators (a stock, a pot)."""

@@ -32,10 +32,10 @@ class IteratedPrisonersDilemmaConfig(MatrixConfig):
         order = (("temptation", ">", "reward"), ("reward", ">", "punishment"), ("punishment", ">", "sucker"))
         require_order(self, order, "a dilemma needs temptation > reward > punishment > sucker")
         if not 2 * self.reward > self.temptation + self.sucker:
+            got = f"reward={number(self.reward)}, temptation={number(self.temptation)}, sucker={number(self.sucker)}"
             raise ConfigError(
-                f"config key 'reward' must satisfy 2*reward > temptation + sucker (else taking turns to exploit "
-                f"each other beats cooperating), got reward={number(self.reward)}, temptation={number(self.temptation)}, "
-                f"sucker={number(self.sucker)}"
+                "config key 'reward' must satisfy 2*reward > temptation + sucker (else taking turns to exploit "
+                f"each other pays as much as cooperating, or more), got {got}"
             )
 
     def moves(self) -> tuple[str, ...]:

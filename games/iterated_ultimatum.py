@@ -280,7 +280,7 @@ class IteratedUltimatum(Game):
     def _status(self) -> str:
         scores = self._returns
         if self.is_over:
-            head = f"Game over after {self.config.rounds} rounds."
+            head = f"Game over after {render.count(self.config.rounds, 'round')}."
         elif self.offer is None:
             head = f"Round {self.round + 1} of {self.config.rounds}: seat {proposer_of(self.round)} to offer."
         else:

@@ -1,8 +1,9 @@
 """Liar's dice: players bid on how many dice show a face among everyone's hidden dice.
 
-A single round of the bluffing game, like OpenSpiel's ``liars_dice``: everyone
-rolls, then players take turns raising a claim about all the dice until one calls the
-last claim a lie. It tests probabilistic reasoning from private evidence (one's own dice
+A single round of the bluffing game, as OpenSpiel's ``liars_dice`` plays it but with no
+wild face by default (OpenSpiel's counts every 6 for any face; ``wild_ones`` here counts
+every 1) and for up to 6 players: everyone rolls, then players take turns raising a claim
+about all the dice until one calls the last claim a lie. It tests probabilistic reasoning from private evidence (one's own dice
 and what the others' bids reveal) and bluffing. All dice are rolled in one chance event
 at setup.
 

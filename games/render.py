@@ -25,6 +25,11 @@ def number(value: float) -> str:
     return exact if len(exact) <= 12 else f"{value:.6g}"
 
 
+def count(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless one: "1 round", "3 rounds"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def signed(value: float) -> str:
     """``number`` with its sign, + for zero and above: what a round paid."""
     return number(value) if value < 0 else f"+{number(value)}"

@@ -79,7 +79,13 @@ def test_no_deal_after_max_turns_gives_zero_to_both_and_still_records_the_refere
 def test_the_last_turn_is_announced() -> None:
     state = BuyerSeller.new({"max_turns": 2}, 0)
     state.step({0: "offer 60"})
-    assert "This is the last turn" in state.observe(1).text
+    assert "This is the last turn: unless you accept, the game ends with no deal" in state.observe(1).text
+
+
+def test_a_one_turn_game_does_not_offer_an_accept_it_would_refuse() -> None:
+    """The only turn said "unless you accept", and accept was refused: no offer stood (found by QA)."""
+    text = BuyerSeller.new({"max_turns": 1}, 0).observe(0).text
+    assert "This is the last turn: whatever you answer, the game ends with no deal and 0 for both." in text
 
 
 def test_accepting_a_later_offer_pays_at_that_price() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import games
-from games.render import number, signed
+from games.render import count, number, signed
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,15 @@ def test_payoffs_and_scores_that_differ_in_the_seventh_digit_read_apart() -> Non
     assert "Score so far: you 1234567, them 1234567." in state.observe(0).text
     goods = games.get("public-goods").new({"multiplier": 1.0000001, "players": 2}, 0)
     assert "the pot is multiplied by 1.0000001 " in goods.observe(0).text
+
+
+def test_a_game_of_one_round_ends_after_1_round() -> None:
+    """It said "Game over after 1 rounds" (found by QA)."""
+    commons = games.get("commons-harvest").new({"players": 2, "stock": 5}, 0)
+    commons.step({0: "5", 1: "5"})
+    ultimatum = games.get("iterated-ultimatum").new({"rounds": 1}, 0)
+    ultimatum.step({0: "offer 5"})
+    ultimatum.step({1: "accept"})
+    assert commons.public_view()["text"].startswith("Game over after 1 round: the stock collapsed.")
+    assert ultimatum.public_view()["text"].startswith("Game over after 1 round.")
+    assert count(3, "round") == "3 rounds"
