@@ -88,7 +88,9 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     fig, ax = _figure("Win rate per opponent (draws count half)", "win rate")
     for name in sorted({n for r in updates for n in r.get("opponents", {})}):
         points = [(r["update"], r["opponents"][name]["win_rate"]) for r in updates if name in r.get("opponents", {})]
-        ax.plot([u for u, _ in points], [w for _, w in points], marker=".", label=name)
+        points = [(u, w) for u, w in points if w is not None]  # the learner against itself has none
+        if points:
+            ax.plot([u for u, _ in points], [w for _, w in points], marker=".", label=name)
     ax.set_ylim(-0.05, 1.05)
     written.append(_save(fig, ax, out / "win_rate.png"))
 

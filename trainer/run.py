@@ -237,7 +237,7 @@ class Trainer:
         opponents = [o for o in self.pool.sample(groups) for _ in range(config.group_size)]
         plans = plan_matches(config, opponents, update, group_size=config.group_size, first_group=(update - 1) * groups)
         rollouts = self._play(plans, update, opponents)
-        per_opponent: dict[str, list[tuple[float, float]]] = {}
+        per_opponent: dict[str, list[tuple[float, float | None]]] = {}
         returns = []
         # A void match (both seats of a simultaneous step failing at once, as a young model's
         # self-play does; max_steps) scores nobody: it returns 0 and trains on nothing.
@@ -245,9 +245,11 @@ class Trainer:
         for rollout, opponent in ended:
             mine, theirs, outcome = learner_outcome(rollout)
             returns.append(mine)
-            if opponent.kind != "self":
+            # against itself the learner has no winner: its seat 0's outcome scored its first mover
+            score = None if opponent.kind == "self" else learner_score(mine, theirs, outcome)
+            if score is not None:
                 self.pool.record(opponent.name, mine, theirs, outcome)
-            per_opponent.setdefault(opponent.name, []).append((mine, learner_score(mine, theirs, outcome)))
+            per_opponent.setdefault(opponent.name, []).append((mine, score))
         returns += [0.0] * (len(rollouts) - len(ended))
         samples = [s for r, _ in ended for s in r.samples] + self._stored_slice()
         advantages, self.baselines = estimate_advantages(
@@ -273,14 +275,7 @@ class Trainer:
             "entropy": mean_entropy(samples),
             "format_error_rate": format_errors / max(turns, 1),
             "advantage_std": float(np.std(advantages)) if len(advantages) else 0.0,
-            "opponents": {
-                name: {
-                    "matches": len(results),
-                    "return": float(np.mean([r for r, _ in results])),
-                    "win_rate": float(np.mean([score for _, score in results])),
-                }
-                for name, results in sorted(per_opponent.items())
-            },
+            "opponents": {name: _opponent_line(results) for name, results in sorted(per_opponent.items())},
             **stats,
             "rollout_s": rollout_s,
             "update_s": time.monotonic() - started - rollout_s,
@@ -329,6 +324,17 @@ class Trainer:
 
     def close(self) -> None:
         self._metrics_file.close()
+
+
+def _opponent_line(results: Sequence[tuple[float, float | None]]) -> dict[str, Any]:
+    """One opponent's matches of an update: the learner's mean return and win rate (None
+    against itself, which no seat of the learner can beat)."""
+    scores = [score for _, score in results if score is not None]
+    return {
+        "matches": len(results),
+        "return": float(np.mean([mine for mine, _ in results])),
+        "win_rate": float(np.mean(scores)) if scores else None,
+    }
 
 
 def _keep_interrupted(trainer: Trainer) -> Path | None:

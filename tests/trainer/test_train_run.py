@@ -178,6 +178,9 @@ def test_two_runs_with_one_seed_write_the_same_metrics(tmp_path: Path, tiny_mode
     for a, b in zip(_comparable(first.metrics), _comparable(second.metrics), strict=True):
         assert _close(a, b), (a, b)
     assert {"snapshot-1", "tit-for-tat"} <= set(first.metrics[2]["opponents"])  # the snapshot joined the pool
+    # against itself the learner has no win rate: seat 0's outcome stood for it (found by QA)
+    against_self = [row["opponents"]["self"] for row in first.metrics if "self" in row.get("opponents", {})]
+    assert against_self and all(line["win_rate"] is None for line in against_self)
     other = train(dataclasses.replace(config, out_dir=str(tmp_path / "c"), seed=1))
     assert not all(_close(a, b) for a, b in zip(_comparable(first.metrics), _comparable(other.metrics), strict=True))
 
