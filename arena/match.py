@@ -325,7 +325,8 @@ class _Match:
             record.reward, self.unclaimed[seat] = self.unclaimed[seat], 0.0
             self.last_turn[seat] = record
             spent_ms = (trio.current_time() - started) * 1000
-            self.bank_ms[seat] = max(0, int(self.bank_ms[seat] - max(0.0, spent_ms - self.clock.move_ms)))
+            # rounded to the nearest ms: int() rounded the bank left down, charging up to 1 ms more than was used
+            self.bank_ms[seat] = max(0, round(self.bank_ms[seat] - max(0.0, spent_ms - self.clock.move_ms)))
             return canonical
         answers = "1 illegal answer" if self.max_retries == 0 else f"{self.max_retries + 1} illegal answers"
         raise _Forfeit(seat, ILLEGAL, f"{answers}; last: {reason}")
@@ -340,7 +341,8 @@ class _Match:
                 raise
             except Exception as error:  # a bug in the seat's policy is the seat's loss
                 raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
-        raise _Forfeit(seat, TIMEOUT, f"no answer within {budget_ms} ms")  # the step's, not what a retry had left
+        answer = "legal answer" if turn.attempt else "answer"  # after illegal ones, "no answer" was untrue
+        raise _Forfeit(seat, TIMEOUT, f"no {answer} within {budget_ms} ms")  # the step's, not what a retry had left
 
     async def ask_all(self, movers: Sequence[int]) -> dict[int, str]:
         """Ask every seat to move at once (simultaneous games) or the one seat.

@@ -822,12 +822,12 @@ class ArenaServer:
     def _bot_away(self, session: BotSession) -> None:
         self.lobby.cancel(session.bot)
         for match_id in session.matches:
-            self._tell_others(session, match_id, "opponent_gone", bot=session.bot, ms=int(session.grace_left() * 1000))
+            self._tell_others(session, match_id, "opponent_gone", bot=session.bot, ms=session.grace_left_ms())
 
     def _away(self, live: LiveMatch, bot: str) -> list[tuple[str, int]]:
         """The match's other players now disconnected, with the ms each has left to resume."""
         others = (self.sessions[other] for other in dict.fromkeys(live.bots) if other != bot)
-        return [(other.bot, int(other.grace_left() * 1000)) for other in others if not other.connected]
+        return [(other.bot, other.grace_left_ms()) for other in others if not other.connected]
 
     def _tell_others(self, session: BotSession, match_id: str, kind: str, **fields: Any) -> None:
         live = self.live.get(match_id)

@@ -130,6 +130,10 @@ class BotSession:
         self._wake()
         return True
 
+    def grace_left_ms(self) -> int:
+        """What ``opponent_gone`` says: never below 0, for a bot already past its window."""
+        return max(0, int(self.grace_left() * 1000))
+
     def grace_left(self) -> float:
         if self.disconnected_at is None:
             return self.grace_s

@@ -224,7 +224,8 @@ async def test_a_timeout_after_an_illegal_answer_names_the_seats_whole_budget(au
 
     result = await play_match(TicTacToe, [LocalSeat(wrong_then_stuck), first_legal()], clock=Clock(move_ms=1_000, grace_ms=0))
     assert result.reason == "timeout" and result.forfeit_seat == 0
-    assert result.detail == "no answer within 1000 ms"  # the time it had at the step, not what was left at its retry
+    # the time it had at the step, not what was left at its retry; "no answer" after an illegal one was untrue (found by QA)
+    assert result.detail == "no legal answer within 1000 ms"
 
 
 @pytest.mark.trio
@@ -252,6 +253,30 @@ async def test_the_bank_pays_for_slow_moves_until_it_runs_out(autojump_clock: tr
     # Each move spends 1 s beyond the budget: the bank goes 2500 -> 1500 -> 500, then the third move times out.
     assert deadlines[0] == 3_500 and deadlines[1] == 2_500 and deadlines[2] == 1_500
     assert result.reason == "timeout" and result.forfeit_seat == 0
+
+
+@pytest.mark.trio
+async def test_the_bank_is_charged_the_overrun_to_the_nearest_ms(autojump_clock: trio.testing.MockClock) -> None:
+    """400 ms of bank less an overrun of 202.3 ms left 197.7, said as 198: rounded down it was
+    197, a charge of 203 (found by QA)."""
+    clocks: list[tuple[int, ...]] = []
+
+    async def slow_once(turn: Turn) -> str:
+        clocks.append(turn.clocks)
+        if len(clocks) == 1:
+            await trio.sleep(0.5023)
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    await play_match(TicTacToe, [LocalSeat(slow_once), first_legal()], clock=Clock(move_ms=300, grace_ms=0, bank_ms=400))
+    assert clocks[1][0] == 198
+
+
+@pytest.mark.trio
+async def test_a_bot_past_its_reconnection_window_has_0_ms_left_not_less() -> None:
+    session = BotSession("gone", grace_s=0.0)
+    session.disconnected_at = trio.current_time() - 1.0
+    assert session.grace_left_ms() == 0
 
 
 @pytest.mark.trio
