@@ -14,8 +14,10 @@ import argparse
 import collections
 import contextlib
 import json
+import math
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -500,10 +502,11 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 
 
 @contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[None]:
-    """SIGTERM (a scheduler, `timeout`, `kill`) stops the command as Ctrl-C does: SIGINT's own
-    handler (trio's inside a run) raises the interrupt where it is safe, and the command says
-    it was interrupted, its temporary files removed, instead of dying without a word.
+def _stop_signals_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a scheduler, `timeout`, `kill`) and SIGHUP (its terminal or ssh session closed)
+    stop the command as Ctrl-C does: SIGINT's own handler (trio's inside a run) raises the
+    interrupt where it is safe, and the command says it was interrupted, its temporary files
+    removed, instead of dying without a word. One ignored (SIGHUP under nohup) stays ignored.
 
     Where SIGINT is ignored (a script's background job) it must still stop the command: outside
     a trio run it raises the interrupt itself; inside one, which took no interrupt handler, it
@@ -513,7 +516,9 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 
     # signal handlers are the main thread's to set: a command run from another thread (a test, an
     # embedding program) leaves them to that program
-    forward = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+    stops = [signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])]
+    main_thread = threading.current_thread() is threading.main_thread()
+    forwarded = [signum for signum in stops if main_thread and signal.getsignal(signum) is not signal.SIG_IGN]
     ctrl_c_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
     def stop(signum: int, frame: object) -> None:
@@ -523,15 +528,15 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
         trio = sys.modules.get("trio")
         if trio is None or not trio.lowlevel.in_trio_run():
             raise KeyboardInterrupt
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.raise_signal(signal.SIGTERM)
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
 
-    previous = signal.signal(signal.SIGTERM, stop) if forward else None
+    previous = {signum: signal.signal(signum, stop) for signum in forwarded}
     try:
         yield
     finally:
-        if forward:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
@@ -685,7 +690,7 @@ async def _stop_on_first_signal(stop: Any) -> None:
 
     if threading.current_thread() is not threading.main_thread():
         return
-    # SIGTERM comes as SIGINT (``_sigterm_as_ctrl_c``), unless SIGINT is ignored
+    # SIGTERM comes as SIGINT (``_stop_signals_as_ctrl_c``), unless SIGINT is ignored
     taken = signal.SIGTERM if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else signal.SIGINT
     with trio.open_signal_receiver(taken) as signals:
         async for _ in signals:
@@ -708,11 +713,23 @@ SIGNAL_ECHO_S = 0.5
 # ---- arena ratings and report --------------------------------------------------------
 
 
+def _refuse_store_files(out: str, db: str) -> None:
+    """An export's --out must not be the store or one of SQLite's files beside it: the store
+    was replaced, and its -wal, written while a server ran, broke it for every new reader."""
+    for own in (db, f"{db}-wal", f"{db}-shm", f"{db}-journal"):
+        same = os.path.exists(out) and os.path.exists(own) and os.path.samefile(out, own)
+        if same or os.path.abspath(out) == os.path.abspath(own):
+            whose = "the store itself" if own == db else f"the store's own file {own}"
+            raise UsageError(f"--out {out} is {whose}; name another file for the export")
+
+
 def _open_store(path: str) -> Any:
     from arena.store import Store, StoreError
 
     if not os.path.exists(path):
         raise UsageError(f"no store at {path}")
+    if os.path.isdir(path):
+        raise UsageError(f"{path} is a folder, not a store; give the store's file, such as {os.path.join(path, 'arena.db')}")
     try:
         return Store(path, read_only=True)
     except StoreError as error:
@@ -1204,11 +1221,18 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
     to_stdout = args.out == "-"
     if to_stdout and args.json:
         raise UsageError("--json prints its summary on stdout, where --out - writes the lines: give one of them")
-    if not to_stdout and os.path.exists(args.out) and os.path.exists(args.db) and os.path.samefile(args.out, args.db):
-        raise UsageError(f"--out {args.out} is the store itself; name another file for the export")  # it replaced the store
+    if not args.out:
+        raise UsageError("--out needs a file name, or - for stdout")
+    if not to_stdout:
+        _refuse_store_files(args.out, args.db)
+    if args.since_hours is not None and not (math.isfinite(args.since_hours) and args.since_hours > 0):
+        raise UsageError(f"--since-hours must be a positive number of hours, got {args.since_hours}")
+    since = None if args.since_hours is None else time.time() - args.since_hours * 3600
     store = _open_store(args.db)
     try:
-        found = trajectory_rows(store, game=args.game, bot=args.bot, limit=args.limit)
+        found = trajectory_rows(
+            store, game=args.game, bot=args.bot, limit=args.limit, since=since, exclude_opponents=args.exclude_opponent
+        )
         rows, matches = write_lines(found, sys.stdout) if to_stdout else write_jsonl(found, args.out)
     except ExportError as error:
         raise UsageError(str(error)) from None
@@ -1587,7 +1611,17 @@ def build_parser() -> argparse.ArgumentParser:
     trajectories.add_argument("--game", help="only this game's matches")
     trajectories.add_argument("--bot", help="only the turns this bot took")
     trajectories.add_argument(
-        "--limit", type=int, metavar="N", help="only the N most recent matches (whole matches, written oldest first)"
+        "--limit", type=int, metavar="N", help="only the N most recent matches the filters keep (whole, written oldest first)"
+    )
+    trajectories.add_argument(
+        "--since-hours", type=float, metavar="H", help="only the matches begun in the last H hours (the day's play)"
+    )
+    trajectories.add_argument(
+        "--exclude-opponent",
+        action="append",
+        default=[],
+        metavar="BOT",
+        help="leave out the turns taken against this bot (held out of training); may be repeated",
     )
     trajectories.add_argument(
         "--out", required=True, metavar="FILE.jsonl", help="the file to write (replaced whole); - for stdout"
@@ -1621,7 +1655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _sigterm_as_ctrl_c():  # every command: a run, a tournament, a bot stopped by a scheduler
+        with _stop_signals_as_ctrl_c():  # every command: a run, a tournament, a bot stopped by a scheduler
             return args.run(args)
     except (UsageError, GameError, StoreError) as error:  # a store that cannot be used is a bad --db
         print(f"arena: error: {error}", file=sys.stderr)

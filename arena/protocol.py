@@ -235,9 +235,12 @@ def move_values(move: Mapping[str, Any]) -> tuple[int | None, int | None, list[f
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
     try:
-        return counts[0], counts[1], [float(v) for v in values]
+        logprobs = [float(v) for v in values]
     except OverflowError:  # an integer beyond any float
         raise ProtocolError(BAD_MESSAGE, "'move.logprobs' holds a number too large for a float") from None
+    if not all(math.isfinite(v) for v in logprobs):  # msgpack carries -inf and NaN, which no export can write
+        raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be finite numbers (no infinity or NaN)")
+    return counts[0], counts[1], logprobs
 
 
 def check_encodable(value: Any) -> None:

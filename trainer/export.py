@@ -15,10 +15,12 @@ prompt) travel as JSON text for the same reason. docs/TRAJECTORIES.md is the sch
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import math
 import os
 import secrets
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -110,12 +112,14 @@ def _rows(
     sql = f"SELECT id, seed, game, config, players, returns, outcomes, ranks, tournament, round, created_at FROM matches{clause}"
     if limit is None:
         matches = store.conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
-    else:
-        limit = min(limit, 2**63 - 1)  # SQLite's largest integer; a limit past it keeps every match all the same
-        newest = store.conn.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT ?", (*args, limit)).fetchall()
-        matches = newest[::-1]
+    else:  # the newest that the filters keep: a held-out match took a place of the limit, and kept no line
+        newest = store.conn.execute(sql + " ORDER BY created_at DESC, id DESC", args)
+        kept_matches = (m for m in newest if _seats_kept(json.loads(m["players"]), bot, excluded))
+        matches = list(itertools.islice(kept_matches, min(limit, sys.maxsize)))  # islice takes no larger limit
+        matches.reverse()
     for match in matches:
         players = json.loads(match["players"])
+        kept = _seats_kept(players, bot, excluded)
         returns, outcomes, ranks = (json.loads(match[key]) for key in ("returns", "outcomes", "ranks"))
         config = json.dumps(json.loads(match["config"]), sort_keys=True)
         turns = store.conn.execute(
@@ -123,9 +127,7 @@ def _rows(
         ).fetchall()
         for turn, reward in zip(turns, _credited(turns, returns), strict=True):
             seat = turn["seat"]
-            if bot is not None and players[seat] != bot:
-                continue
-            if excluded.intersection(name for other, name in enumerate(players) if other != seat):
+            if seat not in kept:
                 continue
             yield {
                 "match_id": match["id"],
@@ -142,7 +144,7 @@ def _rows(
                 "legal_actions": None if turn["legal_actions"] is None else json.loads(turn["legal_actions"]),
                 "action": turn["action"],
                 "raw": turn["raw"],
-                "logprobs": None if turn["logprobs"] is None else [float(x) for x in json.loads(turn["logprobs"])],
+                "logprobs": _finite(turn["logprobs"]),
                 "tokens_in": turn["tokens_in"],
                 "tokens_out": turn["tokens_out"],
                 "reward": reward,
@@ -152,6 +154,25 @@ def _rows(
                 "tournament": match["tournament"],
                 "round": match["round"],
             }
+
+
+def _seats_kept(players: Sequence[str], bot: str | None, excluded: frozenset[str]) -> list[int]:
+    """The seats whose turns are exported: ``bot``'s (every seat without one), unless another
+    seat holds a held-out bot."""
+    return [
+        seat
+        for seat, name in enumerate(players)
+        if (bot is None or name == bot) and not excluded.intersection(other for k, other in enumerate(players) if k != seat)
+    ]
+
+
+def _finite(stored: str | None) -> list[float] | None:
+    """A turn's log-probs, or None when some are not finite numbers (an older store took -inf
+    and NaN from the wire): JSON has no such number, and one such turn stopped every export."""
+    if stored is None:
+        return None
+    values = [float(x) for x in json.loads(stored)]
+    return values if all(math.isfinite(x) for x in values) else None
 
 
 def rewards_summing_to(rewards: Sequence[float], total: float) -> list[float]:
@@ -211,11 +232,16 @@ def write_jsonl(rows: Iterable[dict[str, Any]], out: str | Path) -> tuple[int, i
     return counts
 
 
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+"""Characters JSON allows raw in a string that ``str.splitlines`` and JavaScript end a line at:
+written escaped, so that every reader sees one line per turn."""
+
+
 def write_lines(rows: Iterable[dict[str, Any]], handle: TextIO) -> tuple[int, int]:
     """Write rows to ``handle`` as JSON lines; returns (rows, distinct matches)."""
     count, matches = 0, set()
     for row in rows:
-        handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
+        handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False).translate(_LINE_BREAKS) + "\n")
         count += 1
         matches.add(row["match_id"])
     return count, len(matches)

@@ -208,6 +208,49 @@ def test_since_keeps_matches_created_from_then_and_excluded_opponents_drop_their
     assert {r["match_id"] for r in kept} == {filled.finished[-1].match_id}  # random vs talker only
 
 
+def test_the_limit_counts_the_matches_the_other_filters_keep(filled: Filled) -> None:
+    """Held-out matches took places of the limit and kept no line: the most recent match of
+    random was against perfect, so a limit of 1 excluding perfect exported nothing (found by QA)."""
+    kept = rows_of(filled.db, bot="random", exclude_opponents=["perfect"], limit=1)
+    assert {r["match_id"] for r in kept} == {filled.finished[-1].match_id}
+    before_talker = rows_of(filled.db, bot="random", game="tic-tac-toe", exclude_opponents=["talker"], limit=1)
+    assert {r["match_id"] for r in before_talker} == {filled.finished[3].match_id}
+
+
+def test_log_probs_that_are_not_finite_are_exported_as_null_and_line_breaks_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One -inf from the wire (an older server took it) stopped every export of the store;
+    U+2028 in a reply made two lines for str.splitlines (found by QA)."""
+
+    def odd(turn: Turn) -> Move:
+        assert turn.legal_actions is not None
+        return Move(action=turn.legal_actions[0], raw="one\u2028two\x85three", logprobs=[float("-inf"), -1.0])
+
+    result = trio.run(_play, "nim", [LocalSeat(odd, name="odd", threaded=False), _bot("random", "nim", 1)], 1)
+    db, out = tmp_path / "arena.db", tmp_path / "t.jsonl"
+    Store(db).finish_match(result)
+    assert run(capsys, "export", "trajectories", "--db", str(db), "--out", str(out))[0] == 0
+    text = out.read_text(encoding="utf-8")
+    assert len(text.splitlines()) == len(text.split("\n")) - 1 == len(result.turns)
+    rows = [json.loads(line) for line in text.split("\n")[:-1]]
+    assert {r["raw"] for r in rows if r["bot"] == "odd"} == {"one\u2028two\x85three"}
+    assert all(r["logprobs"] is None for r in rows)
+
+
+def test_the_since_and_exclude_options_filter_as_the_trainers_store_settings(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "t.jsonl"
+    argv = ["export", "trajectories", "--db", str(filled.db), "--out", str(out), "--bot", "random"]
+    assert run(capsys, *argv, "--exclude-opponent", "perfect", "--exclude-opponent", "tit-for-tat")[0] == 0
+    assert {json.loads(line)["match_id"] for line in out.read_text().splitlines()} == {filled.finished[-1].match_id}
+    assert run(capsys, *argv, "--since-hours", "1")[0] == 0
+    assert out.read_text().count("\n") == len(rows_of(filled.db, bot="random"))
+    code, _, err = run(capsys, *argv, "--since-hours", "0")
+    assert code == 2 and "--since-hours must be a positive number of hours" in err
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -282,6 +325,28 @@ def test_an_output_that_is_the_store_itself_is_refused(tmp_path: Path, capsys: p
     code, _, err = run(capsys, "export", "trajectories", "--db", str(db), "--out", str(tmp_path / "." / "arena.db"))
     assert code == 2 and err.count("\n") == 1 and "is the store" in err  # the store was replaced by the export
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("own", ["-wal", "-shm"])
+def test_an_output_that_is_a_file_sqlite_keeps_beside_the_store_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own: str
+) -> None:
+    """Written over the -wal of a store a server was writing, it made the store unreadable
+    ("disk I/O error") for every new reader (found by QA)."""
+    db = tmp_path / "arena.db"
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(db), "--out", f"{db}{own}")
+    assert code == 2 and f"is the store's own file {db}{own}" in err and not Path(f"{db}{own}").exists()
+
+
+def test_an_empty_output_name_or_a_store_that_is_a_folder_says_so(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They said "cannot write : it is a folder" and "disk I/O error" (found by QA)."""
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", "")
+    assert code == 2 and err == "arena: error: --out needs a file name, or - for stdout\n"
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(tmp_path), "--out", str(tmp_path / "x.jsonl"))
+    assert code == 2 and f"{tmp_path} is a folder, not a store" in err
 
 
 def test_a_missing_store_or_output_folder_is_one_line_with_status_2(
