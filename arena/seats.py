@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import trio
@@ -90,14 +90,27 @@ class Move:
 
 
 def as_move(answer: str | Move | None) -> Move:
-    """Normalise a policy's answer: a bare string is a move with nothing else."""
+    """Normalise a policy's answer: a bare string is a move with nothing else. A lone surrogate
+    in its texts (a model endpoint's reply may hold one) becomes U+FFFD: no store or wire can
+    carry it, and the match it was played in could not be recorded."""
     if isinstance(answer, Move):
-        return answer
+        texts = {key: storable(value) for key in ("action", "raw", "prompt") if (value := getattr(answer, key)) is not None}
+        changed = {key: value for key, value in texts.items() if value is not getattr(answer, key)}
+        return replace(answer, **changed) if changed else answer
     if isinstance(answer, str):
-        return Move(action=answer)
+        return Move(action=storable(answer))
     if answer is None:
         return Move(action=None, format_error=True)
     raise TypeError(f"a policy must return an action string or a Move, not {type(answer).__name__}")
+
+
+def storable(text: str) -> str:
+    """``text``, or a copy with each lone surrogate replaced by U+FFFD (pairs are joined)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 class SeatForfeit(Exception):

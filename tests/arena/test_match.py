@@ -7,6 +7,7 @@ import math
 import threading
 from array import array
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 import trio
@@ -15,6 +16,7 @@ import games
 from arena.match import Clock, MatchEvent, outcomes_of, play_match
 from arena.seats import LocalSeat, Move, RemoteSeat, SeatForfeit, Turn
 from arena.sessions import BotSession, Connection
+from arena.store import Store
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.mini_hanabi import MiniHanabi
 from games.tic_tac_toe import TicTacToe
@@ -185,6 +187,23 @@ async def test_a_move_read_as_the_deadline_passes_is_stale_not_lost(autojump_clo
             seats = [first_legal(), RemoteSeat(session, "m1", 1)]
             result = await play_match(TicTacToe, seats, clock=Clock(move_ms=1_000, grace_ms=0), match_id="m1")
         assert offered == ["stale"] and result.reason == "timeout" and result.forfeit_seat == 1
+
+
+@pytest.mark.trio
+async def test_a_lone_surrogate_in_a_policys_reply_is_stored_as_a_replacement_character(tmp_path: Path) -> None:
+    """An OpenAI-compatible endpoint's reply held "\\ud800": the match was played, then could
+    not be stored, and was lost (found by QA)."""
+
+    async def odd(turn: Turn) -> Move:
+        assert turn.legal_actions
+        return Move(action=turn.legal_actions[0], raw="I play \ud800 \ud83d\ude00", prompt="\udc80")
+
+    result = await play_match(TicTacToe, [LocalSeat(odd), first_legal()])
+    store = Store(tmp_path / "arena.db")
+    store.finish_match(result)
+    record = store.match(result.match_id)
+    assert record is not None and record["turns"][0]["raw"] == "I play \ufffd \U0001f600"
+    assert record["turns"][0]["prompt"] == "\ufffd"
 
 
 async def stuck(turn: Turn) -> str:
