@@ -55,6 +55,12 @@ def first_shown(played: int) -> int:
     return max(0, played - HISTORY_SHOWN)
 
 
+def not_shown(first: int) -> str:
+    """How the text's history names the ``first`` rounds it sums up in one line."""
+    rounds = "round 1" if first == 1 else f"rounds 1 to {first}"
+    return f"{rounds}, not shown one by one (the observation's data lists every round)"
+
+
 class GameError(Exception):
     """Base of the errors a game raises; the message is meant for the user."""
 

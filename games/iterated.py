@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View, first_shown
+from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View, first_shown, not_shown
 from games.bargaining import MESSAGES_FENCED, fitting_message, quote
 
 TALK = "talk"
@@ -327,10 +327,7 @@ class IteratedGame(Game):
         first = first_shown(len(self.moves))
         if first:
             earlier = [sum(row[s] for row in self.paid[:first]) for s in range(self.num_players)]
-            lines.append(
-                f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): "
-                f"{self._paid_text(seat, earlier)} in all"
-            )
+            lines.append(f"  {not_shown(first)}: {self._paid_text(seat, earlier)} in all")
         for number in range(first + 1, self.round + 2):
             if number in said:
                 talk = "; ".join(f"{self._name(seat, s)} said {_quoted(said[number][s])}" for s in self._viewer_first(seat))

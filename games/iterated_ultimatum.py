@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import render
-from games.api import Game, GameSpec, IllegalAction, Observation, View, first_shown
+from games.api import Game, GameSpec, IllegalAction, Observation, View, first_shown, not_shown
 from games.bargaining import (
     ACCEPT,
     MAX_AMOUNT,
@@ -242,8 +242,7 @@ class IteratedUltimatum(Game):
             earlier = [sum(r.rewards(cfg.pie)[s] for r in self.results[:first]) for s in (0, 1)]
             results.insert(
                 0,
-                f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): "
-                f"you {render.signed(earlier[seat])}, them {render.signed(earlier[1 - seat])} in all",
+                f"  {not_shown(first)}: you {render.signed(earlier[seat])}, them {render.signed(earlier[1 - seat])} in all",
             )
         lines = [
             f"Iterated ultimatum, round {self._current_round()} of {cfg.rounds}. You are seat {seat}. "

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from games import render
-from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, first_shown
+from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, first_shown, not_shown
 
 SENDER, RECEIVER = 0, 1
 SIGNAL, ACT, OVER = "signal", "act", "over"
@@ -187,7 +187,7 @@ class LewisSignalling(Game):
         ]
         if first:
             won = sum(state == act for state, _, act in self.records[:first])
-            lines.insert(0, f"  rounds 1 to {first}, not shown one by one (the observation's data lists every round): {won} won")
+            lines.insert(0, f"  {not_shown(first)}: {won} won")
         return lines or ["  (no rounds finished yet)"]
 
     def _prompt(self, seat: int) -> str:

@@ -242,6 +242,16 @@ def test_a_long_match_shows_its_latest_rounds_one_by_one_and_sums_up_the_rest() 
     assert max(lengths) < 4_000
 
 
+def test_one_round_summed_up_is_round_1() -> None:
+    """It read "rounds 1 to 1" (found by QA)."""
+    state = IteratedPrisonersDilemma.new({"rounds": 100})
+    for _ in range(HISTORY_SHOWN + 1):
+        state.step({0: "cooperate", 1: "defect"})
+    assert "  round 1, not shown one by one (the observation's data lists every round): you +0, they +5 in all" in (
+        state.observe(0).text
+    )
+
+
 def test_a_long_matchs_view_shows_the_latest_rounds_moves_and_talk() -> None:
     """Every round in every view made a replay of 1,000 rounds with talk 131 MB (found by QA)."""
     state = IteratedPrisonersDilemma.new({"rounds": 100, "cheap_talk": True, "message_chars": 20})
