@@ -101,6 +101,7 @@ BUSY = "busy"  # the bot already plays as many matches as it may
 NOT_SEEKING = "not_seeking"  # a challenged bot has no waiting seek for that game and config
 READ_ONLY = "read_only"
 STORE_UNAVAILABLE = "store_unavailable"  # the store cannot be read: removed, locked, or from a newer arena
+COMPUTING = "computing"  # a leaderboard still being computed: ask again after retry_after
 SERVER_FULL = "server_full"  # HTTP 503 to a websocket handshake (never an `error` message): too many connections
 
 ERROR_CODES = (
@@ -122,16 +123,18 @@ ERROR_CODES = (
     NOT_SEEKING,
     READ_ONLY,
     STORE_UNAVAILABLE,
+    COMPUTING,
 )
 
 
 class ProtocolError(Exception):
     """A message that cannot be accepted; ``code`` is one of ERROR_CODES."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_after = retry_after  # seconds, where asking again later is the answer
 
 
 # ---- what clients may send -------------------------------------------------------------
@@ -235,12 +238,9 @@ def move_values(move: Mapping[str, Any]) -> tuple[int | None, int | None, list[f
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
     try:
-        logprobs = [float(v) for v in values]
+        return counts[0], counts[1], [float(v) for v in values]
     except OverflowError:  # an integer beyond any float
         raise ProtocolError(BAD_MESSAGE, "'move.logprobs' holds a number too large for a float") from None
-    if not all(math.isfinite(v) for v in logprobs):  # msgpack carries -inf and NaN, which no export can write
-        raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be finite numbers (no infinity or NaN)")
-    return counts[0], counts[1], logprobs
 
 
 def check_encodable(value: Any) -> None:

@@ -167,8 +167,9 @@ def _seats_kept(players: Sequence[str], bot: str | None, excluded: frozenset[str
 
 
 def _finite(stored: str | None) -> list[float] | None:
-    """A turn's log-probs, or None when some are not finite numbers (an older store took -inf
-    and NaN from the wire): JSON has no such number, and one such turn stopped every export."""
+    """A turn's log-probs, or None when some are not finite numbers (a bot may send -inf for
+    a token its model gave no mass): JSON has no such number, and one such turn stopped
+    every export."""
     if stored is None:
         return None
     values = [float(x) for x in json.loads(stored)]
