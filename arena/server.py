@@ -68,6 +68,11 @@ from games.registry import UnknownGame
 log = logging.getLogger("arena.server")
 
 BOARD_TTL_S = 5.0
+BOARD_WAIT_S = 8.0
+"""How long a request waits for a leaderboard being computed before it is told to ask again
+(``computing``, with ``retry_after``): the computation goes on, and its board is kept. A big
+store's board takes longer than the 10 s websockets gives an HTTP answer, which it then
+dropped with an empty reply, and a spectator's later messages waited behind it."""
 BOARD_DUTY = 0.1
 """A computed leaderboard is served again for ``BOARD_TTL_S``, or for as long as keeps its
 computing to ``BOARD_DUTY`` of the time if that is longer. A game's Nash bootstrap takes
@@ -196,6 +201,15 @@ class Metrics:
         self.frames_out += 1
 
 
+@dataclass(eq=False)
+class _Board:
+    """A leaderboard being computed, for every request that waits for it."""
+
+    done: trio.Event = field(default_factory=trio.Event)
+    board: dict[str, Any] | None = None
+    error: Exception | None = None
+
+
 @dataclass
 class LiveMatch:
     id: str
@@ -296,7 +310,8 @@ class ArenaServer:
         self._pairing = False  # a pairing pass is scheduled
         self._lobby_changed = trio.Event()  # since the last lobby message to spectators
         self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (served until, leaderboard)
-        self._boards_lock = trio.Lock()
+        self._boards_lock = trio.Lock()  # one board computed at a time
+        self._boards_coming: dict[str | None, _Board] = {}  # game -> the computation of its board under way
         self._replays = trio.Semaphore(REPLAYS_AT_ONCE)
 
     # ---- lifecycle -----------------------------------------------------------------------
@@ -415,7 +430,9 @@ class ArenaServer:
         if path == "/api/leaderboard":
             try:
                 return 200, await self._leaderboard(arg("game"))
-            except p.ProtocolError as error:  # an unknown game
+            except p.ProtocolError as error:  # an unknown game, or one still being computed
+                if error.code == p.COMPUTING:
+                    return 503, {"error": error.code, "message": error.message, "retry_after": error.retry_after}
                 return 404, {"error": error.code, "message": error.message}
         if path == "/api/games":
             return 200, [game.spec.to_dict() for game in games.all()]
@@ -510,24 +527,48 @@ class ArenaServer:
         return _without_result({k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")})
 
     async def _leaderboard(self, game: str | None) -> dict[str, Any]:
-        """One leaderboard computed at a time, each served again for a while (``BOARD_DUTY``)."""
+        """A game's board as last computed, while it is fresh (``BOARD_DUTY``); else the one
+        being computed, if it comes within ``BOARD_WAIT_S``. Boards are computed one at a time,
+        each once however many ask for it, in a task of the server's own that outlives them."""
         game = game or None
-        async with self._boards_lock:
-            cached = self._boards.get(game)
-            if cached is not None and trio.current_time() < cached[0]:
-                return cached[1]
-            began = trio.current_time()
-            board = await self._read(functools.partial(leaderboard, game=game))
-            done = trio.current_time()
-            if game is not None and game not in games.names():  # a made-up name is not kept: anyone may send one
-                if not board["variants"]:  # nor stored: a plugin uninstalled since still has its board
-                    try:
-                        games.get(game)
-                    except GameError as error:
-                        raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
-                return board
-            self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
-            return board
+        cached = self._boards.get(game)
+        if cached is not None and trio.current_time() < cached[0]:
+            return cached[1]
+        coming = self._boards_coming.get(game)
+        if coming is None:
+            coming = self._boards_coming[game] = _Board()
+            self._spawn(self._compute_board, game, coming)
+        with trio.move_on_after(BOARD_WAIT_S):
+            await coming.done.wait()
+        if coming.error is not None:
+            raise coming.error
+        if coming.board is None:  # still coming (or its task was stopped with the server)
+            which = "every game's leaderboard" if game is None else f"the leaderboard of {game}"
+            later = f"ask again in {BOARD_WAIT_S:g} s"
+            raise p.ProtocolError(p.COMPUTING, f"{which} is being computed; {later}", retry_after=BOARD_WAIT_S)
+        return coming.board
+
+    async def _compute_board(self, game: str | None, coming: _Board) -> None:
+        try:
+            async with self._boards_lock:
+                began = trio.current_time()
+                board = await self._read(functools.partial(leaderboard, game=game))
+                done = trio.current_time()
+            if game is not None and game not in games.names() and not board["variants"]:
+                # a made-up name is not kept, anyone may send one; a game not installed but stored
+                # (its plugin uninstalled since) still has its board
+                try:
+                    games.get(game)
+                except GameError as error:
+                    raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
+            if game is None or game in games.names():
+                self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
+            coming.board = board
+        except Exception as error:  # the store unreadable, an unknown game: told to whoever waits, the server goes on
+            coming.error = error
+        finally:
+            del self._boards_coming[game]
+            coming.done.set()
 
     async def _is_admin_token(self, token: str) -> bool:
         """A read-only server given an admin token takes it in place of the store's, which it
@@ -1409,7 +1450,8 @@ class ArenaServer:
                         await self._watch_message(watcher, msg)
                     except p.ProtocolError as error:
                         self.metrics.errors += 1
-                        watcher.send("error", code=error.code, message=error.message, ref=_ref(msg))
+                        later = {} if error.retry_after is None else {"retry_after": error.retry_after}
+                        watcher.send("error", code=error.code, message=error.message, ref=_ref(msg), **later)
                     except (StoreError, sqlite3.Error) as error:  # as HTTP's 503: the spectator stays, and may ask again
                         log.warning("spectator's %s: the store cannot be read: %s", _ref(msg), error)
                         self.metrics.errors += 1

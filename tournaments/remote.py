@@ -350,18 +350,36 @@ async def _token(admin: Admin, name: str) -> str:
 
 
 async def _get(url: str, path: str, *, retry_for: float = 0.0, **params: str) -> Any:
-    """GET a JSON answer; ``retry_for`` seconds of retries while the server cannot be reached."""
+    """GET a JSON answer; ``retry_for`` seconds of retries while the server cannot be reached,
+    and asked again for as long as the server says the answer is still being computed (a big
+    store's leaderboard)."""
     deadline = trio.current_time() + retry_for
     async with httpx.AsyncClient(base_url=http_base(url), timeout=60) as client:
         while True:
             try:
                 response = await client.get(path, params=params)
+                later = _computing(response)
+                if later is not None:
+                    await trio.sleep(later)
+                    continue
                 response.raise_for_status()
                 return response.json()
             except httpx.HTTPError as error:  # a status is an answer; no answer may come in a moment
                 if not isinstance(error, httpx.TransportError) or trio.current_time() >= deadline:
                     raise RemoteTournamentError(f"cannot read {path} from {url}: {error}") from None
             await trio.sleep(REMOTE_RETRY_S)
+
+
+def _computing(response: httpx.Response) -> float | None:
+    """The seconds to wait when ``response`` says its answer is still being computed."""
+    if response.status_code != 503:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    later = body.get("retry_after") if isinstance(body, dict) and body.get("error") == p.COMPUTING else None
+    return float(later) if isinstance(later, (int, float)) and 0 <= later < 3600 else None
 
 
 def names_on_server(config: TournamentConfig) -> dict[str, str]:

@@ -28,6 +28,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from arena import protocol as p
 from tui.feed import Feed, Status, fetch_matches, fetch_stored_games
 from tui.render import DARK, LIGHT, Palette
 from tui.state import (
@@ -311,6 +312,9 @@ class WatchApp(App[None]):
     def _on_error(self, msg: dict[str, Any]) -> None:
         code, text, ref = msg.get("code"), msg.get("message"), msg.get("ref")
         self.report(f"server error {code}: {text}")
+        later = msg.get("retry_after")
+        if code == p.COMPUTING and isinstance(later, (int, float)) and isinstance(self.screen, LeaderboardScreen):
+            self.set_timer(min(float(later), 60.0), self.screen.ask)  # a big store's board: asked for again
         for kind, match in list(self.pending):
             if kind == ref:
                 self.pending.remove((kind, match))

@@ -1328,6 +1328,44 @@ async def test_a_leaderboard_is_computed_once_for_requests_that_come_together(
 
 
 @pytest.mark.trio
+async def test_a_board_slower_than_the_wait_is_asked_for_again_and_others_are_served_meanwhile(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big store's board took longer than the 10 s websockets gives an HTTP answer, which it
+    dropped with an empty reply; and while one game's board was computed, a cached board of
+    another waited behind it (found by QA)."""
+    import time
+
+    import arena.server as server_module
+
+    compute = server_module.leaderboard
+
+    def slow(store: Store, game: str | None) -> dict[str, Any]:
+        if game == "kuhn-poker":
+            time.sleep(1.0)
+        return compute(store, game)
+
+    await play_fixed_match(arena, True, ("s-a", "s-b"))
+    status, nim = await http_get(arena.url, "/api/leaderboard?game=nim")
+    assert status == 200
+    monkeypatch.setattr(server_module, "leaderboard", slow)
+    monkeypatch.setattr(server_module, "BOARD_WAIT_S", 0.3)
+    started = trio.current_time()
+    status, asked = await http_get(arena.url, "/api/leaderboard?game=kuhn-poker")
+    assert status == 503 and asked["error"] == "computing" and asked["retry_after"] == 0.3
+    assert await http_get(arena.url, "/api/leaderboard?game=nim") == (200, nim)  # cached: not behind kuhn-poker's
+    assert trio.current_time() - started < 0.9
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.send("leaderboard", game="kuhn-poker")
+        told = await watcher.expect("error")
+        assert told["code"] == "computing" and told["retry_after"] == 0.3
+    await trio.sleep(1.0)  # the computation went on: its board is served
+    status, board = await http_get(arena.url, "/api/leaderboard?game=kuhn-poker")
+    assert status == 200 and board["game"] == "kuhn-poker" and board["variants"]
+
+
+@pytest.mark.trio
 async def test_the_leaderboard_of_a_game_neither_installed_nor_stored_is_an_unknown_game(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:

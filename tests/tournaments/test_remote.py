@@ -383,3 +383,22 @@ async def test_the_leaderboards_are_read_once_a_restarting_server_is_back(tmp_pa
     config = cup(["random", "tit-for-tat"])
     boards = await trio.to_thread.run_sync(remote_leaderboards, config, f"ws://127.0.0.1:{port}")
     assert boards == {IPD: []}
+
+
+@pytest.mark.trio
+async def test_a_leaderboard_still_being_computed_is_asked_for_again(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big store's board answers 503 computing at first: the run stopped on it."""
+    import time
+
+    from tournaments.remote import _get
+
+    compute = arena_server.leaderboard
+
+    def slow(store: Any, game: str | None) -> dict[str, Any]:
+        time.sleep(0.6)
+        return compute(store, game)
+
+    monkeypatch.setattr(arena_server, "leaderboard", slow)
+    monkeypatch.setattr(arena_server, "BOARD_WAIT_S", 0.2)
+    board = await _get(arena.url, "/api/leaderboard", game="nim")
+    assert board["game"] == "nim"

@@ -69,3 +69,21 @@ def test_a_cooperative_games_board_shows_the_mean_score_it_is_ranked_by() -> Non
 
     screen = asyncio.run(draw())
     assert "mean" in screen and "17.25" in screen and "3.50" in screen
+
+
+def test_a_board_still_being_computed_is_asked_for_again_after_the_time_the_server_gives() -> None:
+    """A big store's board answers `error computing` at first: the screen stayed empty until 'r'."""
+
+    async def asked() -> list[tuple[str, dict[str, Any]]]:
+        app = fixed_app()
+        sent: list[tuple[str, dict[str, Any]]] = []
+        app.send = lambda kind, **fields: sent.append((kind, fields)) is None  # type: ignore[method-assign]
+        async with app.run_test(size=SIZE) as pilot:
+            await app.push_screen(LeaderboardScreen("nim"))
+            await settle(pilot)
+            told = "the leaderboard of nim is being computed; ask again in 0.05 s"
+            app.receive({"t": "error", "code": "computing", "message": told, "ref": "leaderboard", "retry_after": 0.05})
+            await pilot.pause(0.3)
+        return sent
+
+    assert asyncio.run(asked()).count(("leaderboard", {"game": "nim"})) == 2
