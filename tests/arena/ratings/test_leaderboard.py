@@ -207,6 +207,27 @@ async def test_the_report_writes_a_page_and_non_trivial_plots(tmp_path: Path, ca
     assert "| 1 | perfect |" in page
 
 
+def test_the_reports_plots_show_the_best_bots_of_a_big_field_and_its_table_every_bot(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """Two hundred bots made a heatmap of 182 megapixels (6 GB and minutes to draw, no viewer
+    opens it) and a legend of 200 lines (found by QA)."""
+    import struct
+
+    from arena.ratings.report import PLOTTED_BOTS, write_report
+
+    store = Store(tmp_path / "arena.db")
+    bots = [f"bot-{k:02d}" for k in range(PLOTTED_BOTS + 5)]
+    with store.atomic():
+        for k, bot in enumerate(bots):  # a ladder: each beats the next
+            store.finish_match(match_record("nim", [bot, bots[(k + 1) % len(bots)]], [1.0, -1.0]))
+    page = write_report(store, tmp_path / "report", resamples=5).read_text()
+    assert all(f"| {bot} |" in page for bot in bots)
+    assert f"The plots show the {PLOTTED_BOTS} bots of best Nash rating, of {len(bots)}." in page
+    width, height = struct.unpack(">II", (tmp_path / "report" / "nim-winrates.png").read_bytes()[16:24])
+    assert width * height < 8_000_000
+
+
 def test_the_report_of_a_store_without_finished_matches_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     Store(tmp_path / "arena.db").close()
     assert main(["report", "--db", str(tmp_path / "arena.db"), "--out", str(tmp_path / "report")]) == 0
