@@ -466,6 +466,12 @@ class ArenaServer:
             if isinstance(answer, StoreError):
                 return 400, {"error": p.BAD_MESSAGE, "message": str(answer)}
             found, to_play = answer
+            game = arg("game")
+            if not found and game and game not in games.names():  # a typo read as "no match yet"
+                try:
+                    games.get(game)
+                except GameError as error:
+                    return 404, {"error": p.UNKNOWN_GAME, "message": f"{error} (no match of it is stored either)"}
             return 200, [self._withheld(record, to_play) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")

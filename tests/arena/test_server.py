@@ -1431,6 +1431,9 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     listed = (await get("/api/matches?bot=h-a&limit=5"))[1]
     assert [m["id"] for m in listed] == [record["id"]]  # type: ignore[union-attr]
     assert (await get("/api/matches?game=&bot="))[1] == (await get("/api/matches"))[1] != []  # blank: no filter
+    status, typo = await get("/api/matches?game=kuhn-pokr")  # it said [], as of a game nobody played yet (found by QA)
+    assert status == 404 and typo["error"] == "unknown_game" and "did you mean 'kuhn-poker'" in typo["message"]  # type: ignore[index]
+    assert await get("/api/matches?game=nim") == (200, [])  # installed, never played
     assert (await get("/api/leaderboard?game="))[1] == overall
     status, full = await get(f"/api/matches/{record['id']}")
     assert status == 200 and full["turns"] == record["turns"]  # type: ignore[index]
