@@ -41,7 +41,7 @@ from websockets.trio.server import Server, ServerConnection, serve
 import games
 from arena import protocol as p
 from arena.direct_write import FLUSH, DirectWrite
-from arena.lobby import Lobby
+from arena.lobby import Lobby, config_key
 from arena.match import MAX_CLOCK_MS, MAX_STEPS, Clock, MatchEvent, MatchResult, check_max_retries, play_match
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
@@ -540,6 +540,13 @@ class ArenaServer:
         cached = self._boards.get(game)
         if cached is not None and trio.current_time() < cached[0]:
             return cached[1]
+        # a made-up name (anyone may send one) is answered at once, not queued behind real boards;
+        # a game not installed but stored (its plugin uninstalled since) still has its board
+        if game is not None and game not in games.names() and not await self._read(lambda s: s.has_matches_of(game)):
+            try:
+                games.get(game)
+            except GameError as error:
+                raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
         coming = self._boards_coming.get(game)
         if coming is None:
             coming = self._boards_coming[game] = _Board()
@@ -560,17 +567,10 @@ class ArenaServer:
                 began = trio.current_time()
                 board = await self._read(functools.partial(leaderboard, game=game))
                 done = trio.current_time()
-            if game is not None and game not in games.names() and not board["variants"]:
-                # a made-up name is not kept, anyone may send one; a game not installed but stored
-                # (its plugin uninstalled since) still has its board
-                try:
-                    games.get(game)
-                except GameError as error:
-                    raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
-            if game is None or game in games.names():
+            if game is None or game in games.names():  # not a stored game no longer installed: a name anyone may send
                 self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
             coming.board = board
-        except Exception as error:  # the store unreadable, an unknown game: told to whoever waits, the server goes on
+        except Exception as error:  # the store unreadable: told to whoever waits, the server goes on
             coming.error = error
         finally:
             del self._boards_coming[game]
@@ -584,7 +584,9 @@ class ArenaServer:
         return bool(await self._read(lambda s: s.is_admin_token(token)))
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:
-        return await trio.to_thread.run_sync(read, self.db, query)
+        """``query`` on a connection of its own, in a thread a shutdown leaves to finish alone:
+        a big store's leaderboard held the server's exit for its whole computation."""
+        return await trio.to_thread.run_sync(read, self.db, query, abandon_on_cancel=True)
 
     def metrics_snapshot(self) -> dict[str, Any]:
         return {
@@ -1151,7 +1153,12 @@ class ArenaServer:
         self._pairing = False
         if self._closing:
             return
-        for live, row in [self._reserve(table.game, table.bots, table.config) for table in self.lobby.pair()]:
+        try:
+            tables = self.lobby.pair()
+        except Exception:  # a bug of ours: logged, and the seeks wait; raised here, it stopped the server
+            log.exception("pairing the waiting seeks failed")
+            return
+        for live, row in [self._reserve(table.game, table.bots, table.config) for table in tables]:
             self._spawn(self._start_table, live, row)
 
     async def _start_table(self, live: LiveMatch, row: dict[str, Any]) -> None:
@@ -1618,9 +1625,11 @@ _ID_PREFIX = re.compile(r"[0-9a-f]{1,31}")  # match ids are 32 hex digits (uuid4
 def _as_given(given: Mapping[str, Any], checked: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The keys a seek or challenge set, with the values its games read them as (``"3"`` is
     3, ``5`` is 5.0 for a number): pairing compares these, so that a bot sending text for a
-    number sits with one sending the number. As sent when its games read a key differently."""
-    read = [{key: config[key] for key in given} for config in checked]
-    return read[0] if all(one == read[0] for one in read) else dict(given)
+    number sits with one sending the number. As sent when its games read a key differently,
+    types included: ``"1"`` read as True by one game and 1.0 by another is equal in Python,
+    and the seek kept True, which the second game refused at pairing, killing the server."""
+    read = [config_key({key: config[key] for key in given}) for config in checked]
+    return {key: checked[0][key] for key in given} if len(set(read)) == 1 else dict(given)
 
 
 def _clamped_int(text: str) -> int:

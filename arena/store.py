@@ -562,6 +562,9 @@ class Store:
             raise StoreError(f"key {key!r}: {conflict}", "schedule")
         return found
 
+    def has_matches_of(self, game: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM matches WHERE game = ? LIMIT 1", (game,)).fetchone() is not None
+
     def find_by_key(self, key: str) -> dict[str, Any] | None:
         """The live or finished match made under a caller key; voided ones do not count."""
         row = self.conn.execute(
