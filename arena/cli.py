@@ -716,10 +716,11 @@ SIGNAL_ECHO_S = 0.5
 def _refuse_store_files(out: str, db: str) -> None:
     """An export's --out must not be the store or one of SQLite's files beside it: the store
     was replaced, and its -wal, written while a server ran, broke it for every new reader."""
-    for own in (db, f"{db}-wal", f"{db}-shm", f"{db}-journal"):
+    store = os.path.realpath(db)  # SQLite names its files after the store's real path, not a link to it
+    for own in (store, f"{store}-wal", f"{store}-shm", f"{store}-journal"):
         same = os.path.exists(out) and os.path.exists(own) and os.path.samefile(out, own)
-        if same or os.path.abspath(out) == os.path.abspath(own):
-            whose = "the store itself" if own == db else f"the store's own file {own}"
+        if same or os.path.realpath(out) == own:
+            whose = "the store itself" if own == store else f"the store's own file {own}"
             raise UsageError(f"--out {out} is {whose}; name another file for the export")
 
 

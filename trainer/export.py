@@ -81,11 +81,12 @@ def trajectory_rows(
     """
     if game is not None:
         game = games.get(game).spec.name  # an unknown name raises GameError with a suggestion
-    if bot is not None:
-        _check_bot(store, bot)
+    excluded = frozenset(exclude_opponents)
+    for named in ([] if bot is None else [bot]) + sorted(excluded):
+        _check_bot(store, named)  # a held-out bot misspelled was silently not held out
     if limit is not None and limit < 1:
         raise ExportError(f"limit must be at least 1, got {limit}")
-    return _rows(store, game, bot, limit, since, frozenset(exclude_opponents))
+    return _rows(store, game, bot, limit, since, excluded)
 
 
 def _check_bot(store: Store, bot: str) -> None:

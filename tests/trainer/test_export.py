@@ -21,7 +21,7 @@ from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat, Move, Turn
 from arena.store import Store
 from bots.registry import make_bot
-from trainer.export import COLUMNS, trajectory_rows
+from trainer.export import COLUMNS, ExportError, trajectory_rows
 
 CHAT = json.dumps([{"role": "system", "content": "rules"}, {"role": "user", "content": "your move"}])
 
@@ -238,6 +238,12 @@ def test_log_probs_that_are_not_finite_are_exported_as_null_and_line_breaks_esca
     assert all(r["logprobs"] is None for r in rows)
 
 
+def test_a_held_out_bot_that_never_played_is_refused_naming_the_closest(filled: Filled) -> None:
+    """A misspelled --exclude-opponent exported everything, the held-out bot's matches included (found by QA)."""
+    with pytest.raises(ExportError, match=r"no bot named 'perfekt' .* did you mean 'perfect'"):
+        rows_of(filled.db, exclude_opponents=["perfekt"])
+
+
 def test_the_since_and_exclude_options_filter_as_the_trainers_store_settings(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -337,6 +343,17 @@ def test_an_output_that_is_a_file_sqlite_keeps_beside_the_store_is_refused(
     assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
     code, _, err = run(capsys, "export", "trajectories", "--db", str(db), "--out", f"{db}{own}")
     assert code == 2 and f"is the store's own file {db}{own}" in err and not Path(f"{db}{own}").exists()
+
+
+def test_an_output_that_is_the_wal_of_a_store_given_through_a_link_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--db link.db named the -wal link.db-wal, which is not SQLite's: e.db-wal was replaced (found by QA)."""
+    db = tmp_path / "e.db"
+    assert run(capsys, "play", "nim", "--seat", "random", "--seat", "nim-optimal", "--db", str(db))[0] == 0
+    (tmp_path / "link.db").symlink_to(db)
+    code, _, err = run(capsys, "export", "trajectories", "--db", str(tmp_path / "link.db"), "--out", f"{db}-wal")
+    assert code == 2 and "is the store's own file" in err and not Path(f"{db}-wal").exists()
 
 
 def test_an_empty_output_name_or_a_store_that_is_a_folder_says_so(
