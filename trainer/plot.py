@@ -74,7 +74,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     fig, ax = _figure("Learner return", "mean return per match")
     ax.plot(*_series(updates, "return_mean"), label="training matches")
     for bot in sorted({b for r in evals for b in r["bots"]}):
-        points = [(r["update"], r["bots"][bot]) for r in evals if bot in r["bots"]]
+        points = [(r["update"], r["bots"][bot]) for r in evals if bot in r["bots"] and r["bots"][bot]["return"] is not None]
         ax.errorbar(
             [u for u, _ in points],
             [p["return"] for _, p in points],

@@ -308,12 +308,12 @@ class Trainer:
             mine = [learner_outcome(r) for r in against if r.result.status != "void"]  # a void scores nobody
             mean, half = interval95([m for m, _, _ in mine])
             wins = [learner_score(*outcome) for outcome in mine]
-            results[spec] = {
+            results[spec] = {  # every match void: no return or win rate (0 read as a measured loss)
                 "matches": len(mine),
                 "void": len(against) - len(mine),
-                "return": mean,
-                "return_ci95": half,
-                "win_rate": float(np.mean(wins)) if wins else 0.0,
+                "return": mean if mine else None,
+                "return_ci95": half if mine else None,
+                "win_rate": float(np.mean(wins)) if wins else None,
             }
         row = {"kind": "eval", "update": update, "bots": results}
         self._log(row)

@@ -604,3 +604,29 @@ def test_a_loss_that_is_not_a_number_stops_the_run_before_the_weights_take_it(
     err = capsys.readouterr().err
     assert "training diverged at update 1: the loss is nan" in err and "lower ppo.lr" in err
     assert not (tmp_path / "run" / "checkpoints" / "final").exists()
+
+
+def test_a_gauntlet_whose_every_match_was_void_is_plotted_without_it(tmp_path: Path) -> None:
+    """Every match void logged return and win rate 0, read as measured losses; null now, and left out of the plot."""
+    from trainer.plot import METRICS_FILE, plot_run
+
+    rows = [
+        {
+            "kind": "eval",
+            "update": 0,
+            "bots": {"random": {"matches": 0, "void": 2, "return": None, "return_ci95": None, "win_rate": None}},
+        },
+        {
+            "kind": "update",
+            "update": 1,
+            "return_mean": 0.5,
+            "opponents": {"self": {"matches": 2, "return": 0.0, "win_rate": None}},
+        },
+        {
+            "kind": "eval",
+            "update": 1,
+            "bots": {"random": {"matches": 2, "void": 0, "return": 1.0, "return_ci95": 0.0, "win_rate": 1.0}},
+        },
+    ]
+    (tmp_path / METRICS_FILE).write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert {path.name for path in plot_run(tmp_path)} >= {"return.png", "win_rate.png"}
