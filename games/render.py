@@ -17,12 +17,14 @@ from games.api import View
 
 def number(value: float) -> str:
     """A number as a player reads it: a whole one in full (1234567, not 1.23457e+06), another
-    exactly when it has a short decimal form (1.0000001, not 1), else to six significant digits
-    (2/3 as 0.666667), which also hides float noise (0.1 + 0.2 as 0.3)."""
-    if float(value).is_integer() and abs(value) < 1e15:
+    exactly when it has a decimal form of 16 digits or fewer (1.0000001, not 1), else to six
+    significant digits (2/3 as 0.666667), which also hides float noise (0.1 + 0.2 as 0.3)."""
+    if isinstance(value, int):
+        return str(value)
+    if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
-    exact = repr(float(value))
-    return exact if len(exact) <= 12 else f"{value:.6g}"
+    exact = repr(value)  # the shortest that reads back as the value: 16 digits or fewer is a decimal someone wrote
+    return exact if len(exact) <= 17 else f"{value:.6g}"
 
 
 def count(n: int, noun: str) -> str:
@@ -32,7 +34,7 @@ def count(n: int, noun: str) -> str:
 
 def signed(value: float) -> str:
     """``number`` with its sign, + for zero and above: what a round paid."""
-    return number(value) if value < 0 else f"+{number(value)}"
+    return f"+{number(value)}" if value >= 0 else number(value)  # NaN has no sign either
 
 
 def grid(

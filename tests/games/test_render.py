@@ -18,7 +18,11 @@ from games.render import count, number, signed
         (-0.0, "0"),
         (2 / 3, "0.666667"),
         (0.1 + 0.2, "0.3"),
-        (1e20, "1e+20"),
+        (1e20, "100000000000000000000"),
+        (1000000000000001.0, "1000000000000001"),  # 1e+15 for 1e15 too
+        (10**400, "1" + "0" * 400),  # an int too large for a float
+        (1.00000000001, "1.00000000001"),
+        (1e22, "1e+22"),
     ],
 )
 def test_a_number_is_written_exactly_when_it_has_a_short_form(value: float, said: str) -> None:
@@ -26,7 +30,7 @@ def test_a_number_is_written_exactly_when_it_has_a_short_form(value: float, said
 
 
 def test_signed_numbers_carry_plus_from_zero_up() -> None:
-    assert [signed(x) for x in (3.0, 0.0, -0.0, -2.5)] == ["+3", "+0", "+0", "-2.5"]
+    assert [signed(x) for x in (3.0, 0.0, -0.0, -2.5, float("nan"))] == ["+3", "+0", "+0", "-2.5", "nan"]
 
 
 def test_payoffs_and_scores_that_differ_in_the_seventh_digit_read_apart() -> None:
