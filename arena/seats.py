@@ -94,7 +94,8 @@ def as_move(answer: str | Move | None) -> Move:
     in its texts (a model endpoint's reply may hold one) becomes U+FFFD: no store or wire can
     carry it, and the match it was played in could not be recorded."""
     if isinstance(answer, Move):
-        texts = {key: storable(value) for key in ("action", "raw", "prompt") if (value := getattr(answer, key)) is not None}
+        # a field of another type is the wire check's to refuse, naming it
+        texts = {key: storable(value) for key in ("action", "raw", "prompt") if isinstance(value := getattr(answer, key), str)}
         changed = {key: value for key, value in texts.items() if value is not getattr(answer, key)}
         return replace(answer, **changed) if changed else answer
     if isinstance(answer, str):
