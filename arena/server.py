@@ -466,12 +466,11 @@ class ArenaServer:
             if isinstance(answer, StoreError):
                 return 400, {"error": p.BAD_MESSAGE, "message": str(answer)}
             found, to_play = answer
-            game = arg("game")
-            if not found and game and game not in games.names():  # a typo read as "no match yet"
+            if not found and arg("game"):  # a typo read as "no match yet"
                 try:
-                    games.get(game)
-                except GameError as error:
-                    return 404, {"error": p.UNKNOWN_GAME, "message": f"{error} (no match of it is stored either)"}
+                    await self._known_game(arg("game"))
+                except p.ProtocolError as error:
+                    return 404, {"error": error.code, "message": error.message}
             return 200, [self._withheld(record, to_play) for record in found]
         if path.startswith("/api/matches/"):
             match_id = path.removeprefix("/api/matches/")
@@ -540,13 +539,8 @@ class ArenaServer:
         cached = self._boards.get(game)
         if cached is not None and trio.current_time() < cached[0]:
             return cached[1]
-        # a made-up name (anyone may send one) is answered at once, not queued behind real boards;
-        # a game not installed but stored (its plugin uninstalled since) still has its board
-        if game is not None and game not in games.names() and not await self._read(lambda s: s.has_matches_of(game)):
-            try:
-                games.get(game)
-            except GameError as error:
-                raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
+        if game is not None:  # a made-up name (anyone may send one) is answered now, not queued behind real boards
+            await self._known_game(game)
         coming = self._boards_coming.get(game)
         if coming is None:
             coming = self._boards_coming[game] = _Board()
@@ -560,6 +554,16 @@ class ArenaServer:
             later = f"ask again in {BOARD_WAIT_S:g} s"
             raise p.ProtocolError(p.COMPUTING, f"{which} is being computed; {later}", retry_after=BOARD_WAIT_S)
         return coming.board
+
+    async def _known_game(self, game: str) -> None:
+        """ProtocolError ``unknown_game`` (with a did-you-mean) for a name neither installed nor
+        in the store: a game whose plugin was uninstalled since still has its stored matches."""
+        if game in games.names() or await self._read(lambda s: s.has_matches_of(game)):
+            return
+        try:
+            games.get(game)
+        except GameError as error:
+            raise p.ProtocolError(p.UNKNOWN_GAME, f"{error} (no match of it is stored either)") from None
 
     async def _compute_board(self, game: str | None, coming: _Board) -> None:
         try:
