@@ -545,7 +545,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     import trio
 
     import games
-    from arena.seats import SeatForfeit, Turn, policy_callable
+    from arena.seats import SeatForfeit, Turn, in_worker_thread, policy_callable
     from bots.client import BotStopped, run_bot
     from bots.registry import make_bot, parse_spec, secret_seed
 
@@ -603,7 +603,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             if bot is None:
                 bot = self.players[(turn.match_id, turn.seat)] = make_bot(spec, turn.game, secret_seed())
             act, is_async = policy_callable(bot)
-            return await act(turn) if is_async else await trio.to_thread.run_sync(act, turn, abandon_on_cancel=True)
+            return await act(turn) if is_async else await in_worker_thread(act, turn)
 
     policy = PerSeat()
 
@@ -1645,6 +1645,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+POLICY_EXIT_WAIT_S = 10.0
+
+
+def _let_policies_return() -> None:
+    """Wait a while for policy calls the clock abandoned (``arena.seats.POLICY_THREADS``)."""
+    seats = sys.modules.get("arena.seats")  # no command that seats a policy: nothing to wait for
+    if seats is not None:
+        seats.POLICY_THREADS.wait(POLICY_EXIT_WAIT_S)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         from arena.store import StoreError  # scipy and numpy come with it: most of a second
@@ -1657,7 +1667,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with _stop_signals_as_ctrl_c():  # every command: a run, a tournament, a bot stopped by a scheduler
-            return args.run(args)
+            try:
+                return args.run(args)
+            finally:
+                _let_policies_return()
     except (UsageError, GameError, StoreError) as error:  # a store that cannot be used is a bad --db
         print(f"arena: error: {error}", file=sys.stderr)
         return USAGE_ERROR

@@ -9,6 +9,7 @@ a ``Move`` carrying the extras (raw reply, prompt, tokens, cost, log-probs).
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -155,6 +156,41 @@ def policy_callable(policy: Policy | Any) -> tuple[Callable[[Turn], Any], bool]:
     return act, inspect.iscoroutinefunction(act) or inspect.iscoroutinefunction(act.__call__)
 
 
+class _PolicyThreads:
+    """Synchronous policy calls running in worker threads, those the clock abandoned included.
+
+    A command waits for them before it exits (``wait``): a thread left inside a native library
+    as the interpreter shut down aborted the process (a model's forward pass in torch, when a
+    tournament's last match was void on time: "terminate called", exit status 134)."""
+
+    def __init__(self) -> None:
+        self._idle = threading.Condition()
+        self._running = 0
+
+    def call(self, act: Callable[[Turn], Any], turn: Turn) -> Any:
+        with self._idle:
+            self._running += 1
+        try:
+            return act(turn)
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def wait(self, timeout: float) -> bool:
+        """Whether every call had returned within ``timeout`` seconds."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._running == 0, timeout)
+
+
+POLICY_THREADS = _PolicyThreads()
+
+
+async def in_worker_thread(act: Callable[[Turn], Any], turn: Turn) -> Any:
+    """Run a synchronous policy in a thread the clock can abandon, counted in ``POLICY_THREADS``."""
+    return await trio.to_thread.run_sync(POLICY_THREADS.call, act, turn, abandon_on_cancel=True)
+
+
 class LocalSeat:
     """A policy running in this process.
 
@@ -175,7 +211,7 @@ class LocalSeat:
         if self._is_async:
             answer = await self._act(turn)
         elif self._threaded:
-            answer = await trio.to_thread.run_sync(self._act, turn, abandon_on_cancel=True)
+            answer = await in_worker_thread(self._act, turn)
         else:
             answer = self._act(turn)
         return as_move(answer)

@@ -25,7 +25,7 @@ from websockets.trio.client import connect
 
 from arena import protocol as p
 from arena.match import CRASH
-from arena.seats import Move, SeatForfeit, Turn, as_move, policy_callable
+from arena.seats import Move, SeatForfeit, Turn, as_move, in_worker_thread, policy_callable
 from games.api import Observation
 
 log = logging.getLogger("arena.bot")
@@ -420,7 +420,7 @@ async def _session(
             config=start.get("config", {}),
         )
         try:
-            answer = await policy(turn) if is_async else await trio.to_thread.run_sync(policy, turn, abandon_on_cancel=True)
+            answer = await policy(turn) if is_async else await in_worker_thread(policy, turn)
             move = on_the_wire(turn, as_move(answer))
         except Exception as error:  # the policy gives up (a spending cap, say) or fails: resign, saying why
             if not isinstance(error, SeatForfeit):  # its bug is its loss, as in play_match, not a format error

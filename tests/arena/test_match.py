@@ -206,6 +206,24 @@ async def test_a_lone_surrogate_in_a_policys_reply_is_stored_as_a_replacement_ch
     assert record["turns"][0]["prompt"] == "\ufffd"
 
 
+def test_a_policy_call_the_clock_abandoned_is_counted_until_it_returns() -> None:
+    """The command waits for it before exiting: a thread left inside torch as the interpreter
+    shut down aborted `arena tournament run` with status 134 when its last match was void (found by QA)."""
+    import time
+
+    from arena.seats import POLICY_THREADS
+
+    def slow(turn: Turn) -> str:
+        time.sleep(0.5)
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    result = trio.run(lambda: play_match(TicTacToe, [LocalSeat(slow), first_legal()], clock=Clock(move_ms=10, grace_ms=0)))
+    assert result.reason == "timeout"
+    assert not POLICY_THREADS.wait(0.0)  # abandoned, still answering
+    assert POLICY_THREADS.wait(5.0)
+
+
 async def stuck(turn: Turn) -> str:
     await trio.sleep_forever()
     raise AssertionError("unreachable")
