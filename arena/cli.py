@@ -763,29 +763,9 @@ def _print_boards(boards: Boards, held_out: Boards | None = None) -> None:
 
 def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
     """One game variant's leaderboard, as `arena ratings --game` and tournaments print it."""
-    from arena.ratings.leaderboard import fixed, rating_text, record_text
+    from arena.ratings.leaderboard import TABLE_HEADER, table_cells
 
-    header = ("rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors")
-    header += ("Nash [95%]", "mass", "cost/match")
-    return _table(
-        [
-            (
-                r["rank"],
-                r["bot"],
-                *rating_text(r),
-                r["games"],
-                record_text(r),
-                f"{r['mean_return']:.3g}",
-                r["forfeits"],
-                r["format_errors"],
-                f"{fixed(r['nash'])} [{fixed(r['nash_low'])}, {fixed(r['nash_high'])}]",
-                fixed(r["mass"]),
-                f"{r['cost_per_match']:.4g}",
-            )
-            for r in rows
-        ],
-        header,
-    )
+    return _table([table_cells(r) for r in rows], TABLE_HEADER)
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:

@@ -222,6 +222,30 @@ def record_text(row: Mapping[str, Any]) -> str:
     return f"{row['wins']}/{row['draws']}/{row['losses']}"
 
 
+TABLE_HEADER = (
+    "rank", "bot", "mu", "sigma", "mu-3σ", "games", "W/D/L", "mean return", "forfeits", "format errors", "Nash [95%]", "mass",
+    "cost/match",
+)  # fmt: skip
+"""The columns of a variant's table, as `arena ratings --game`, tournaments and the report show it."""
+
+
+def table_cells(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """One bot's row of a variant's table (``TABLE_HEADER``)."""
+    return (
+        row["rank"],
+        row["bot"],
+        *rating_text(row),
+        row["games"],
+        record_text(row),
+        f"{row['mean_return']:.3g}",
+        row["forfeits"],
+        row["format_errors"],
+        f"{fixed(row['nash'])} [{fixed(row['nash_low'])}, {fixed(row['nash_high'])}]",
+        fixed(row["mass"]),
+        f"{row['cost_per_match']:.4g}",
+    )
+
+
 def fixed(value: float, digits: int = 2, *, sign: bool = False) -> str:
     """``value`` to ``digits`` places, without the minus of one that rounds to zero ("-0.00")."""
     return f"{round(value, digits) + 0.0:{'+' if sign else ''}.{digits}f}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,11 @@ import numpy as np
 
 from arena.ratings.leaderboard import (
     NOTHING_RATED,
+    TABLE_HEADER,
     finished_matches,
-    fixed,
     overall,
     pairwise,
-    rating_text,
-    record_text,
+    table_cells,
     variant_leaderboard,
 )
 from arena.ratings.nash import win_matrix
@@ -36,6 +36,10 @@ def _pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _markdown_row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
 def _slug(variant: str) -> str:
@@ -177,14 +181,9 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
         win_rate_heatmap(store, variant, order, out / f"{slug}-winrates.png")
         mixture_chart([r for r in rows if r["bot"] in order], variant, out / f"{slug}-mixture.png")
         trueskill_over_time(store, variant, order, out / f"{slug}-trueskill.png")
-        lines += [f"## {variant}", "", "| rank | bot | mu | sigma | mu-3σ | games | W/D/L | forfeits | Nash [95%] | mass |"]
-        lines += ["|---|---|---|---|---|---|---|---|---|---|"]
-        for r in rows:
-            lines.append(
-                f"| {r['rank']} | {r['bot']} | {' | '.join(rating_text(r))} | {r['games']} | "
-                f"{record_text(r)} | {r['forfeits']} | "
-                f"{fixed(r['nash'])} [{fixed(r['nash_low'])}, {fixed(r['nash_high'])}] | {fixed(r['mass'])} |"
-            )
+        # every column of `arena ratings`: in ranked games, where W/D/L is "-", mean return tells the bots apart
+        lines += [f"## {variant}", "", _markdown_row(TABLE_HEADER), _markdown_row(["---"] * len(TABLE_HEADER))]
+        lines += [_markdown_row(table_cells(r)) for r in rows]
         cut = len(rows) > PLOTTED_BOTS
         plotted = [f"The plots show the {PLOTTED_BOTS} bots of best Nash rating, of {len(rows)}."] if cut else []
         lines += [

@@ -205,6 +205,7 @@ async def test_the_report_writes_a_page_and_non_trivial_plots(tmp_path: Path, ca
     for plot in plots:
         assert (out / plot).stat().st_size > 10_000 and plot in page
     assert "| 1 | perfect |" in page
+    assert "| mean return | forfeits | format errors |" in page  # as `arena ratings` has: ranked games' W/D/L is "-"
 
 
 def test_the_reports_plots_show_the_best_bots_of_a_big_field_and_its_table_every_bot(
