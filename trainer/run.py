@@ -251,7 +251,8 @@ class Trainer:
                 self.pool.record(opponent.name, mine, theirs, outcome)
             per_opponent.setdefault(opponent.name, []).append((mine, score))
         returns += [0.0] * (len(rollouts) - len(ended))
-        samples = [s for r, _ in ended for s in r.samples] + self._stored_slice()
+        stored = self._stored_slice()
+        samples = [s for r, _ in ended for s in r.samples] + stored
         advantages, self.baselines = estimate_advantages(
             config.estimator.name,
             turn_batch(samples),
@@ -271,6 +272,7 @@ class Trainer:
             "matches": len(rollouts),
             "void": len(rollouts) - len(ended),
             "samples": len(samples),
+            "stored_samples": len(stored),
             "return_mean": float(np.mean(returns)),
             "entropy": mean_entropy(samples),
             "format_error_rate": format_errors / max(turns, 1),

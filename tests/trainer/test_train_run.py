@@ -279,6 +279,10 @@ def test_stored_turns_carry_the_acting_policys_logprobs(tmp_path: Path, tiny_mod
         assert sample.logprobs == pytest.approx(logprobs, abs=1e-5)
         assert sample.opponent == "tit-for-tat"
         assert sample.entropy is None  # the store kept no distribution over the legal actions
+    setting = StoreSetting(db=str(db), bot="the-model", per_update=2)
+    config = dataclasses.replace(load(write_config(tmp_path, tiny_model_dir, updates="1")), store=setting)
+    (update,) = [row for row in train(config).metrics if row["kind"] == "update"]
+    assert update["stored_samples"] == 4 and update["samples"] > 4  # whole trajectories: the match's 4 turns (found by QA)
 
 
 def test_rollouts_from_one_seed_are_identical(tiny_model_dir: Path) -> None:
