@@ -248,6 +248,14 @@ def deal_in_play(match: str) -> str:
 WAL_KEPT_BYTES = 16 * 1024 * 1024
 
 
+def _create_private(path: Path) -> None:
+    """Make a new store file readable by its owner alone (SQLite gives its -wal and -shm the
+    same mode): with the umask's 0644, any account on the machine read the seeds of live
+    matches, which deal their hidden cards, and the token hashes. An existing file is left as it is."""
+    with contextlib.suppress(OSError):  # there already, or no such folder: SQLite says which, as before
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+
+
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
     if read_only:
         conn = _connect_read_only(path.resolve().as_uri())  # as_uri escapes '#', '%', '?'
@@ -328,6 +336,8 @@ class Store:
         if read_only and not self.path.exists():
             raise StoreError(f"no store at {self.path}", "unknown")
         self.read_only = read_only
+        if not read_only:
+            _create_private(self.path)
         try:
             self.conn = _connect(self.path, read_only)
         except sqlite3.DatabaseError as error:  # a folder, or no such folder

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -359,3 +361,21 @@ def test_the_wal_a_long_read_held_back_is_cut_down_once_checkpointed(tmp_path: P
     store.conn.execute("INSERT INTO meta VALUES ('after', 'the checkpoint')")
     assert (db.parent / "arena.db-wal").stat().st_size <= WAL_KEPT_BYTES
     store.close()
+
+
+def test_a_new_store_and_its_wal_are_readable_by_their_owner_alone(tmp_path: Path) -> None:
+    """With the umask's 0644 any account read the seeds of live matches, which deal their
+    hidden cards, and the token hashes (found by QA). A file already there keeps its mode."""
+    previous = os.umask(0o022)
+    try:
+        store = Store(tmp_path / "arena.db")
+        store.register_bot("owner")
+        modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in tmp_path.iterdir()}
+        store.close()
+        shared = tmp_path / "shared.db"
+        shared.touch(mode=0o640)
+        Store(shared).close()
+    finally:
+        os.umask(previous)
+    assert modes == {"arena.db": 0o600, "arena.db-wal": 0o600, "arena.db-shm": 0o600}
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o640
