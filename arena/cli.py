@@ -344,6 +344,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot read the admin token from {args.admin_token_file}: it is not UTF-8 text") from None
         if not admin_token:
             raise UsageError(f"{args.admin_token_file} is empty")
+        _check_admin_token_file(args.admin_token_file, admin_token)
     if args.read_only and not os.path.exists(args.db):
         raise UsageError(f"--read-only needs an existing store; {args.db} does not exist")
     try:
@@ -459,10 +460,11 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     else:
-        if not args.admin_token:
-            raise UsageError("--url needs --admin-token")
+        admin_token = _admin_token(args)
+        if not admin_token:
+            raise UsageError(f"--url needs --admin-token, or the {ADMIN_TOKEN_ENV} environment variable")
         _check_server_url(args.url)
-        token = _admin_request(args.url, args.admin_token, args.action, name=args.name)["token"]
+        token = _admin_request(args.url, admin_token, args.action, name=args.name)["token"]
     print(f"{'registered' if args.action == 'register' else 'new token for'} {args.name}; keep this token, it is shown once:")
     print(token)
     return 0
@@ -552,6 +554,10 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
     _check_server_url(args.url)
+    if args.token is None:
+        args.token = os.environ.get(TOKEN_ENV)
+        if not args.token:
+            raise UsageError(f"give the bot's token with --token or the {TOKEN_ENV} environment variable (unseen by `ps`)")
     for flag, value in (("--name", args.name), ("--token", args.token)):
         if value is not None and not _is_text(value):
             raise UsageError(f"{flag} must be text (UTF-8): it goes into the hello")
@@ -1018,8 +1024,9 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
 
     if args.url and args.db:
         raise UsageError("give either --db (play in this process) or --url with --admin-token (play through a server)")
-    if bool(args.url) != bool(args.admin_token):
-        raise UsageError("--url and --admin-token go together")
+    admin_token = _admin_token(args)
+    if bool(args.url) != bool(admin_token):
+        raise UsageError(f"--url and --admin-token (or the {ADMIN_TOKEN_ENV} environment variable) go together")
     if args.url:
         _check_server_url(args.url)
     from arena.store import StoreError
@@ -1028,7 +1035,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
         config = load(args.file)
         try:
             return _run_and_show(
-                config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=args.admin_token, resumable=True
+                config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=admin_token, resumable=True
             )
         except* StoreError as refused:  # not a store, locked, read-only: raised inside the runner's nursery
             raise UsageError(str(_first_leaf(refused))) from None
@@ -1434,7 +1441,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("name", help="the bot's name")
         sub.add_argument("--db", help="the server's store, when on the server's machine")
         sub.add_argument("--url", help="a running server's base URL (ws://host:port), with --admin-token")
-        sub.add_argument("--admin-token", help="the server's admin token (with --url)")
+        sub.add_argument("--admin-token", help=f"the server's admin token (with --url; or set {ADMIN_TOKEN_ENV})")
         sub.set_defaults(run=cmd_bot_token, action=action)
     run_bot = bot_commands.add_parser(
         "run",
@@ -1445,7 +1452,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("spec", help="a bot spec: name or name:key=value,...")
     run_bot.add_argument("--url", default="ws://127.0.0.1:8765", help="the server's base URL (default ws://127.0.0.1:8765)")
     run_bot.add_argument("--name", help="the registered bot name (default: the spec's bot name)")
-    run_bot.add_argument("--token", required=True, help="the bot's token")
+    run_bot.add_argument("--token", help=f"the bot's token (or set {TOKEN_ENV}: a command line is seen by every account)")
     run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
     run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
     run_bot.add_argument(
@@ -1491,7 +1498,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament_run.add_argument("file", help="the tournament's TOML file (see tournaments/quickstart.toml)")
     tournament_run.add_argument("--db", help="the store to play into, in this process (default arena.db)")
     tournament_run.add_argument("--url", help="instead: a running server's base URL (ws://host:port), with --admin-token")
-    tournament_run.add_argument("--admin-token", help="the server's admin token (with --url)")
+    tournament_run.add_argument("--admin-token", help=f"the server's admin token (with --url; or set {ADMIN_TOKEN_ENV})")
     tournament_run.add_argument("--json", action="store_true", help="print the summary and leaderboards as JSON")
     tournament_run.set_defaults(run=cmd_tournament_run, resume=f"the finished matches are kept: {RERUN} to resume")
 
@@ -1623,6 +1630,35 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--match", metavar="ID", help="open this match's replay at once (its live view if it is still playing)")
     watch.set_defaults(run=cmd_watch)
     return parser
+
+
+MIN_ADMIN_TOKEN_CHARS = 16
+
+
+def _check_admin_token_file(path: str, token: str) -> None:
+    """Refuse an admin token others may read or change (whoever writes it is admin at the next
+    start), and one short enough to guess: the store keeps an unsalted hash of it, which any
+    account could read, and a chosen "ADMIN" fell to a dictionary at once."""
+    mode = os.stat(path).st_mode & 0o077
+    if mode:
+        raise UsageError(f"{path} can be read or changed by other accounts (mode {mode:03o} for them): chmod 600 it")
+    if len(token) < MIN_ADMIN_TOKEN_CHARS:
+        raise UsageError(
+            f"the admin token in {path} has {len(token)} characters, fewer than {MIN_ADMIN_TOKEN_CHARS}: choose a long"
+            " random one (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or leave the file out and"
+            " let the server make one"
+        )
+
+
+TOKEN_ENV = "ARENA_TOKEN"
+ADMIN_TOKEN_ENV = "ARENA_ADMIN_TOKEN"
+"""Where a token may come from instead of the command line, which any account sees in `ps`
+and the shell keeps in its history."""
+
+
+def _admin_token(args: argparse.Namespace) -> str | None:
+    """--admin-token, else ``ARENA_ADMIN_TOKEN``: read only with --url, the one place it is used."""
+    return args.admin_token or (os.environ.get(ADMIN_TOKEN_ENV) if args.url else None)
 
 
 POLICY_EXIT_WAIT_S = 10.0

@@ -294,6 +294,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     tokens_file.write_text(json.dumps([[name, tokens[name]] for name in names]))
     admin_file = tmp / "admin-token"
     admin_file.write_text(secrets.token_urlsafe(24))
+    admin_file.chmod(0o600)  # arena serve refuses an admin token other accounts may read
     out_file = tmp / "arena.out"
     max_matches = args.matches_per_bot + 2  # a bot seeks again on match_end, a moment before the server forgets the match
     if args.cli:

@@ -105,6 +105,7 @@ def through_server(config: TournamentConfig, tmp: Path) -> float:
     """Seconds for run_remote through a server process, from the first registration to the last result."""
     admin_file = tmp / "admin-token"
     admin_file.write_text(secrets.token_urlsafe(24))
+    admin_file.chmod(0o600)  # arena serve refuses an admin token other accounts may read
     out_file = tmp / "server.out"
     procs = Procs()
     try:

@@ -84,6 +84,25 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize(
+    ("mode", "token", "says"),
+    [
+        (0o644, "x" * 40, "can be read or changed by other accounts (mode 044 for them): chmod 600 it"),
+        (0o622, "x" * 40, "(mode 022 for them)"),  # whoever writes it is admin at the next start
+        (0o600, "ADMIN", "has 5 characters, fewer than 16"),  # its unsalted hash fell to a dictionary at once
+    ],
+)
+def test_an_admin_token_file_others_may_read_or_a_short_token_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mode: int, token: str, says: str
+) -> None:
+    """Found by QA: both were taken without a word."""
+    path = tmp_path / "token"
+    path.write_text(token)
+    path.chmod(mode)
+    code, _, err = run(capsys, "serve", "--db", str(tmp_path / "arena.db"), "--admin-token-file", str(path))
+    assert code == 2 and says in err and not (tmp_path / "arena.db").exists()
+
+
+@pytest.mark.parametrize(
     ("command", "message"),
     [
         ("play tic-tac-to --seat random --seat random", "unknown game 'tic-tac-to'; did you mean 'tic-tac-toe'?"),
@@ -592,3 +611,15 @@ def test_a_match_the_game_itself_broke_is_an_error_for_the_command(
     assert code == 1 and json.loads(out)["status"] == "void"
     assert err == "arena: error: broken-tic-tac-toe failed, so the match is void: engine fault: RuntimeError: rules bug\n"
     assert run(capsys, "play", "tic-tac-toe", "--seat", "random", "--seat", "random", "--json")[0] == 0
+
+
+def test_a_bots_token_may_come_from_the_environment_where_ps_does_not_show_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--token was the only way, and every account saw it in `ps` (found by QA)."""
+    monkeypatch.delenv("ARENA_TOKEN", raising=False)
+    argv = ["bot", "run", "random", "--url", "ws://127.0.0.1:9", "--game", "nim", "--matches", "1"]
+    assert main(argv) == 2
+    assert "give the bot's token with --token or the ARENA_TOKEN environment variable" in capsys.readouterr().err
+    monkeypatch.setenv("ARENA_TOKEN", "arena_from-the-environment")
+    assert main(argv) == 1 and "cannot reach ws://127.0.0.1:9" in capsys.readouterr().err

@@ -30,7 +30,8 @@ STARTUP_VOID = "the server stopped before the match ended"
 async def test_a_killed_server_keeps_every_announced_match_and_voids_the_live_ones_at_restart(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     token_file = tmp_path / "admin-token"
-    token_file.write_text("crash-admin\n")
+    token_file.write_text("crash-admin-token-of-the-test\n")
+    token_file.chmod(0o600)
     names = [f"bot-{i:02d}" for i in range(BOTS)]
     store = Store(db)
     tokens = {name: store.register_bot(name) for name in names}

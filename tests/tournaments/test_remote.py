@@ -297,11 +297,12 @@ async def test_the_cli_runs_a_tournament_through_a_server_process_and_resumes(
 ) -> None:
     path = cup_file(tmp_path, ["tit-for-tat", "always-defect", "random"], name="cli-cup")
     token_file = tmp_path / "admin-token"
-    token_file.write_text("cli-admin-token")
+    token_file.write_text("cli-admin-token-of-the-test")
+    token_file.chmod(0o600)
     server = ServeProcess("--db", str(tmp_path / "server.db"), "--admin-token-file", str(token_file))
     try:
         url = await server.start()
-        argv = ["tournament", "run", str(path), "--url", url, "--admin-token", "cli-admin-token"]
+        argv = ["tournament", "run", str(path), "--url", url, "--admin-token", "cli-admin-token-of-the-test"]
         code = await trio.to_thread.run_sync(main, [*argv, "--json"])
         out, err = capsys.readouterr()
         summary = json.loads(out)
@@ -322,14 +323,27 @@ async def test_the_cli_runs_a_tournament_through_a_server_process_and_resumes(
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--url", "ws://127.0.0.1:9"], "--url and --admin-token go together"),
-        (["--admin-token", "T"], "--url and --admin-token go together"),
+        (["--url", "ws://127.0.0.1:9"], "--url and --admin-token (or the ARENA_ADMIN_TOKEN environment variable) go together"),
+        (["--admin-token", "T"], "--url and --admin-token (or the ARENA_ADMIN_TOKEN environment variable) go together"),
         (["--url", "ws://127.0.0.1:9", "--admin-token", "T", "--db", "a.db"], "give either --db"),
     ],
 )
 def test_the_cli_refuses_mixed_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: list[str], message: str) -> None:
     code = main(["tournament", "run", str(tmp_path / "cup.toml"), *flags])
     assert code == 2 and capsys.readouterr().err.startswith(f"arena: error: {message}")
+
+
+def test_the_admin_token_may_come_from_the_environment_and_only_with_a_url(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A token on the command line is seen by every account in `ps` (found by QA)."""
+    monkeypatch.setenv("ARENA_ADMIN_TOKEN", "from-the-environment")
+    cup = 'name = "cup"\nformat = "round-robin"\ngames_per_pairing = 2\n'
+    cup += '[[games]]\nname = "nim"\nparticipants = ["random", "nim-optimal"]\n'
+    (tmp_path / "cup.toml").write_text(cup)
+    assert main(["tournament", "run", str(tmp_path / "cup.toml"), "--db", str(tmp_path / "a.db")]) == 0  # in-process: unread
+    code = main(["tournament", "run", str(tmp_path / "cup.toml"), "--url", "ws://127.0.0.1:9"])
+    assert code == 1 and "cannot reach ws://127.0.0.1:9" in capsys.readouterr().err  # taken: no 'go together'
 
 
 def test_a_remote_participant_without_a_server_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
