@@ -41,6 +41,7 @@ import logging
 import math
 import os
 import time
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,17 @@ MIN_REQUEST_S = 0.05
 """Below this much time left, no request is started."""
 FIRST_BACKOFF_S = 0.2
 MAX_BACKOFF_S = 4.0
+
+
+def without_secrets(url: str) -> str:
+    """``url`` without a user and password or a query: it is logged and, in a forfeit's
+    detail, published with the match."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,7 @@ class OpenAIBot(Bot):
         if temperature < 0:
             raise BotSpecError(f"bot 'openai': temperature must be >= 0, got {temperature}")
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.shown_url = without_secrets(self.url)  # what logs and the public match record may say
         self.model = model
         self.api_key_env = api_key_env
         self.max_cost = max_cost
@@ -155,7 +168,7 @@ class OpenAIBot(Bot):
             return SeatForfeit(
                 "spending_cap",
                 f"the endpoint gave a reply without token usage, so spending cannot be held to the "
-                f"${self.max_cost:g} cap ({self.url})",
+                f"${self.max_cost:g} cap ({self.shown_url})",
             )
         return SeatForfeit("spending_cap", f"spent ${self.spent:.6f} of the ${self.max_cost:g} cap")
 
@@ -197,8 +210,14 @@ class OpenAIBot(Bot):
 
     def no_reply(self, reason: str, cause: str) -> SeatForfeit:
         """The forfeit of a turn the endpoint left unanswered, naming where it failed."""
-        log.warning("%s: no reply from %s: %s", self.label, self.url, cause)
-        return SeatForfeit(reason, f"{cause} ({self.url})")
+        log.warning("%s: no reply from %s: %s", self.label, self.shown_url, cause)
+        return SeatForfeit(reason, f"{cause} ({self.shown_url})")
+
+    def refused(self, response: httpx.Response) -> SeatForfeit:
+        """The forfeit of a request the endpoint refused. Its body stays in this bot's log: the
+        forfeit's detail is published with the match, and a refusal echoes the key it was given."""
+        log.warning("%s: HTTP %s from %s: %s", self.label, response.status_code, self.shown_url, response.text[:300])
+        return self.no_reply(CRASH, f"HTTP {response.status_code} {response.reason_phrase} (its body is in the bot's log)")
 
     async def complete(self, messages: list[dict[str, str]], budget_s: float) -> Completion:
         """One chat completion within ``budget_s``, retrying 429, 5xx and connection errors;
@@ -228,7 +247,7 @@ class OpenAIBot(Bot):
                             error = f"HTTP {response.status_code}"
                             wait = retry_after_s(response.headers.get("retry-after"))
                         elif response.status_code >= 400:
-                            raise self.no_reply(CRASH, f"HTTP {response.status_code}: {response.text[:300]}")
+                            raise self.refused(response)
                         else:
                             try:
                                 return parse_completion(response)

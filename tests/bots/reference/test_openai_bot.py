@@ -245,7 +245,7 @@ def test_unreachable_endpoint_crashes_the_seat_with_the_cause_not_a_format_error
 @pytest.mark.parametrize(
     ("reply", "cause"),
     [
-        (Reply(status=401), 'HTTP 401: {"error": "scripted"}'),
+        (Reply(status=401), "HTTP 401 Unauthorized (its body is in the bot's log)"),  # it echoes the key given
         (Reply(status=503), "HTTP 503; no time left to retry"),
         (Reply(body="<html>gateway</html>"), "not a chat completion: <html>gateway</html>"),
     ],
@@ -256,6 +256,18 @@ def test_an_endpoint_error_crashes_the_seat_with_the_cause(endpoint: FakeEndpoin
     assert (result.reason, result.forfeit_seat) == (CRASH, 0)
     assert result.detail == f"{cause} ({endpoint.url}/chat/completions)"
     assert not any(t.seat == 0 for t in result.turns)
+
+
+def test_a_password_in_the_endpoints_url_is_neither_logged_nor_published(
+    endpoint: FakeEndpoint, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The forfeit's detail, public with the match, gave the URL whole: user, password and all (found by QA)."""
+    endpoint.script = [Reply(status=401)]
+    with_password = endpoint.url.replace("http://", "http://svc:hunter2@")
+    bot = OpenAIBot(IPD, 0, base_url=with_password, model="fake-model", timeout_ms=600)
+    result = play(bot, always("cooperate"), {"rounds": 1})
+    assert result.detail == f"HTTP 401 Unauthorized (its body is in the bot's log) ({endpoint.url}/chat/completions)"
+    assert "hunter2" not in caplog.text and '{"error": "scripted"}' in caplog.text
 
 
 def test_rate_limit_and_server_error_are_retried_honouring_retry_after(endpoint: FakeEndpoint) -> None:
