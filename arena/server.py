@@ -1489,8 +1489,12 @@ class ArenaServer:
         if kind == "ping":
             watcher.send("pong")
         elif kind == "admin":  # a remote tournament scores its duplicate groups' tables as each ends
-            if not await self._is_admin_token(msg["token"]):
-                raise p.ProtocolError(p.NOT_ADMIN, "that is not the admin token")
+            if not await self._is_admin_token(msg["token"]):  # a guess costs a connection, as a bot's hello does
+                self.metrics.errors += 1
+                told = "that is not the admin token; the connection is closed"
+                watcher.send("error", code=p.NOT_ADMIN, message=told, ref="admin")
+                watcher.connection.close(p.CLOSE_AUTH_FAILED, "wrong admin token")
+                return
             watcher.trusted = True
             watcher.send("trusted")
         elif kind == "lobby":
