@@ -85,12 +85,17 @@ def valid_bot_name(name: str) -> bool:
     )
 
 
+_PUNCTUATION = str.maketrans("", "", "-_.")
+
+
 def check_new_bot_name(name: str) -> None:
     """Refuse a name no bot may be registered under, before a store is opened (or made) for it."""
     if not valid_bot_name(name):
         raise StoreError(f"bad bot name {name!r}: use {BOT_NAME_PATTERN}")
-    if name == ADMIN:
-        raise StoreError(f"'{ADMIN}' is reserved for the server's admin session; name the bot otherwise", "exists")
+    if name.translate(_PUNCTUATION) == ADMIN:  # "admin." or "a-d-m-i-n" would pass for it in a lobby
+        raise StoreError(
+            f"'{ADMIN}' is reserved for the server's admin session, and names read as it; name the bot otherwise", "exists"
+        )
 
 
 def regrouped(found: Mapping[str, Any], group: str | None, size: int | None) -> str | None:

@@ -379,3 +379,13 @@ def test_a_new_store_and_its_wal_are_readable_by_their_owner_alone(tmp_path: Pat
         os.umask(previous)
     assert modes == {"arena.db": 0o600, "arena.db-wal": 0o600, "arena.db-shm": 0o600}
     assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+
+
+@pytest.mark.parametrize("name", ["admin", "admin.", "admin_", "a-d-m-i-n"])
+def test_a_name_that_reads_as_the_admin_is_refused(tmp_path: Path, name: str) -> None:
+    """'admin.' registered and looked like the admin in a lobby (found by QA); 'administrator' is a name of its own."""
+    store = Store(tmp_path / "arena.db")
+    with pytest.raises(StoreError, match="reserved for the server's admin session") as refused:
+        store.register_bot(name)
+    assert refused.value.kind == "exists"
+    store.register_bot("administrator")
