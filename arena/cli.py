@@ -1204,6 +1204,7 @@ def cmd_train_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_export_trajectories(args: argparse.Namespace) -> int:
+    from games.render import count
     from trainer.export import ExportError, trajectory_rows, write_jsonl, write_lines
 
     to_stdout = args.out == "-"
@@ -1230,7 +1231,7 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
         _print_json({"out": args.out, "rows": rows, "matches": matches})
     else:  # beside the lines on stdout, on stderr
         print(
-            f"wrote {rows} turns of {matches} matches to {'stdout' if to_stdout else args.out}",
+            f"wrote {count(rows, 'turn')} of {count(matches, 'match', 'matches')} to {'stdout' if to_stdout else args.out}",
             file=sys.stderr if to_stdout else sys.stdout,
         )
     return 0

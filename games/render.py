@@ -27,9 +27,10 @@ def number(value: float) -> str:
     return exact if len(exact) <= 17 else f"{value:.6g}"
 
 
-def count(n: int, noun: str) -> str:
-    """``n`` and the noun, plural unless one: "1 round", "3 rounds"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, plural unless one: "1 round", "3 rounds", "2 matches" (``plural``
+    where an s is not enough)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def signed(value: float) -> str:

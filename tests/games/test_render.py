@@ -56,3 +56,10 @@ def test_a_game_of_one_round_ends_after_1_round() -> None:
     assert commons.public_view()["text"].startswith("Game over after 1 round: the stock collapsed.")
     assert ultimatum.public_view()["text"].startswith("Game over after 1 round.")
     assert count(3, "round") == "3 rounds"
+
+
+def test_count_takes_an_irregular_plural() -> None:
+    """arena export said "wrote 1 turns of 1 matches"."""
+    assert count(1, "match", "matches") == "1 match"
+    assert count(2, "match", "matches") == "2 matches"
+    assert count(0, "turn") == "0 turns"
