@@ -52,7 +52,6 @@ class Sample:
     logprobs: tuple[float, ...]
     entropy: float | None
     reward: float
-    final_return: float
     opponent: str
     options: tuple[tuple[int, ...], ...] = ()
     choice_logprob: float | None = None
@@ -198,7 +197,6 @@ def samples_of(plan: MatchPlan, result: MatchResult, seats: Sequence[Seat]) -> l
                     logprobs=decision.logprobs,
                     entropy=decision.entropy,
                     reward=reward,
-                    final_return=float(result.returns[seat]),
                     opponent=plan.opponent,
                     options=decision.options,
                     choice_logprob=decision.choice_logprob,

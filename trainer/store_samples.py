@@ -98,7 +98,6 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
                     logprobs=tuple(row["logprobs"]),
                     entropy=None,
                     reward=reward,
-                    final_return=float(row["return"]),
                     opponent="+".join(row["opponents"]),
                 )
             )

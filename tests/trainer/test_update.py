@@ -27,7 +27,6 @@ def sample(step: int, prompt: Ids, action: Ids, options: tuple[Ids, ...], old: f
         logprobs=(old,) * len(action),
         entropy=None,
         reward=0.0,
-        final_return=0.0,
         opponent="x",
         options=options,
         choice_logprob=old if options else None,
