@@ -27,7 +27,7 @@ import termios
 import time
 import urllib.parse
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -697,7 +697,9 @@ class ArenaServer:
             if not self._open:
                 self._drained.set()
 
-    async def _frames(self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]) -> Any:
+    async def _frames(
+        self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]
+    ) -> AsyncIterator[dict[str, Any]]:
         """Yield decoded messages; answer bad ones with an error; close abusers with 1008; once
         the connection is being closed, read and drop what still comes until it is."""
         limit = RateLimit(self.limits.rate, self.limits.burst)
@@ -1491,8 +1493,9 @@ class ArenaServer:
         elif kind == "admin":  # a remote tournament scores its duplicate groups' tables as each ends
             if not await self._is_admin_token(msg["token"]):  # a guess costs a connection, as a bot's hello does
                 self.metrics.errors += 1
-                told = "that is not the admin token; the connection is closed"
-                watcher.send("error", code=p.NOT_ADMIN, message=told, ref="admin")
+                watcher.send(
+                    "error", code=p.NOT_ADMIN, message="that is not the admin token; the connection is closed", ref="admin"
+                )
                 watcher.connection.close(p.CLOSE_AUTH_FAILED, "wrong admin token")
                 return
             watcher.trusted = True
