@@ -22,14 +22,17 @@ them train on the catalog without knowing its string actions. Install it with th
 - Rewards are the game's per-step rewards, credited to every seat when the step is
   applied; summed over an episode they are the game's returns. Every agent terminates
   when the game ends; nothing is ever truncated (every game ends by its rules).
-- ``reset(seed=s)`` plays match seed ``s`` (the same deals for the same seed); a reset
-  without a seed plays the seed after the previous episode's, starting from ``seed``.
+- ``reset(seed=s)`` plays match seed ``s`` (the same deals for the same seed; from 0 to
+  2**63 - 1, the seeds a match takes) and seeds each agent's action space with a stream of
+  its own; a reset without a seed plays the seed after the previous episode's, starting
+  from ``seed``.
 - An action the mask rules out raises ValueError and changes nothing: a learner is told of
   its bug at once, where PettingZoo's classic environments end the game with a penalty.
 """
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -46,11 +49,13 @@ except ModuleNotFoundError as missing:  # an optional extra: say which, as the C
     ) from None
 
 import games
-from games.api import Game, GameConfig, GameError, Observation
+from games.api import MAX_SEED, Game, GameConfig, GameError, Observation
 
 DEFAULT_OBSERVATION_BYTES = 8192
-"""Room for the observation text: the longest of the built-in games (Hanabi with five
-players) stays under half of it; the tests check that no text is cut at any player count."""
+"""Room for the observation text: at their default lengths the longest of the built-in games
+(Hanabi with five players) stays under half of it, and the tests check that no text is cut at
+any player count. Longer matches tell more history: public goods with eight players and
+punishment passes it from about round 20, so such a config needs a larger ``observation_bytes``."""
 RENDER_MODES = ("human", "ansi")
 
 
@@ -130,12 +135,13 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        start = self._next_seed if seed is None else seed
+        self.game = self.game_class.new(self.config, start)  # a seed out of range is refused before anything changes
         if seed is not None:
-            self._next_seed = seed
-            for space in self.action_spaces.values():
-                space.seed(seed)
-        self.game = self.game_class.new(self.config, self._next_seed)
-        self._next_seed += 1
+            # one stream per agent: seeded alike, two agents' random choices were the same every time
+            for i, space in enumerate(self.action_spaces.values()):
+                space.seed(int(np.random.SeedSequence([seed, i]).generate_state(1, np.uint64)[0]))
+        self._next_seed = (start + 1) % (MAX_SEED + 1)
         self._pending = {}
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -184,7 +190,12 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise ValueError(f"{agent} is to act; only a terminated agent steps with None")
-        index = int(action)
+        try:
+            index = operator.index(action)  # int() read 3.7 as action 3 and "2" as action 2
+        except TypeError:
+            raise ValueError(
+                f"{agent} chose {action!r}: an action is an integer index into Discrete({len(self.actions)})"
+            ) from None
         if not 0 <= index < len(self.actions):  # numpy would read -1 as the last action
             raise ValueError(f"{agent} chose action {index}, not in Discrete({len(self.actions)})")
         if not self.action_mask(agent)[index]:

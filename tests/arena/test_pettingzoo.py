@@ -154,6 +154,43 @@ def test_the_raw_environment_refuses_an_action_outside_the_space_instead_of_wrap
     assert environment.agent_selection == "player_0" and environment.game.step_count == 0
 
 
+@pytest.mark.parametrize("action", [3.7, "2", [4]])
+def test_the_raw_environment_refuses_an_action_that_is_not_an_integer(action: object) -> None:
+    """It played 3.7 as action 3 and "2" as action 2 (found by a QA helper)."""
+    environment = raw_env("tic-tac-toe")
+    environment.reset()
+    with pytest.raises(ValueError, match="an action is an integer index"):
+        environment.step(action)  # type: ignore[arg-type]
+    assert environment.game.step_count == 0
+    environment.step(np.int64(4))  # what action_space(agent).sample() gives
+    assert environment.game.history == [{0: "b2"}]
+
+
+def test_each_agent_samples_from_a_stream_of_its_own() -> None:
+    """Seeded alike, both agents threw the same hand in every round of rock-paper-scissors
+    (found by a QA helper)."""
+    environment = env("iterated-rock-paper-scissors")
+    environment.reset(seed=5)
+    draws = [[environment.action_space(agent).sample() for _ in range(40)] for agent in environment.possible_agents]
+    assert draws[0] != draws[1]
+    environment.reset(seed=5)
+    assert [environment.action_space("player_0").sample() for _ in range(40)] == draws[0]
+
+
+def test_a_seed_out_of_range_is_refused_and_the_environment_stays_usable() -> None:
+    """A refused reset(seed=2**63) kept the seed for every reset after it; after 2**63 - 1 the
+    next seed, 2**63, could not be played either (found by a QA helper)."""
+    environment = raw_env("kuhn-poker")
+    environment.reset(seed=11)
+    with pytest.raises(games.api.ConfigError, match="the seed must be an integer from 0"):
+        environment.reset(seed=2**63)
+    environment.reset()
+    assert environment.game.seed == 12
+    environment.reset(seed=2**63 - 1)
+    environment.reset()
+    assert environment.game.seed == 0
+
+
 @pytest.mark.parametrize(
     ("name", "config"),
     [("item-negotiation", None), ("iterated-prisoners-dilemma", {"cheap_talk": True})],
