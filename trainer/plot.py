@@ -36,10 +36,12 @@ def _figure(title: str, ylabel: str) -> tuple[Any, Any]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     ax.set_title(title)
     ax.set_xlabel("update")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # a short run's axis read 0.5, 1.5: updates are whole
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     return fig, ax

@@ -103,6 +103,8 @@ def mixture_chart(rows: list[dict[str, Any]], variant: str, path: Path) -> None:
 
 def trueskill_over_time(store: Store, variant: str, bots: list[str], path: Path) -> None:
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     shown: dict[str, list[Any]] = {bot: [] for bot in sorted(bots)}
     for row in store.conn.execute("SELECT bot, mu, sigma FROM rating_history WHERE variant = ? ORDER BY at, id", (variant,)):
         if row["bot"] in shown:  # one pass: a scan per bot took seconds over 200 bots
@@ -116,6 +118,7 @@ def trueskill_over_time(store: Store, variant: str, bots: list[str], path: Path)
             ax.plot(steps, mu, label=bot)
             ax.fill_between(steps, mu - sigma, mu + sigma, alpha=0.15)
     ax.set_xlabel("rated matches played")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # counted in whole matches
     ax.set_ylabel("TrueSkill mu (band: +- sigma)")
     _title(ax, f"{variant}: TrueSkill over time")
     if any(shown.values()):

@@ -634,3 +634,18 @@ def test_a_gauntlet_whose_every_match_was_void_is_plotted_without_it(tmp_path: P
     ]
     (tmp_path / METRICS_FILE).write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert {path.name for path in plot_run(tmp_path)} >= {"return.png", "win_rate.png"}
+
+
+def test_the_update_axis_counts_in_whole_updates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two updates drew ticks at 1.2, 1.4, 1.6, 1.8."""
+    import matplotlib.pyplot as plt
+
+    from trainer.plot import METRICS_FILE, plot_run
+
+    closed: list[Any] = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    measured = {"return_mean": 0.5, "approx_kl": 0.01, "entropy": 0.6, "grad_norm": 0.3, "opponents": {}}
+    rows = [{"kind": "update", "update": update, **measured} for update in (1, 2)]
+    (tmp_path / METRICS_FILE).write_text("".join(json.dumps(row) + "\n" for row in rows))
+    plot_run(tmp_path)
+    assert closed and all(float(tick).is_integer() for fig in closed for tick in fig.axes[0].get_xticks())

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import mpmath
 import pytest
@@ -426,3 +427,24 @@ def test_a_number_that_rounds_to_zero_is_shown_without_a_minus() -> None:
     """A Nash rating of -0.004 was shown as -0.00 (found by QA)."""
     assert [fixed(-0.004), fixed(-0.006), fixed(0.0), fixed(2.345, 1)] == ["0.00", "-0.01", "0.00", "2.3"]
     assert [fixed(-0.004, sign=True), fixed(1.1, sign=True), fixed(-1.1, sign=True)] == ["+0.00", "+1.10", "-1.10"]
+
+
+def test_trueskill_over_time_counts_matches_in_whole_numbers(
+    tmp_path: Path, match_record: Callable[..., MatchResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two rated matches drew ticks at 1.25, 1.5, 1.75."""
+    import matplotlib.pyplot as plt
+
+    from arena.ratings.report import trueskill_over_time
+
+    closed: list[Any] = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    store = Store(tmp_path / "arena.db")
+    with store.atomic():
+        for _ in range(2):
+            store.finish_match(match_record("nim", ["a", "b"], [1.0, -1.0]))
+    trueskill_over_time(store, "nim", ["a", "b"], tmp_path / "mu.png")
+    (axes,) = closed[0].axes
+    assert [tick.get_text() for tick in axes.get_xticklabels() if tick.get_text()] and all(
+        float(tick).is_integer() for tick in axes.get_xticks()
+    )
