@@ -47,10 +47,15 @@ def _figure(title: str, ylabel: str) -> tuple[Any, Any]:
     return fig, ax
 
 
-def _save(fig: Any, ax: Any, path: Path) -> Path:
+def _save(fig: Any, ax: Any, path: Path, empty: str) -> Path:
+    """Write the figure; one with nothing drawn says why (``empty``) instead of showing bare axes."""
     import matplotlib.pyplot as plt
 
-    if ax.get_legend_handles_labels()[0]:
+    if not any(len(line.get_xdata()) for line in ax.lines):  # a series with no points still adds a line
+        ax.text(0.5, 0.5, empty, transform=ax.transAxes, ha="center", va="center", wrap=True)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    elif ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
@@ -85,7 +90,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
             capsize=3,
             label=f"gauntlet vs {bot} (95% CI)",
         )
-    written.append(_save(fig, ax, out / "return.png"))
+    written.append(_save(fig, ax, out / "return.png", "no update has a return yet"))
 
     fig, ax = _figure("Win rate per opponent (draws count half)", "win rate")
     for name in sorted({n for r in updates for n in r.get("opponents", {})}):
@@ -94,16 +99,21 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         if points:
             ax.plot([u for u, _ in points], [w for _, w in points], marker=".", label=name)
     ax.set_ylim(-0.05, 1.05)
-    written.append(_save(fig, ax, out / "win_rate.png"))
+    written.append(_save(fig, ax, out / "win_rate.png", "no win rate: the learner met only itself, which it cannot beat"))
 
-    for key, title, filename in (
-        ("approx_kl", "KL(acting || updated), k3 per sampled action or generated token", "kl.png"),
-        ("entropy", "Entropy over legal actions (nats)", "entropy.png"),
-        ("grad_norm", "Gradient norm before clipping", "grad_norm.png"),
+    for key, title, filename, empty in (
+        ("approx_kl", "KL(acting || updated), k3 per sampled action or generated token", "kl.png", "no update measured it"),
+        (
+            "entropy",
+            "Entropy over legal actions (nats)",
+            "entropy.png",
+            "no update measured it: every turn was generated or stored, with no legal set scored",
+        ),
+        ("grad_norm", "Gradient norm before clipping", "grad_norm.png", "no update measured it"),
     ):
         fig, ax = _figure(title, key)
         ax.plot(*_series(updates, key), label=key)
         if key == "approx_kl":
             ax.plot(*_series(updates, "kl_ref"), label="k3 KL to the reference")
-        written.append(_save(fig, ax, out / filename))
+        written.append(_save(fig, ax, out / filename, empty))
     return written

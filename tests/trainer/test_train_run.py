@@ -649,3 +649,22 @@ def test_the_update_axis_counts_in_whole_updates(tmp_path: Path, monkeypatch: py
     (tmp_path / METRICS_FILE).write_text("".join(json.dumps(row) + "\n" for row in rows))
     plot_run(tmp_path)
     assert closed and all(float(tick).is_integer() for fig in closed for tick in fig.axes[0].get_xticks())
+
+
+def test_a_plot_with_nothing_to_draw_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Self-play alone has no win rate, and generated turns no entropy: both plots were bare axes."""
+    import matplotlib.pyplot as plt
+
+    from trainer.plot import METRICS_FILE, plot_run
+
+    closed: list[Any] = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    alone = {"self": {"matches": 2, "return": 0.0, "win_rate": None}}
+    measured = {"return_mean": 0.0, "approx_kl": 0.01, "entropy": None, "grad_norm": 0.3, "opponents": alone}
+    rows = [{"kind": "update", "update": update, **measured} for update in (1, 2)]
+    (tmp_path / METRICS_FILE).write_text("".join(json.dumps(row) + "\n" for row in rows))
+    plot_run(tmp_path)
+    said = {fig.axes[0].get_ylabel(): [text.get_text() for text in fig.axes[0].texts] for fig in closed}
+    assert said["win rate"] == ["no win rate: the learner met only itself, which it cannot beat"]
+    assert said["entropy"][0].startswith("no update measured it")
+    assert said["mean return per match"] == said["approx_kl"] == said["grad_norm"] == []
