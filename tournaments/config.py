@@ -23,7 +23,8 @@ with ``--url`` it is registered on the server as a tournament's bot and connecte
 from this process; a name already taken by a bot no tournament registered stops the run),
 or ``remote:NAME``: the bot NAME registered on the server and connected by someone else. A
 remote participant can only play through a server (``arena tournament run --url``). Two
-spellings of one spec (``random``, ``random:``) are one participant: list it once.
+spellings of one spec (``random``, ``random:``) are one participant: list it once. It plays,
+and is keyed and shown, under its plain spelling (``random``), whichever the file gives.
 
 Held-out evaluation (Melting Pot's idea: how well does an agent do with games and
 co-players it was never trained with?). ``held_out_games`` lists labels of ``[[games]]``
@@ -148,7 +149,7 @@ def schedule_id(config: TournamentConfig) -> str:
         "games_per_pairing": config.games_per_pairing,
         "rounds": config.rounds,
         "challenger": config.challenger,
-        "games": [[entry.label, entry.name, entry.players, [same_bot(p) for p in entry.participants]] for entry in config.games],
+        "games": [[entry.label, entry.name, entry.players, list(entry.participants)] for entry in config.games],
     }
     return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -199,7 +200,7 @@ class _Reader:
                 also = "" if first == v else f" (also as {first!r})"
                 raise self.fail(name, f"{v!r} is listed twice{also}")
             seen[same(v)] = v
-        return tuple(value)
+        return tuple(same(v) for v in value)  # one spelling each from here on: keys, seeds and names hang on it
 
 
 def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
@@ -220,6 +221,7 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     rounds = read.positive(data, "rounds", None, most=SCHEDULE_COUNT_MOST)
     concurrency = read.positive(data, "concurrency", 4)
     challenger = typed(data, "challenger", str, "challenger")
+    challenger = None if challenger is None else same_bot(challenger)
     default_participants = specs(data["participants"], "participants", same=same_bot) if "participants" in data else None
     clock_table = typed(data, "clock", dict, "clock", {})
     for key in clock_table:
@@ -270,7 +272,7 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
         raise fail("rounds", f"a {fmt} of two-seat games has no rounds to set (swiss and games at tables have)")
     held_out_games = _held_out(read, data, "held_out_games", labels, "game label")
     everyone = list(dict.fromkeys(p for entry in entries for p in entry.participants))
-    held_out_opponents = _held_out(read, data, "held_out_opponents", everyone, "participant")
+    held_out_opponents = _held_out(read, data, "held_out_opponents", everyone, "participant", same_bot)
     if held_out_opponents and set(held_out_opponents) == set(everyone):
         raise fail("held_out_opponents", "holds out every participant; leave some to be evaluated against them")
     return TournamentConfig(
@@ -292,9 +294,11 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
 _REQUIRED = object()
 
 
-def _held_out(read: _Reader, data: Mapping[str, Any], key: str, known: list[str], what: str) -> tuple[str, ...]:
+def _held_out(
+    read: _Reader, data: Mapping[str, Any], key: str, known: list[str], what: str, same: Callable[[str], str] = str
+) -> tuple[str, ...]:
     """A held-out list: each name must be one the tournament has (a typo would hold out nothing)."""
-    names = read.specs(data.get(key, []), key, f"{what}s")
+    names = read.specs(data.get(key, []), key, f"{what}s", same)
     for i, name in enumerate(names):
         if name not in known:
             raise read.fail(f"{key}[{i}]", f"{name!r} is not a {what} of this tournament; they are {', '.join(known)}")

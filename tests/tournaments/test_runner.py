@@ -97,6 +97,19 @@ def test_a_rerun_that_would_put_a_shown_deal_into_a_group_still_to_play_is_refus
     assert raised.group_contains(TournamentConfigError, match=said, depth=None)
 
 
+def test_another_spelling_of_a_participant_is_the_same_participant_on_a_rerun(tmp_path: Path) -> None:
+    """Written 'random:' on the rerun, the lock let it pass and every match of 'random' was
+    played again under new keys, counted twice on the board (found by a QA helper)."""
+    db = tmp_path / "arena.db"
+    path = cup(tmp_path, per=1)
+    first = run_tournament(load(path), db)
+    path.write_text(path.read_text().replace('"random"', '" random: "'))
+    respelled = load(path)
+    assert "random" in respelled.participants
+    again = run_tournament(respelled, db)
+    assert (again.played, again.skipped) == (0, first.played)
+
+
 @pytest.mark.parametrize(
     "change",
     [
