@@ -465,8 +465,10 @@ async def run_remote_async(
         async with trio.open_nursery() as nursery:
             await nursery.start(admin.run)
             await nursery.start(results.run, admin.limits)
-            salt = await _seed_salt(admin, config)
+            # the names first: the secret's request locks the schedule under the tournament's name,
+            # and a run refused for a taken name then refused the file that took its advice
             tokens = {name: await _token(admin, name) for name in names.values() if name not in remote}
+            salt = await _seed_salt(admin, config)
             async with trio.open_nursery() as bots:
                 for participant, name in names.items():
                     if name in tokens:

@@ -262,6 +262,11 @@ async def test_a_bot_someone_registered_under_a_participants_name_is_never_taken
     assert matches(arena.db) == []
     async with arena.bot("random", token) as owner:  # its token still works
         assert owner.welcome["bot"] == "random"
+    # the advice taken, under the same name: the refused run had already locked its schedule,
+    # and this one was refused as "first run with another schedule" (found by a QA helper)
+    async with remote_bot(arena, "random", token):
+        summary = await run_remote_async(cup(["grim", "remote:random"]), arena.url, arena.admin_token)
+    assert summary.played == 2
 
 
 @pytest.mark.trio
