@@ -271,6 +271,15 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     if rounds is not None and fmt not in ("swiss", "tables") and all(entry.players <= 2 for entry in entries):
         raise fail("rounds", f"a {fmt} of two-seat games has no rounds to set (swiss and games at tables have)")
     held_out_games = _held_out(read, data, "held_out_games", labels, "game label")
+    for entry in entries:
+        for other in entries:
+            # leaderboards are kept per variant: holding out one of two labels moved their shared board
+            if entry.variant == other.variant and entry.label in held_out_games and other.label not in held_out_games:
+                raise fail(
+                    "held_out_games",
+                    f"{entry.label!r} plays the same game and config as {other.label!r}, which is not held out: they"
+                    " share one leaderboard, so hold out both or neither",
+                )
     everyone = list(dict.fromkeys(p for entry in entries for p in entry.participants))
     held_out_opponents = _held_out(read, data, "held_out_opponents", everyone, "participant", same_bot)
     if held_out_opponents and set(held_out_opponents) == set(everyone):

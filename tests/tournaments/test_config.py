@@ -54,6 +54,13 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('name = "cup"\n', 'name = "cup"\nparticipants = ["perfect", " perfect"]\n', "participants", "(also as 'perfect')"),
         ('name = "cup"', 'name = "cup"\nheld_out_games = ["nim"]', "held_out_games[0]", "'nim' is not a game label"),
         ('name = "cup"', 'name = "cup"\nheld_out_games = "tic-tac-toe"', "held_out_games", "must be a list of game labels"),
+        (
+            '[[games]]\nname = "tic-tac-toe"',
+            'held_out_games = ["b"]\n[[games]]\nname = "tic-tac-toe"\nlabel = "b"\nparticipants = ["random", "perfect"]\n'
+            '[[games]]\nname = "tic-tac-toe"',
+            "held_out_games",
+            "'b' plays the same game and config as 'tic-tac-toe', which is not held out",
+        ),
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["randum"]', "held_out_opponents[0]", "'randum' is not a"),
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["perfect", "random"]', "held_out_opponents", "every participant"),
         ('name = "cup"', 'name = "cup"\nclock = { move_ms = 1.5 }', "clock.move_ms", "must be an integer, got float 1.5"),
