@@ -365,6 +365,14 @@ def _matches_at_most(entry: GameEntry, fmt: str, per_pairing: int, rounds: int |
 
 def _check_format(read: _Reader, entry: GameEntry, at: str, fmt: str, challenger: str | None, rounds: int | None) -> None:
     fail = read.fail
+    if fmt == "duplicate" and games.get(entry.name).spec.teams == "all" and len(entry.participants) <= entry.players:
+        # a deal's tables are compared; with one team for every deal there is nothing to compare, and nothing was rated
+        raise fail(
+            f"{at}.participants",
+            f"{entry.label} is cooperative: a duplicate rates the teams that played one deal against each other, and"
+            f" {len(entry.participants)} participants for {entry.players} seats make one team: list at least"
+            f" {entry.players + 1}",
+        )
     if entry.players > 2 or fmt == "tables":
         if len(entry.participants) < entry.players:
             raise fail(

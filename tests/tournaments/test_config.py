@@ -66,6 +66,12 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('name = "cup"', 'name = "cup"\nclock = { move_ms = 1.5 }', "clock.move_ms", "must be an integer, got float 1.5"),
         ('name = "cup"', 'name = "cup"\nfailure = { max_retries = 101 }', "failure.max_retries", "from 0 to 100, got 101"),
         ('name = "cup"', 'name = "cup"\nchallenger = "perfect"', "challenger", "only a gauntlet has a challenger"),
+        (
+            'format = "round-robin"\n[[games]]\nname = "tic-tac-toe"\nparticipants = ["perfect", "random"]',
+            'format = "duplicate"\n[[games]]\nname = "coordination"\nparticipants = ["focal-point", "random"]',
+            "games[0].participants",
+            "coordination is cooperative: a duplicate rates the teams that played one deal against each other, and 2",
+        ),
         ('name = "cup"', 'name = "cup"\nrounds = 3', "rounds", "a round-robin of two-seat games has no rounds to set"),
     ],
 )
