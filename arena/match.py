@@ -241,6 +241,7 @@ class _Match:
         clock: Clock,
         max_retries: int,
         on_event: EventHandler | None,
+        turns: list[TurnRecord],
     ) -> None:
         self.state = state
         self.seats = seats
@@ -248,7 +249,7 @@ class _Match:
         self.clock = clock
         self.max_retries = max_retries
         self.on_event = on_event
-        self.turns: list[TurnRecord] = []
+        self.turns = turns
         self.last_turn: list[TurnRecord | None] = [None] * len(seats)
         self.unclaimed = [0.0] * len(seats)
         self.bank_ms = [clock.bank_ms] * len(seats)
@@ -407,18 +408,21 @@ async def play_match(
     match_id: str | None = None,
     on_event: EventHandler | None = None,
     max_steps: int = MAX_STEPS,
+    turns: list[TurnRecord] | None = None,
 ) -> MatchResult:
     """Play one match of ``game`` between ``seats`` (one per player, in seat order).
 
     ConfigError and a wrong seat count are raised before anything starts; everything
     that goes wrong afterwards ends in a result with its reason, never an exception.
+    ``turns``, when given, receives each turn record as it is taken (the result holds the
+    same list): a caller that cancels the match keeps the turns played until then.
     """
     check_max_retries(max_retries)
     state = game.new(config, seed)
     if len(seats) != state.num_players:
         raise ValueError(f"{game.spec.name} with this config needs {state.num_players} seats, got {len(seats)}")
     clock = clock or Clock()
-    match = _Match(state, seats, match_id or uuid.uuid4().hex, clock, max_retries, on_event)
+    match = _Match(state, seats, match_id or uuid.uuid4().hex, clock, max_retries, on_event, [] if turns is None else turns)
     started_at = time.time()
     info = {
         "match_id": match.match_id,

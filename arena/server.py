@@ -42,7 +42,7 @@ import games
 from arena import protocol as p
 from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby, config_key
-from arena.match import MAX_CLOCK_MS, MAX_STEPS, Clock, MatchEvent, MatchResult, check_max_retries, play_match
+from arena.match import MAX_CLOCK_MS, MAX_STEPS, Clock, MatchEvent, MatchResult, TurnRecord, check_max_retries, play_match
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields
@@ -231,6 +231,7 @@ class LiveMatch:
     ended: trio.Event = field(default_factory=trio.Event)  # its end is recorded and told, or it never started
     announced: trio.Event = field(default_factory=trio.Event)  # its match_start is sent, or it never started
     result: MatchResult | None = None  # how it ended; None: stopped by the server (void)
+    turns: list[TurnRecord] = field(default_factory=list)  # as play_match takes them: kept if it is stopped
     opened: bool = False  # recorded live in the store, where Store.deals_to_play sees it
 
     def summary(self) -> dict[str, Any]:
@@ -1263,6 +1264,7 @@ class ArenaServer:
                     match_id=live.id,
                     on_event=functools.partial(self._on_match_event, live),
                     max_steps=self.limits.max_steps,
+                    turns=live.turns,
                 )
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
                 if isinstance(error, sqlite3.Error):  # a full disk, a lost file: one line, as at a match's start
@@ -1348,7 +1350,7 @@ class ArenaServer:
 
     async def _void(self, live: LiveMatch, reason: str) -> None:
         try:
-            await self._store(lambda s: s.void_match(live.id, reason))
+            await self._store(lambda s: s.void_match(live.id, reason, live.turns))
         except sqlite3.Error as error:  # a full disk: left live, it is voided at the next start; the seats are told now
             log.warning("could not record match %s as void: %s", live.id, error)
         self.metrics.matches_voided += 1

@@ -652,11 +652,14 @@ class Store:
                     for seat, bot in enumerate(result.players)
                 ],
             )
-            self.conn.executemany(  # plain tuples: this runs once per finished match on the writer thread
-                f"INSERT INTO turns (match_id, {', '.join(TURN_COLUMNS)}) VALUES (?{', ?' * len(TURN_COLUMNS)})",
-                [(result.match_id, *_turn_values(turn)) for turn in result.turns],
-            )
+            self._insert_turns(result.match_id, result.turns)
             return self._rate(result) if result.status == "finished" else {}
+
+    def _insert_turns(self, match_id: str, turns: Sequence[TurnRecord]) -> None:
+        self.conn.executemany(  # plain tuples: this runs once per match on the writer thread
+            f"INSERT INTO turns (match_id, {', '.join(TURN_COLUMNS)}) VALUES (?{', ?' * len(TURN_COLUMNS)})",
+            [(match_id, *_turn_values(turn)) for turn in turns],
+        )
 
     # ---- ratings -------------------------------------------------------------------------
 
@@ -746,12 +749,16 @@ class Store:
         clause, args = where({"game = ?": game, "variant = ?": variant})
         return [dict(row) for row in self.conn.execute(f"SELECT * FROM ratings{clause} ORDER BY mu - 3 * sigma DESC", args)]
 
-    def void_match(self, match_id: str, reason: str) -> bool:
+    def void_match(self, match_id: str, reason: str, turns: Sequence[TurnRecord] = ()) -> bool:
+        """Void a live match stopped before its end (an abort, a shutdown), with the turns it
+        had played: each answer is kept, as a finished match's are, for audit."""
         with self.atomic():
             changed = self.conn.execute(
                 "UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE id = ? AND status = ?",
                 (VOID, reason, time.time(), match_id, LIVE),
             ).rowcount
+            if changed:
+                self._insert_turns(match_id, turns)
         return bool(changed)
 
     def void_live_matches(self, reason: str) -> int:

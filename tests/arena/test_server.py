@@ -501,17 +501,22 @@ async def test_a_hello_asking_for_no_match_at_all_is_refused(arena: Arena) -> No
 
 
 @pytest.mark.trio
-async def test_an_aborted_match_is_void_and_unrated(arena: Arena) -> None:
-    async with arena.bot("a1") as a, arena.bot("b1"), arena.admin() as admin:
+async def test_an_aborted_match_is_void_and_unrated_and_keeps_the_turns_it_played(arena: Arena) -> None:
+    """The turns went with the abort: a move the server had acknowledged left no record
+    (found by a QA helper)."""
+    async with arena.bot("a1") as a, arena.bot("b1") as b, arena.admin() as admin:
         await admin.send("create_match", bots=["a1", "b1"], game="tic-tac-toe")
         match = (await admin.expect("match_created"))["match"]
-        await a.expect("turn", match=match)
+        turn = await a.expect("turn", match=match)
+        await a.send("move", match=match, seat=turn["seat"], step=0, attempt=0, action="b2")
+        await b.expect("turn", match=match)
         await admin.send("abort_match", match=match, reason="testing")
         await admin.expect("match_aborted", match=match)
         end = await a.expect("match_end", match=match)
         assert end["status"] == "void" and end["detail"] == "testing" and end["returns"] is None
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and record["status"] == "void" and record["detail"] == "testing"
+    assert [(turn["seat"], turn["step"], turn["action"], turn["accepted"]) for turn in record["turns"]] == [(0, 0, "b2", True)]
 
 
 @pytest.mark.trio
