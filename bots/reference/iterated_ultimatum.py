@@ -53,7 +53,10 @@ class UltimatumBot(Bot):
 class FairProposer(UltimatumBot):
     name = "fair-proposer"
     showcase = True
-    description = "Offers 40 to 50 percent of the pie, accepts offers of at least 30 percent and rejects the rest."
+    description = (
+        "Offers 40 to 50 percent of the pie (the whole share nearest to that on a pie too small to hold one), accepts "
+        "offers of at least 30 percent and rejects the rest."
+    )
 
     def __init__(self, game: str, seed: int = 0, low: float = 0.4, high: float = 0.5, accept_at: float = 0.3) -> None:
         """``low``, ``high``: the range of shares of the pie it offers (drawn uniformly among the whole numbers
@@ -68,7 +71,11 @@ class FairProposer(UltimatumBot):
     def offer(self, data: Mapping[str, Any]) -> int:
         pie: int = data["pie"]
         least, most = math.ceil(self.low * pie - SLACK), math.floor(self.high * pie + SLACK)
-        return self.rng.randint(least, most) if least <= most else round(self.high * pie)
+        if least <= most:
+            return self.rng.randint(least, most)
+        # no whole share in the range: the nearer of those on either side (round() gave 2 of a pie of 3, 67%)
+        below, above = most, least
+        return below if self.low * pie - below <= above - self.high * pie else above
 
     def accepts(self, offer: int, pie: int) -> bool:
         return offer + SLACK >= self.accept_at * pie

@@ -40,7 +40,8 @@ class LiarsDiceHeuristic(Bot):
     showcase = True
     description = (
         "Calls liar when the last bid holds with probability under 'challenge_below' (from its own dice and fair odds "
-        "for the rest) or is likelier false than any raise is true; else makes the strongest bid at least as likely true as not."
+        "for the rest) or is likelier false than the raise it would make is true; else makes that raise: the strongest bid at "
+        "least as likely true as not (when none is, the likeliest)."
     )
     games = ("liars-dice",)
 

@@ -45,6 +45,15 @@ def test_the_fair_proposer_offers_forty_to_fifty_percent() -> None:
     assert FairProposer(GAME).act(Turn.of(IteratedUltimatum.new({"pie": 7}, 0), 0)) == "offer 3: I offer you 3 of 7."
 
 
+@pytest.mark.parametrize(("pie", "offered"), [(1, 0), (3, 1)])
+def test_on_a_pie_with_no_whole_share_of_forty_to_fifty_percent_the_fair_proposer_offers_the_nearest(
+    pie: int, offered: int
+) -> None:
+    """Rounding half of it offered 2 of a pie of 3: 67% (found by a QA helper)."""
+    action = FairProposer(GAME).act(Turn.of(IteratedUltimatum.new({"pie": pie}, 0), 0))
+    assert action.startswith(f"offer {offered}:")
+
+
 @pytest.mark.parametrize(("amount", "answer"), [(2, "reject"), (3, "accept"), (10, "accept")])
 def test_the_fair_proposer_accepts_thirty_percent_or_more(amount: int, answer: str) -> None:
     state = offer_to(1, amount)
