@@ -1,4 +1,5 @@
-"""A tournament's TOML file, read and checked into a frozen config.
+"""A tournament's TOML file, read and checked into a frozen config (docs/TOURNAMENTS.md is the
+user's reference: every key, each format, the output).
 
     name = "quickstart"
     format = "round-robin"      # round-robin, swiss, gauntlet, duplicate (tables: automatic)

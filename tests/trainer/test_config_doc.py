@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import re
 import tomllib
 import typing
 from pathlib import Path
@@ -13,32 +12,12 @@ from typing import Any
 
 import pytest
 
+from tests.doc_tables import doc_tables
 from trainer.advantages import ESTIMATORS
 from trainer.config import EstimatorSetting, TrainConfig
 
 DOC = Path(__file__).parents[2] / "docs" / "TRAINING.md"
 REQUIRED = object()
-SECTION_LINE = re.compile(r"`\[+(\w+)\]+`")
-
-
-def doc_tables() -> dict[str, list[list[str]]]:
-    """The rows of each table under "## Every key", by the section its introducing line names
-    in brackets ("" for the top level)."""
-    text = DOC.read_text().split("\n## Every key\n", 1)[1].split("\n## ", 1)[0]
-    tables: dict[str, list[list[str]]] = {}
-    section, rows = "", None
-    for line in text.splitlines():
-        if not line.startswith("|"):
-            rows = None
-            found = SECTION_LINE.match(line)
-            section = found.group(1) if found else section
-            continue
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if rows is None:  # the header
-            rows = tables.setdefault(section, [])
-        elif not set(cells[0]) <= {"-"}:
-            rows.append(cells)
-    return tables
 
 
 def sections() -> dict[str, type]:
@@ -73,23 +52,23 @@ def documented(rows: list[list[str]]) -> dict[str, Any]:
 
 
 def test_every_section_has_a_table() -> None:
-    assert set(doc_tables()) == {"", *sections()}
+    assert set(doc_tables(DOC)) == {"", *sections()}
 
 
 def test_top_level_keys_and_defaults() -> None:
     fields = [f for f in dataclasses.fields(TrainConfig) if f.name not in sections()]
-    assert documented(doc_tables()[""]) == {f.name: default_of(f) for f in fields}
+    assert documented(doc_tables(DOC)[""]) == {f.name: default_of(f) for f in fields}
 
 
 @pytest.mark.parametrize("section", sorted(set(sections()) - {"estimator"}))
 def test_section_keys_and_defaults(section: str) -> None:
     fields = dataclasses.fields(sections()[section])
-    assert documented(doc_tables()[section]) == {f.name: default_of(f) for f in fields}
+    assert documented(doc_tables(DOC)[section]) == {f.name: default_of(f) for f in fields}
 
 
 def test_estimator_parameters_and_defaults() -> None:
     assert sections()["estimator"] is EstimatorSetting  # its keys are the chosen estimator's parameters
-    rows = doc_tables()["estimator"]
+    rows = doc_tables(DOC)["estimator"]
     in_doc = {(name.strip("`"), key.strip("`")): cell_value(default) for name, key, default, _ in rows}
     in_code = {
         (name, parameter.name): parameter.default
