@@ -302,6 +302,7 @@ def serving_lock(path: Path) -> Iterator[None]:
     again as it stops). The lock is an flock on the store file itself: SQLite locks with
     fcntl, which flock does not touch, and the system drops it when the process ends,
     even by kill -9, so a crash never leaves the store held."""
+    _create_private(path)  # the lock comes first: opened by it, a new store was made with the umask's 0644
     try:
         handle = open(path, "ab")  # noqa: SIM115 (held open while serving; closed below)
     except OSError as error:

@@ -19,7 +19,7 @@ import trio
 import games
 from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
-from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError, regrouped
+from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError, regrouped, serving_lock
 from bots.registry import make_bot
 
 
@@ -375,10 +375,13 @@ def test_a_new_store_and_its_wal_are_readable_by_their_owner_alone(tmp_path: Pat
         shared = tmp_path / "shared.db"
         shared.touch(mode=0o640)
         Store(shared).close()
+        with serving_lock(tmp_path / "served.db"):  # as arena serve opens a new store: the lock first (found by a QA helper)
+            Store(tmp_path / "served.db").close()
     finally:
         os.umask(previous)
     assert modes == {"arena.db": 0o600, "arena.db-wal": 0o600, "arena.db-shm": 0o600}
     assert stat.S_IMODE(shared.stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "served.db").stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("name", ["admin", "admin.", "admin_", "a-d-m-i-n"])
