@@ -376,7 +376,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             listeners = await open_listeners(args.host, args.port)
         except OSError as error:  # the port taken, an address not of this machine, a name that does not resolve
             raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, *_hangup()) as signals:
             async with trio.open_nursery() as nursery:
                 await nursery.start(server.run, listeners)
                 if server.new_admin_token:
@@ -501,6 +501,16 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
         raise RuntimeError(f"cannot reach {url}: {connect_failure(error)}") from None
     except InvalidURI as error:
         raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
+
+
+def _hangup() -> list[int]:
+    """SIGHUP, for a command inside a trio run to take as a stop where the process takes it: a
+    script's background job ignores SIGINT, and SIGHUP then killed the server at once, its live
+    matches left to the next start; none under nohup, which ignores it."""
+    import signal
+
+    hangup = getattr(signal, "SIGHUP", None)
+    return [] if hangup is None or signal.getsignal(hangup) is signal.SIG_IGN else [hangup]
 
 
 @contextlib.contextmanager
@@ -696,9 +706,9 @@ async def _stop_on_first_signal(stop: Any) -> None:
 
     if threading.current_thread() is not threading.main_thread():
         return
-    # SIGTERM comes as SIGINT (``_stop_signals_as_ctrl_c``), unless SIGINT is ignored
-    taken = signal.SIGTERM if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else signal.SIGINT
-    with trio.open_signal_receiver(taken) as signals:
+    # SIGTERM and SIGHUP come as SIGINT (``_stop_signals_as_ctrl_c``), unless SIGINT is ignored
+    taken = (signal.SIGTERM, *_hangup()) if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else (signal.SIGINT,)
+    with trio.open_signal_receiver(*taken) as signals:
         async for _ in signals:
             break
         after_echo = "\n" if sys.stderr.isatty() else ""

@@ -269,6 +269,24 @@ async def test_a_second_signal_while_shutting_down_is_said_and_the_exit_is_still
 
 
 @pytest.mark.trio
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+async def test_sighup_stops_the_server_as_sigterm_does(tmp_path: Path, background: bool) -> None:
+    """Started by a script's & (SIGINT ignored), SIGHUP killed it at once with status 129, its
+    live matches left live to the next start (found by a QA helper)."""
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    server = ServeProcess("--db", str(tmp_path / "arena.db"), preexec_fn=ignore_sigint if background else None)
+    try:
+        await server.start()
+        assert await server.stop(signals=(signal.SIGHUP,)) == 0
+    finally:
+        server.kill()
+    assert re.search(r"SIG(HUP|INT), shutting down\n", server.log), server.log
+
+
+@pytest.mark.trio
 async def test_the_serve_log_dates_each_match_end_and_what_a_start_voided(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     store = Store(db)
@@ -396,15 +414,17 @@ def bot_run_process(url: str, name: str, token: str, *options: str, background: 
 
 @pytest.mark.trio
 @pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
-async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(arena: Arena, background: bool) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
+async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(arena: Arena, background: bool, stop: int) -> None:
     """It died with -15 and not a word, where Ctrl-C, `serve` and `train run` say why they stop;
-    started in the background by a script (SIGINT ignored), SIGTERM killed it mid-match."""
+    started in the background by a script (SIGINT ignored), SIGTERM killed it mid-match, and
+    SIGHUP at once."""
     bot = bot_run_process(arena.url, "stopped", await arena.register("stopped"), "--game", "nim", background=background)
     try:
         with trio.fail_after(15):
             while arena.server.lobby.waiting_of("stopped") != 1:
                 await trio.sleep(0.01)
-        bot.send_signal(signal.SIGTERM)
+        bot.send_signal(stop)
         _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=15))
     finally:
         if bot.poll() is None:
