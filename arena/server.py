@@ -104,6 +104,9 @@ that never answered held SIGTERM's exit for 20 s, a heartbeat."""
 TABLE_RETRY_S = 5.0
 """How long the bots of a table that could not start (the store could not record it) are told
 to wait before seeking again: they would all be back at once, and fail again while it lasts."""
+VOID_RETRY_S = 5.0
+"""How often a void the store could not take when its match ended (a full disk) is written
+again: left live, the match showed as live on /api after its seats had been told it was void."""
 MAX_DETAIL_CHARS = 300
 """A resignation's ``detail`` is cut to this many characters: it goes into the match's
 ``detail``, which every spectator's lobby lists with the recent results (twenty resignations
@@ -293,6 +296,7 @@ class ArenaServer:
         self.recent: list[Ended] = []
         self._held_seeds: collections.Counter[int] = collections.Counter()  # seeds of the held entries of `recent`
         self._unopened_seeds: collections.Counter[int] = collections.Counter()  # of matches reserved, not yet opened
+        self._unrecorded_voids: dict[str, tuple[str, list[TurnRecord]]] = {}  # match id -> (reason, turns): the store failed
         self.metrics = Metrics()
         self.skill: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu, for pairing
         # the OS's generator: finished matches publish their seeds and every table its seat order,
@@ -378,6 +382,7 @@ class ArenaServer:
             with trio.move_on_after(SHUTDOWN_CLOSE_S):
                 await self._ws_server.aclose()
         if self.writer is not None:
+            await self._record_voids()  # a last try: what is left is voided at the next start
             await self.writer.aclose()
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
@@ -1351,8 +1356,11 @@ class ArenaServer:
     async def _void(self, live: LiveMatch, reason: str) -> None:
         try:
             await self._store(lambda s: s.void_match(live.id, reason, live.turns))
-        except sqlite3.Error as error:  # a full disk: left live, it is voided at the next start; the seats are told now
-            log.warning("could not record match %s as void: %s", live.id, error)
+        except sqlite3.Error as error:  # a full disk: written again until it is taken; the seats are told now
+            log.warning("could not record match %s as void (tried again every %g s): %s", live.id, VOID_RETRY_S, error)
+            if not self._unrecorded_voids:
+                self._spawn(self._record_voids_later)
+            self._unrecorded_voids[live.id] = (reason, live.turns)
         self.metrics.matches_voided += 1
         summary = {
             "match": live.id,
@@ -1368,6 +1376,21 @@ class ArenaServer:
                 session.send("match_end", match=live.id, seat=seat, forfeit_seat=None, **ended)
         self._to_watchers(live.id, "result", **summary, detail=reason)
         self._remember(Ended(summary | {"detail": reason}, live.seed, held=False))
+
+    async def _record_voids_later(self) -> None:
+        while self._unrecorded_voids:
+            await trio.sleep(VOID_RETRY_S)
+            await self._record_voids()
+
+    async def _record_voids(self) -> None:
+        """Write the voids the store could not take when their matches ended, until one fails again."""
+        for match_id, (reason, turns) in list(self._unrecorded_voids.items()):
+            try:
+                await self._store(functools.partial(Store.void_match, match_id=match_id, reason=reason, turns=turns))
+            except sqlite3.Error:
+                return
+            del self._unrecorded_voids[match_id]
+            log.info("recorded match %s as void", match_id)
 
     def _opened(self, live: LiveMatch) -> None:
         if not live.opened:

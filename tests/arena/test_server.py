@@ -520,6 +520,34 @@ async def test_an_aborted_match_is_void_and_unrated_and_keeps_the_turns_it_playe
 
 
 @pytest.mark.trio
+async def test_a_void_the_store_could_not_take_is_written_once_it_can(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a full disk an aborted match stayed live in the store, and on /api, after its seats
+    were told it was void, until the next start (found by a QA helper)."""
+    from arena import server
+
+    monkeypatch.setattr(server, "VOID_RETRY_S", 0.05)
+    void_match = Store.void_match
+    full = [sqlite3.OperationalError("database or disk is full")]
+
+    def full_once(store: Store, *args: Any, **kwargs: Any) -> bool:
+        if full:
+            raise full.pop()
+        return void_match(store, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "void_match", full_once)
+    async with arena.bot("full1") as a, arena.bot("full2"), arena.admin() as admin:
+        await admin.send("create_match", bots=["full1", "full2"], game="tic-tac-toe")
+        match = (await admin.expect("match_created"))["match"]
+        await a.expect("turn", match=match)
+        await admin.send("abort_match", match=match, reason="testing")
+        assert (await a.expect("match_end", match=match))["status"] == "void"
+        with trio.fail_after(5):
+            while (await http_get(arena.url, f"/api/matches/{match}"))[1]["status"] != "void":
+                await trio.sleep(0.02)
+    assert not full and (await http_get(arena.url, f"/api/matches/{match}"))[1]["detail"] == "testing"
+
+
+@pytest.mark.trio
 async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_match_finished(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
