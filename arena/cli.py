@@ -16,6 +16,7 @@ import contextlib
 import json
 import math
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -1715,6 +1716,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"arena: error: this needs {error.name}, not installed: pip install 'selfplay-arena[{extra}]'", file=sys.stderr)
         return USAGE_ERROR
+    except sqlite3.DatabaseError as error:  # a store damaged on disk (overwritten while served, say): said, not a traceback
+        where = getattr(args, "db", None)
+        print(f"arena: error: {f'the store {where}' if where else 'a store'} cannot be read: {error}", file=sys.stderr)
+        return FAILURE
     except BrokenPipeError:  # `arena ratings | head`: nothing is wrong, the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the flush at exit fails no more
         return BROKEN_PIPE

@@ -623,3 +623,25 @@ def test_a_bots_token_may_come_from_the_environment_where_ps_does_not_show_it(
     assert "give the bot's token with --token or the ARENA_TOKEN environment variable" in capsys.readouterr().err
     monkeypatch.setenv("ARENA_TOKEN", "arena_from-the-environment")
     assert main(argv) == 1 and "cannot reach ws://127.0.0.1:9" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["ratings"], ["ratings", "--game", "tic-tac-toe"], ["export", "trajectories"]])
+def test_a_store_damaged_on_disk_is_one_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: list[str]
+) -> None:
+    """Copied over while a server wrote it, a store read as 'malformed', and each command
+    ended in a traceback (found by a QA helper)."""
+    db = tmp_path / "arena.db"
+    for _ in range(2):
+        assert main(["play", "tic-tac-toe", "--seat", "random", "--seat", "perfect", "--db", str(db)]) == 0
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    for start in range(3 * page, len(data), page):  # every table's pages past the first ones: headers garbled
+        data[start : start + 100] = b"\xff" * 100
+    db.write_bytes(bytes(data))
+    capsys.readouterr()
+    out = ["--out", str(tmp_path / "turns.jsonl")] if command[0] == "export" else []
+    code, _, err = run(capsys, *command, "--db", str(db), *out)
+    assert (code, err) == (1, f"arena: error: the store {db} cannot be read: database disk image is malformed\n")
