@@ -1248,6 +1248,32 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_store(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from arena.store import copy_store
+    from games.render import count
+
+    _refuse_store_files(args.out, args.db)
+    target = Path(args.out).resolve()
+    if target.is_dir():
+        raise UsageError(f"--out {args.out} is a folder; name a file in it, such as {target / 'arena-backup.db'}")
+    if not target.parent.is_dir():
+        raise UsageError(f"--out {args.out}: no folder {target.parent}")
+    store = _open_store(args.db)
+    try:
+        matches = store.count("matches")
+        copy_store(store, target)
+    finally:
+        store.close()
+    size = target.stat().st_size
+    if args.json:
+        _print_json({"out": args.out, "matches": matches, "bytes": size})
+    else:
+        print(f"copied {args.db} ({count(matches, 'match', 'matches')}, {size / 1e6:.1f} MB) to {args.out}")
+    return 0
+
+
 # ---- arena watch ---------------------------------------------------------------------
 
 
@@ -1628,6 +1654,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     trajectories.add_argument("--json", action="store_true", help="print the counts as JSON")
     trajectories.set_defaults(run=cmd_export_trajectories)
+    store_copy = export_commands.add_parser(
+        "store",
+        help="a consistent copy of the whole store: a backup, even while a server writes it",
+        description="Copy the store whole into --out with SQLite's online backup: consistent even while a server "
+        "writes it, where copying the file alone misses the commits still in its -wal. The copy is a store: every "
+        "command reads it (--db), and restoring is serving it in place of the old one, the server stopped. Never copy "
+        "a file over a store a server is serving: the server goes on writing into it and breaks it.",
+        epilog="example: arena export store --db arena.db --out backups/arena-$(date +%F).db",
+    )
+    store_copy.add_argument("--db", default="arena.db", help="the store (default arena.db)")
+    store_copy.add_argument("--out", required=True, metavar="FILE.db", help="the copy to write (replaced whole)")
+    store_copy.add_argument("--json", action="store_true", help="print what was copied as JSON")
+    store_copy.set_defaults(run=cmd_export_store)
 
     watch = commands.add_parser(
         "watch",

@@ -1035,6 +1035,25 @@ def _wake(jobs: list[_Job]) -> None:
         job.done.set()
 
 
+def copy_store(store: Store, target: Path) -> None:
+    """Copy ``store`` whole into ``target`` with SQLite's online backup: a consistent copy even
+    while a server writes it, where ``cp`` of the file alone misses the commits still in its
+    -wal (a copy taken a moment after 150 matches held 135). The copy is written beside the
+    target, readable by its owner alone as every store is, and renamed over it once complete."""
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    _create_private(temp)
+    try:
+        copy = sqlite3.connect(temp)
+        try:
+            store.conn.backup(copy)
+        finally:
+            copy.close()
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
 def read(path: str | Path, query: Callable[[Store], T]) -> T:
     """Run a read on a connection of its own (for worker threads serving the HTTP API)."""
     store = Store(path, read_only=True)
