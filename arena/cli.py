@@ -70,6 +70,21 @@ def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def _positive_number(maximum: float) -> Callable[[str], float]:
+    """An argparse type for a finite number above 0 and at most ``maximum`` (a rate)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not 0 < value <= maximum:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"must be above 0 and at most {maximum:.0f}, got {text}")
+        return value
+
+    return parse
+
+
 PORT = _int_from(0, 65_535)
 COUNT = _int_from(0)
 POSITIVE = _int_from(1)
@@ -1350,6 +1365,7 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from arena.match import MAX_CLOCK_MS, MAX_RETRIES
     from games.api import MAX_SEED
 
     parser = argparse.ArgumentParser(
@@ -1419,24 +1435,40 @@ def build_parser() -> argparse.ArgumentParser:
         "--admin-token-file",
         help="read the admin token from this file instead of making one (with --read-only: in place of the store's)",
     )
-    serve.add_argument("--move-ms", type=int, default=10_000, help="time per move in ms for lobby matches (default 10000)")
-    serve.add_argument("--grace-ms", type=int, default=30_000, help="how long a disconnected bot may resume (default 30000)")
-    serve.add_argument("--retries", type=int, default=2, help="illegal answers retried before a forfeit (default 2)")
-    serve.add_argument("--max-matches", type=int, default=8, help="matches one bot may play at once (default 8)")
+    serve.add_argument(
+        "--move-ms", type=_int_from(1, MAX_CLOCK_MS), default=10_000, help="time per move in ms for lobby matches (default 10000)"
+    )
+    serve.add_argument(
+        "--grace-ms",
+        type=_int_from(0, MAX_CLOCK_MS),
+        default=30_000,
+        help="how long a disconnected bot may resume (default 30000)",
+    )
+    serve.add_argument(
+        "--retries", type=_int_from(0, MAX_RETRIES), default=2, help="illegal answers retried before a forfeit (default 2)"
+    )
+    serve.add_argument(
+        "--max-matches", type=_int_from(1, MAX_CLOCK_MS), default=8, help="matches one bot may play at once (default 8)"
+    )
     serve.add_argument(
         "--rate",
-        type=float,
+        type=_positive_number(MAX_CLOCK_MS),
         default=50.0,
         help="messages a second one connection may send, sustained (default 50); the SDK paces a bot under it, so"
         " fast scripted bots in many matches at once (a remote tournament) play faster with a higher one",
     )
-    serve.add_argument("--burst", type=int, default=100, help="messages one connection may send at once (default 100)")
     serve.add_argument(
-        "--max-connections", type=int, default=10_000, help="open websockets, bots and spectators, at once (default 10000)"
+        "--burst", type=_int_from(1, MAX_CLOCK_MS), default=100, help="messages one connection may send at once (default 100)"
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_int_from(1, MAX_CLOCK_MS),
+        default=10_000,
+        help="open websockets, bots and spectators, at once (default 10000)",
     )
     serve.add_argument(
         "--max-per-address",
-        type=int,
+        type=_int_from(1, MAX_CLOCK_MS),
         default=1_000,
         help="open websockets from one client address (default 1000); behind a reverse proxy every client has"
         " the proxy's address: raise it there",

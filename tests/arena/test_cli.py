@@ -122,19 +122,10 @@ def test_an_admin_token_file_others_may_read_or_a_short_token_is_refused(
             "liars-dice with 2 players needs 2 --seat options, got 3 (for 3 players: --config players=3)",
         ),
         ("play tic-tac-toe --seat random --seat random --seat random", "needs 2 --seat options, got 3\n"),
-        ("serve --grace-ms -1", "limits out of range: grace_ms=-1"),
-        ("serve --rate 0 --burst -1", "limits out of range: rate=0.0, burst=-1"),
-        ("serve --rate nan", "limits out of range: rate=nan"),
-        ("serve --max-matches 0", "limits out of range: max_matches=0"),
-        ("serve --max-connections 0 --max-per-address 0", "limits out of range: max_connections=0, max_per_address=0"),
         ("bot run random --token x --game nim --url ws://127.0.0.1:70000", "bad server URL 'ws://127.0.0.1:70000': Port out"),
         ("tournament run any.toml --url ws://127.0.0.1:abc --admin-token x", "bad server URL 'ws://127.0.0.1:abc': Port could"),
         ("bot register zz --url ws://[::1 --admin-token x", "bad server URL 'ws://[::1': Invalid IPv6 URL"),
         ("bot run random --name r\udcff --token x --game nim", "--name must be text (UTF-8)"),
-        ("serve --retries -1", "max_retries must be from 0 to 100, got -1"),
-        ("serve --move-ms 0", "clock needs move_ms > 0"),
-        ("serve --move-ms 100000000000000000000", "clock times are at most 2,592,000,000 ms (30 days)"),  # no bot got in
-        ("serve --grace-ms 100000000000000000000", "limits out of range: grace_ms=100000000000000000000"),
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
         ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
         ("demo --delay 100", "--delay paces the bots of --watch; add --watch"),  # it was ignored
@@ -148,6 +139,32 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
     code, out, err = run(capsys, *command.split())
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("arena: error: ") and message in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ("--grace-ms -1", "argument --grace-ms: must be from 0 to 2592000000, got -1"),
+        ("--rate 0", "argument --rate: must be above 0 and at most 2592000000, got 0"),
+        ("--rate nan", "argument --rate: must be above 0 and at most 2592000000, got nan"),
+        ("--burst -1", "argument --burst: must be from 1 to 2592000000, got -1"),
+        ("--max-matches 0", "argument --max-matches: must be from 1 to 2592000000, got 0"),
+        ("--max-connections 0", "argument --max-connections: must be from 1 to 2592000000, got 0"),
+        ("--max-per-address 0", "argument --max-per-address: must be from 1 to 2592000000, got 0"),
+        ("--retries -1", "argument --retries: must be from 0 to 100, got -1"),
+        # it quoted Clock(move_ms=0, grace_ms=1000, ...), a grace no flag sets (found by a QA helper)
+        ("--move-ms 0", "argument --move-ms: must be from 1 to 2592000000, got 0"),
+        ("--move-ms 100000000000000000000", "argument --move-ms: must be from 1 to 2592000000, got 100000000000000000000"),
+        ("--grace-ms 100000000000000000000", "argument --grace-ms: must be from 0 to 2592000000, got 100000000000000000000"),
+    ],
+)
+def test_a_serve_flag_out_of_range_is_refused_naming_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--db", str(tmp_path / "arena.db"), *flags.split()])
+    assert exited.value.code == 2 and capsys.readouterr().err.endswith(f"arena serve: error: {message}\n")
+    assert not (tmp_path / "arena.db").exists()
 
 
 def test_an_admin_token_file_that_is_not_text_is_a_usage_error_naming_it(
