@@ -1433,7 +1433,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
     serve.add_argument(
         "--admin-token-file",
-        help="read the admin token from this file instead of making one (with --read-only: in place of the store's)",
+        help="read the admin token from this file instead of making one; it replaces the store's for good, also for"
+        " later starts without the file (with --read-only: in place of the store's, for this run only)",
     )
     serve.add_argument(
         "--move-ms", type=_int_from(1, MAX_CLOCK_MS), default=10_000, help="time per move in ms for lobby matches (default 10000)"
