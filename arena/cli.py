@@ -14,6 +14,7 @@ import argparse
 import collections
 import contextlib
 import json
+import logging
 import math
 import os
 import sqlite3
@@ -240,15 +241,17 @@ def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) 
     what a person at this terminal must not (a partner's rejected hint told them which
     colour their own hidden cards were not)."""
 
+    from games.render import visible  # what the seats wrote is shown, never obeyed by the terminal
+
     def show(event: Any) -> None:
         if event.kind == "rejected":
             seat = event.data["seat"]
             reason = "" if seat in unexplained else f": {event.data['reason']}"
-            print(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}")
+            print(visible(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}"))
         elif event.kind == "step":
             moves = ", ".join(f"seat {seat} ({names[seat]}): {action}" for seat, action in event.data["actions"].items())
-            print(f"step {event.step}  {moves}")
-            print("\n".join("    " + line for line in event.state.public_view()["text"].splitlines()))
+            print(visible(f"step {event.step}  {moves}"))
+            print(visible("\n".join("    " + line for line in event.state.public_view()["text"].splitlines())))
 
     return show
 
@@ -259,7 +262,9 @@ def _outcome_words(result: Any) -> list[str]:
 
 
 def _print_result(result: Any) -> None:
-    print(f"\n{result.game}: {result.status}, {result.reason}" + (f" ({result.detail})" if result.detail else ""))
+    from games.render import visible
+
+    print(visible(f"\n{result.game}: {result.status}, {result.reason}" + (f" ({result.detail})" if result.detail else "")))
     words = _outcome_words(result)
     rows = [
         (seat, name, f"{ret:g}", words[seat]) for seat, (name, ret) in enumerate(zip(result.players, result.returns, strict=True))
@@ -332,7 +337,6 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import logging
     import signal
 
     import trio
@@ -412,7 +416,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     # Dated lines on stderr for a process that runs for weeks: the arena's own at INFO (one a
     # match), the libraries' warnings and errors only (websockets logs every HTTP request at INFO).
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(_VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(handlers=[handler])
     logging.getLogger("arena").setLevel(logging.INFO)
     tune_gc_for_serving()
     open_files = raise_open_files_limit()
@@ -519,6 +525,16 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
         raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
 
 
+class _VisibleFormatter(logging.Formatter):
+    """A log line with control characters made visible (``games.render.visible``): a void's
+    reason or a client's text must not act on the terminal an operator tails the log in."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from games.render import visible
+
+        return visible(super().format(record))
+
+
 def _hangup() -> list[int]:
     """SIGHUP, for a command inside a trio run to take as a stop where the process takes it: a
     script's background job ignores SIGINT, and SIGHUP then killed the server at once, its live
@@ -568,14 +584,13 @@ def _stop_signals_as_ctrl_c() -> Iterator[None]:
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
-    import logging
-
     import trio
 
     import games
     from arena.seats import SeatForfeit, Turn, in_worker_thread, policy_callable
     from bots.client import BotStopped, run_bot
     from bots.registry import make_bot, parse_spec, secret_seed
+    from games.render import visible
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
@@ -653,7 +668,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             if not args.json:
                 why = f"{msg['reason']} ({msg['detail']})" if msg.get("detail") else msg["reason"]
                 how = f"{msg['status']}, {why}, {_how_it_went(msg)}"
-                print(f"match {msg['match']}: {how}, returns {msg['returns']}", flush=True)
+                print(visible(f"match {msg['match']}: {how}, returns {msg['returns']}"), flush=True)  # a detail an opponent wrote
 
     stop = trio.Event()
     # websockets logs a stalled connection's keepalive timeout with its traceback, ahead of the
@@ -1014,7 +1029,9 @@ def _say_void(count: int, details: Sequence[str], again: str) -> None:
     reached max_steps, a game's fault) shows; ``again`` says how to play them."""
     counts = collections.Counter(detail or "no reason given" for detail in details)
     why = "; ".join(f"{detail} (x{times})" if times > 1 else detail for detail, times in counts.items())
-    print(f"arena: {count} void" + (f" ({why})" if why else "") + again, file=sys.stderr)
+    from games.render import visible
+
+    print(visible(f"arena: {count} void" + (f" ({why})" if why else "") + again), file=sys.stderr)
 
 
 def _show_tournament(

@@ -10,6 +10,7 @@ Rounds, the optional talk step and the record are the shared machinery of games.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,9 @@ from games.iterated import Choices, IteratedConfig, IteratedGame, normalise, or_
 
 MAX_PLAYERS = 8
 MAX_OPTIONS = 26
+
+
+_OPTION = re.compile(r"[a-z0-9][a-z0-9_-]*( [a-z0-9][a-z0-9_-]*)*")
 
 
 @dataclass(frozen=True)
@@ -32,9 +36,14 @@ class CoordinationConfig(IteratedConfig):
             raise ConfigError(f"config key 'options' must list 2 to {MAX_OPTIONS} options, got {len(self.options)}")
         self.bound_names("options", "an option")
         for option in self.options:
-            if not option or option != normalise(option):
-                suggestion = f"; write {normalise(option)!r}" if normalise(option) else ""
-                raise ConfigError(f"config key 'options' must hold lower-case words, single-spaced, got {option!r}{suggestion}")
+            if not _OPTION.fullmatch(option):
+                # ASCII alone: an escape sequence, a bidi override or a look-alike twin ('аccept' with a
+                # Cyrillic а beside 'accept') passed as lower-case words (found by a QA helper)
+                suggestion = f"; write {normalise(option)!r}" if _OPTION.fullmatch(normalise(option)) else ""
+                raise ConfigError(
+                    "config key 'options' must hold lower-case ASCII words (letters, digits, - and _), single-spaced,"
+                    f" got {option!r}{suggestion}"
+                )
         if len(set(self.options)) != len(self.options):
             raise ConfigError(f"config key 'options' lists an option twice: {', '.join(self.options)}")
 

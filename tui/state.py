@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from games.render import visible
+
 NUMBER = (int, float)
 _MISSING = object()
 
@@ -22,15 +24,10 @@ class Malformed(ValueError):
     """A server message without the fields or types the protocol promises."""
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # the last two: bidi overrides
-
-
 def scrub(value: Any) -> Any:
-    """The message with control characters in its strings made visible: a chat line from a
-    language model must not move the cursor, recolour the terminal or, with a bidirectional
-    override, show its text in another order than it was sent."""
+    """The message with control characters in its strings made visible (``games.render.visible``)."""
     if isinstance(value, str):
-        return _CONTROL.sub("\ufffd", value)
+        return visible(value)
     if isinstance(value, list):
         return [scrub(v) for v in value]
     if isinstance(value, dict):

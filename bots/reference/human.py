@@ -1,6 +1,7 @@
 """A person at the terminal: shown the observation and the legal actions, types a move.
 
-Prompts go to stderr so that stdout stays clean for `arena play --json`.
+Prompts go to stderr so that stdout stays clean for `arena play --json`; what the other seats
+wrote is shown with its control characters made visible, never obeyed by the terminal.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from arena.seats import SeatForfeit, Turn
 from bots.base import Bot
 from bots.parsing import extract_action
 from bots.registry import register
+from games.render import visible
 
 
 @register
@@ -21,13 +23,13 @@ class HumanBot(Bot):
     def act(self, turn: Turn) -> str:
         out = sys.stderr
         if turn.retry_reason:
-            print(f"\nNot accepted: {turn.retry_reason}. Try again.", file=out)
+            print(visible(f"\nNot accepted: {turn.retry_reason}. Try again."), file=out)
         else:
-            print(f"\n--- your turn (seat {turn.seat}, step {turn.step}) ---\n{turn.observation.text}", file=out)
+            print(visible(f"\n--- your turn (seat {turn.seat}, step {turn.step}) ---\n{turn.observation.text}"), file=out)
         if turn.legal_actions is not None:
-            print("Legal actions: " + ", ".join(turn.legal_actions), file=out)
+            print(visible("Legal actions: " + ", ".join(turn.legal_actions)), file=out)
         else:
-            print(f"Format: {turn.action_format}", file=out)
+            print(visible(f"Format: {turn.action_format}"), file=out)
         print("Your move> ", end="", file=out, flush=True)
         line = sys.stdin.readline()
         if not line:

@@ -687,3 +687,38 @@ def test_export_store_copies_a_store_a_server_is_writing_whole(capsys: pytest.Ca
         copy.close()
     assert (tmp_path / "copy.db").stat().st_mode & 0o777 == 0o600
     assert [path.name for path in tmp_path.glob(".copy.db*")] == []  # no temporary file left
+
+
+HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\r\x1b[2K\x9b31m\u202e"
+"""What another player may write: retitle, clear, wipe the line, recolour (C1), reverse the text."""
+OBEYED = set("\x1b\x07\r\x9b\u202e")
+
+
+def test_what_a_seat_wrote_is_shown_on_the_terminal_never_obeyed(capsys: pytest.CaptureFixture[str]) -> None:
+    """An illegal action quoted in its rejection, a message in an accepted action, a forfeit's
+    detail were printed raw: a model's reply retitled and cleared the terminal of `arena play`
+    (found by a QA helper)."""
+    from types import SimpleNamespace
+
+    from arena.cli import _print_result, _printer
+    from arena.match import MatchEvent
+
+    state = games.get("tic-tac-toe").new(None, 0)
+    show = _printer(["a", "b"])
+    show(MatchEvent("rejected", "m", 0, {"seat": 0, "action": HOSTILE, "reason": f"'{HOSTILE}' is not a cell"}, state))
+    show(MatchEvent("step", "m", 1, {"actions": {0: f"b2: {HOSTILE}"}}, state))
+    ended = {"game": "tic-tac-toe", "status": "finished", "reason": "illegal", "detail": f"last: {HOSTILE}"}
+    _print_result(SimpleNamespace(**ended, outcomes=["forfeit", "win"], ranks=[2, 1], players=["a", "b"], returns=[-1, 1]))
+    out = capsys.readouterr().out
+    assert not OBEYED & set(out) and "PWNED" in out
+
+
+def test_the_servers_log_shows_control_characters_never_obeys_them() -> None:
+    """An admin's abort reason went raw into the log an operator tails (found by a QA helper)."""
+    import logging
+
+    from arena.cli import _VisibleFormatter
+
+    record = logging.LogRecord("arena.server", logging.INFO, __file__, 1, "match %s void: %s", ("m", HOSTILE), None)
+    line = _VisibleFormatter("%(message)s").format(record)
+    assert line == "match m void: \ufffd]0;PWNED\ufffd\ufffd[2J\ufffd\ufffd[2K\ufffd31m\ufffd"
