@@ -241,7 +241,7 @@ def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) 
     what a person at this terminal must not (a partner's rejected hint told them which
     colour their own hidden cards were not)."""
 
-    from games.render import visible  # what the seats wrote is shown, never obeyed by the terminal
+    from arena.protocol import visible  # what the seats wrote is shown, never obeyed by the terminal
 
     def show(event: Any) -> None:
         if event.kind == "rejected":
@@ -262,7 +262,7 @@ def _outcome_words(result: Any) -> list[str]:
 
 
 def _print_result(result: Any) -> None:
-    from games.render import visible
+    from arena.protocol import visible
 
     print(visible(f"\n{result.game}: {result.status}, {result.reason}" + (f" ({result.detail})" if result.detail else "")))
     words = _outcome_words(result)
@@ -526,11 +526,11 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
 
 
 class _VisibleFormatter(logging.Formatter):
-    """A log line with control characters made visible (``games.render.visible``): a void's
+    """A log line with control characters made visible (``arena.protocol.visible``): a void's
     reason or a client's text must not act on the terminal an operator tails the log in."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from games.render import visible
+        from arena.protocol import visible
 
         return visible(super().format(record))
 
@@ -587,10 +587,10 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     import trio
 
     import games
+    from arena.protocol import visible
     from arena.seats import SeatForfeit, Turn, in_worker_thread, policy_callable
     from bots.client import BotStopped, run_bot
     from bots.registry import make_bot, parse_spec, secret_seed
-    from games.render import visible
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
@@ -1029,7 +1029,7 @@ def _say_void(count: int, details: Sequence[str], again: str) -> None:
     reached max_steps, a game's fault) shows; ``again`` says how to play them."""
     counts = collections.Counter(detail or "no reason given" for detail in details)
     why = "; ".join(f"{detail} (x{times})" if times > 1 else detail for detail, times in counts.items())
-    from games.render import visible
+    from arena.protocol import visible
 
     print(visible(f"arena: {count} void" + (f" ({why})" if why else "") + again), file=sys.stderr)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -22,6 +23,18 @@ import msgpack
 from websockets.exceptions import InvalidStatus
 
 PROTOCOL_VERSION = 1
+
+_OBEYED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # the last two: bidi overrides
+
+
+def visible(text: str) -> str:
+    """``text`` with what a terminal obeys rather than shows (control characters, C1 codes,
+    bidirectional overrides) as U+FFFD; tabs and newlines stay. The wire carries any text, and
+    what a player wrote (a chat line, an illegal action quoted back, a resignation's reason)
+    must not move the cursor, clear the screen, retitle or recolour the terminal of a client
+    that shows it, or show its words in another order."""
+    return _OBEYED.sub("\ufffd", text)
+
 
 # ---- close codes (websocket close frames) ----------------------------------------------
 

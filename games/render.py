@@ -9,21 +9,10 @@ type shows the view's text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from games.api import View
-
-_OBEYED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # the last two: bidi overrides
-
-
-def visible(text: str) -> str:
-    """``text`` with what a terminal obeys rather than shows (control characters, C1 codes,
-    bidirectional overrides) as U+FFFD; tabs and newlines stay. Text a player wrote (a chat
-    line, an illegal action quoted back, a resignation's reason) must not move the cursor,
-    clear the screen, retitle or recolour the terminal, or show its words in another order."""
-    return _OBEYED.sub("\ufffd", text)
 
 
 def number(value: float) -> str:

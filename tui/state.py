@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from games.render import visible
+from arena.protocol import visible
 
 NUMBER = (int, float)
 _MISSING = object()
@@ -25,7 +25,7 @@ class Malformed(ValueError):
 
 
 def scrub(value: Any) -> Any:
-    """The message with control characters in its strings made visible (``games.render.visible``)."""
+    """The message with control characters in its strings made visible (``arena.protocol.visible``)."""
     if isinstance(value, str):
         return visible(value)
     if isinstance(value, list):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 
+from arena.protocol import visible
 from arena.seats import SeatForfeit, Turn
 from bots.base import Bot
 from bots.parsing import extract_action
 from bots.registry import register
-from games.render import visible
 
 
 @register
