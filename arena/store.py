@@ -513,11 +513,17 @@ class Store:
         Two runs starting at once get the same salt: the first one written wins.
 
         ``schedule`` (``tournaments.config.schedule_id``) is kept beside it at the first run that
-        gives one; a run with another is refused (StoreError, kind "schedule")."""
+        gives one; a run with another is refused (StoreError, kind "schedule") once the tournament
+        has a match. Before, the new one replaces it: a run stopped before its first match (a
+        participant's name taken on the server, whose remedy changes the file) fixed nothing."""
         with self.atomic():
             begun = self.conn.execute("SELECT 1 FROM matches WHERE tournament = ? LIMIT 1", (tournament,)).fetchone()
             salt = self._keep_first(f"seed_salt:{tournament}", "" if begun is not None else secrets.token_hex(16))
-            if schedule is not None and self._keep_first(f"schedule:{tournament}", schedule) != schedule:
+            if schedule is None or self._keep_first(f"schedule:{tournament}", schedule) == schedule:
+                return salt
+            if begun is None:
+                self._set_meta(f"schedule:{tournament}", schedule)
+            else:
                 raise StoreError(
                     f"tournament {tournament!r} was first run with another schedule (its format, games,"
                     " participants, games per pairing or rounds changed): give it a new name to play this"

@@ -465,10 +465,8 @@ async def run_remote_async(
         async with trio.open_nursery() as nursery:
             await nursery.start(admin.run)
             await nursery.start(results.run, admin.limits)
-            # the names first: the secret's request locks the schedule under the tournament's name,
-            # and a run refused for a taken name then refused the file that took its advice
+            salt = await _seed_salt(admin, config)  # first: a refused schedule rotates no token of a run in progress
             tokens = {name: await _token(admin, name) for name in names.values() if name not in remote}
-            salt = await _seed_salt(admin, config)
             async with trio.open_nursery() as bots:
                 for participant, name in names.items():
                     if name in tokens:

@@ -392,3 +392,17 @@ def test_a_name_that_reads_as_the_admin_is_refused(tmp_path: Path, name: str) ->
         store.register_bot(name)
     assert refused.value.kind == "exists"
     store.register_bot("administrator")
+
+
+def test_a_schedule_is_fixed_by_the_tournaments_first_match_not_by_a_run_that_played_none(tmp_path: Path) -> None:
+    """A run stopped before its first match (a participant's name taken on the server) had fixed
+    its schedule, and the file that followed the advice given (remote:NAME) was refused."""
+    store = Store(tmp_path / "arena.db")
+    salt = store.seed_salt("cup", "first schedule")
+    assert store.seed_salt("cup", "second schedule") == salt
+    seats = [LocalSeat(make_bot("random", "nim", seat), name=f"bot{seat}") for seat in range(2)]
+    store.finish_match(trio.run(lambda: play_match(games.get("nim"), seats)), {"tournament": "cup"})
+    with pytest.raises(StoreError, match="first run with another schedule") as refused:
+        store.seed_salt("cup", "first schedule")
+    assert refused.value.kind == "schedule" and store.seed_salt("cup", "second schedule") == salt
+    store.close()

@@ -3,6 +3,7 @@ ones connected by someone else, every match made by create_match into the server
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import zlib
@@ -239,6 +240,26 @@ async def test_a_rerun_through_the_server_whose_schedule_changed_is_refused(aren
     with pytest.raises(RemoteUsageError, match=r"^tournament 'cup' was first run with another schedule"):
         await run_remote_async(cup(["tit-for-tat", "random", "always-defect"], per=1), arena.url, arena.admin_token)
     assert matches(arena.db) == played
+
+
+@pytest.mark.trio
+async def test_a_rerun_refused_for_its_schedule_leaves_the_run_in_progress_alone(arena: Arena) -> None:
+    """Refused only after its bots' tokens were rotated, it cut off the same bots of the run in
+    progress (found by a QA helper reviewing the fix that put the tokens first)."""
+    first_done = trio.Event()
+
+    def progress(seen: Any) -> None:
+        if seen.done >= 1:
+            first_done.set()
+
+    async with trio.open_nursery() as nursery:
+        running = functools.partial(run_remote_async, cup(["tit-for-tat", "random"], per=20), arena.url, arena.admin_token)
+        nursery.start_soon(running, progress)
+        with trio.fail_after(30):
+            await first_done.wait()
+        with pytest.raises(RemoteUsageError, match="another schedule"):
+            await run_remote_async(cup(["tit-for-tat", "random"], per=2), arena.url, arena.admin_token)
+    assert {row["status"] for row in matches(arena.db)} == {"finished"} and len(matches(arena.db)) == 20
 
 
 @pytest.mark.trio
