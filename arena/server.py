@@ -1389,8 +1389,8 @@ class ArenaServer:
                 await self._store(functools.partial(Store.void_match, match_id=match_id, reason=reason, turns=turns))
             except sqlite3.Error:
                 return
-            del self._unrecorded_voids[match_id]
-            log.info("recorded match %s as void", match_id)
+            if self._unrecorded_voids.pop(match_id, None) is not None:  # the retry task and a shutdown may both write it
+                log.info("recorded match %s as void", match_id)
 
     def _opened(self, live: LiveMatch) -> None:
         if not live.opened:

@@ -12,6 +12,7 @@ import random
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -545,6 +546,38 @@ async def test_a_void_the_store_could_not_take_is_written_once_it_can(arena: Are
             while (await http_get(arena.url, f"/api/matches/{match}"))[1]["status"] != "void":
                 await trio.sleep(0.02)
     assert not full and (await http_get(arena.url, f"/api/matches/{match}"))[1]["detail"] == "testing"
+
+
+@pytest.mark.trio
+async def test_a_shutdown_while_an_unrecorded_void_is_written_again_ends_cleanly(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retry and the shutdown's last try wrote the one void at once, and the second to
+    finish failed with a KeyError, out of the shutdown (found by a QA helper)."""
+    from arena import server
+
+    monkeypatch.setattr(server, "VOID_RETRY_S", 0.05)
+    void_match = Store.void_match
+    calls: list[int] = []
+
+    def full_then_slow(store: Store, *args: Any, **kwargs: Any) -> bool:
+        calls.append(1)
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database or disk is full")
+        time.sleep(0.3)  # room again; a write takes a moment
+        return void_match(store, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "void_match", full_then_slow)
+    async with arena.bot("slow1") as a, arena.bot("slow2"), arena.admin() as admin:
+        await admin.send("create_match", bots=["slow1", "slow2"], game="tic-tac-toe")
+        match = (await admin.expect("match_created"))["match"]
+        await a.expect("turn", match=match)
+        await admin.send("abort_match", match=match)
+        await a.expect("match_end", match=match)
+        await trio.sleep(0.1)  # the retry's write is under way
+    with trio.fail_after(10):
+        await arena.server.shutdown()  # its last try writes the same void
+    assert Store(arena.db, read_only=True).match(match, turns=False)["status"] == "void"  # type: ignore[index]
 
 
 @pytest.mark.trio
