@@ -1283,7 +1283,7 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
 def cmd_export_store(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from arena.store import copy_store
+    from arena.store import copy_store, is_served
     from games.render import count
 
     _refuse_store_files(args.out, args.db)
@@ -1292,10 +1292,14 @@ def cmd_export_store(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out} is a folder; name a file in it, such as {target / 'arena-backup.db'}")
     if not target.parent.is_dir():
         raise UsageError(f"--out {args.out}: no folder {target.parent}")
+    if target.exists() and is_served(target):
+        raise UsageError(f"--out {args.out} is a store a server is serving; stop the server before replacing its store")
     store = _open_store(args.db)
     try:
         matches = store.count("matches")
         copy_store(store, target)
+    except OSError as error:
+        raise UsageError(f"cannot write {args.out}: {error.strerror or error}") from None
     finally:
         store.close()
     size = target.stat().st_size

@@ -1045,15 +1045,19 @@ def copy_store(store: Store, target: Path) -> None:
     """Copy ``store`` whole into ``target`` with SQLite's online backup: a consistent copy even
     while a server writes it, where ``cp`` of the file alone misses the commits still in its
     -wal (a copy taken a moment after 150 matches held 135). The copy is written beside the
-    target, readable by its owner alone as every store is, and renamed over it once complete."""
+    target, readable by its owner alone as every store is, and renamed over it once complete;
+    a store it replaces must not be served (``is_served``)."""
     temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    _create_private(temp)
+    os.close(os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))  # OSError: the target's folder cannot be written
     try:
         copy = sqlite3.connect(temp)
         try:
             store.conn.backup(copy)
         finally:
             copy.close()
+        for leftover in (f"{target}-wal", f"{target}-shm", f"{target}-journal"):
+            # the replaced store's own (a crashed server's -wal): SQLite would apply them to the copy
+            Path(leftover).unlink(missing_ok=True)
         os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)

@@ -722,3 +722,52 @@ def test_the_servers_log_shows_control_characters_never_obeys_them() -> None:
     record = logging.LogRecord("arena.server", logging.INFO, __file__, 1, "match %s void: %s", ("m", HOSTILE), None)
     line = _VisibleFormatter("%(message)s").format(record)
     assert line == "match m void: \ufffd]0;PWNED\ufffd\ufffd[2J\ufffd\ufffd[2K\ufffd31m\ufffd"
+
+
+def test_export_store_over_a_store_with_a_leftover_wal_gives_the_copy_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A backup restored over a crashed server's store met its -wal, which SQLite then applied:
+    the 'copy' held 40 matches where the backup had 3 (found by a QA helper)."""
+    import shutil
+
+    from arena.store import Store
+
+    backup, crashed = tmp_path / "backup.db", tmp_path / "crashed.db"
+    assert main(["bot", "register", "kept", "--db", str(backup)]) == 0
+    assert main(["bot", "register", "only-in-wal", "--db", str(crashed)]) == 0
+    holder = Store(crashed)  # the commits wait in its -wal, as when a server was killed
+    holder.conn.execute("PRAGMA wal_autocheckpoint = 0")
+    holder.register_bot("also-in-wal")
+    shutil.copy(f"{crashed}-wal", tmp_path / "left-wal")
+    holder.close()
+    shutil.copy(tmp_path / "left-wal", f"{crashed}-wal")
+    capsys.readouterr()
+    assert run(capsys, "export", "store", "--db", str(backup), "--out", str(crashed))[0] == 0
+    restored = Store(crashed, read_only=True)
+    try:
+        assert [bot["name"] for bot in restored.bots()] == ["kept"]
+    finally:
+        restored.close()
+
+
+def test_export_store_into_a_folder_it_cannot_write_names_the_copy_not_the_store(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """It said 'the store a.db cannot be read: unable to open database file' (found by a QA helper)."""
+    db = tmp_path / "arena.db"
+    assert main(["bot", "register", "kept", "--db", str(db)]) == 0
+    capsys.readouterr()
+    code, _, err = run(capsys, "export", "store", "--db", str(db), "--out", "/proc/arena-copy.db")
+    assert code == 2 and err.startswith("arena: error: cannot write /proc/arena-copy.db: ")
+
+
+def test_export_store_refuses_to_replace_a_store_a_server_is_serving(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from arena.store import serving_lock
+
+    backup, served = tmp_path / "backup.db", tmp_path / "served.db"
+    assert main(["bot", "register", "kept", "--db", str(backup)]) == 0
+    capsys.readouterr()
+    with serving_lock(served):
+        code, _, err = run(capsys, "export", "store", "--db", str(backup), "--out", str(served))
+    assert code == 2 and "is a store a server is serving; stop the server" in err
