@@ -10,7 +10,6 @@ Rounds, the optional talk step and the record are the shared machinery of games.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,8 @@ MAX_PLAYERS = 8
 MAX_OPTIONS = 26
 
 
-_OPTION = re.compile(r"[a-z0-9][a-z0-9_-]*( [a-z0-9][a-z0-9_-]*)*")
+def _is_option(text: str) -> bool:
+    return bool(text) and text == normalise(text) and text.isascii() and text.isprintable()
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,12 @@ class CoordinationConfig(IteratedConfig):
             raise ConfigError(f"config key 'options' must list 2 to {MAX_OPTIONS} options, got {len(self.options)}")
         self.bound_names("options", "an option")
         for option in self.options:
-            if not _OPTION.fullmatch(option):
-                # ASCII alone: an escape sequence, a bidi override or a look-alike twin ('аccept' with a
+            if not _is_option(option):
+                # printable ASCII: an escape sequence, a bidi override and a look-alike twin ('аccept' with a
                 # Cyrillic а beside 'accept') passed as lower-case words (found by a QA helper)
-                suggestion = f"; write {normalise(option)!r}" if _OPTION.fullmatch(normalise(option)) else ""
+                suggestion = f"; write {normalise(option)!r}" if _is_option(normalise(option)) else ""
                 raise ConfigError(
-                    "config key 'options' must hold lower-case ASCII words (letters, digits, - and _), single-spaced,"
+                    "config key 'options' must hold lower-case words of printable ASCII, single-spaced,"
                     f" got {option!r}{suggestion}"
                 )
         if len(set(self.options)) != len(self.options):
