@@ -264,7 +264,8 @@ def _outcome_words(result: Any) -> list[str]:
 def _print_result(result: Any) -> None:
     from arena.protocol import visible
 
-    print(visible(f"\n{result.game}: {result.status}, {result.reason}" + (f" ({result.detail})" if result.detail else "")))
+    detail = f" ({visible(result.detail, one_line=True)})" if result.detail else ""
+    print(f"\n{result.game}: {result.status}, {result.reason}{detail}")
     words = _outcome_words(result)
     rows = [
         (seat, name, f"{ret:g}", words[seat]) for seat, (name, ret) in enumerate(zip(result.players, result.returns, strict=True))
@@ -274,12 +275,12 @@ def _print_result(result: Any) -> None:
 
 def cmd_play(args: argparse.Namespace) -> int:
     import functools
-    import sqlite3
 
     import trio
 
     import games
     from arena.match import Clock, check_max_retries, play_match
+    from arena.protocol import visible
     from arena.store import Store
 
     game = games.get(args.game)
@@ -328,7 +329,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(f"arena: error: {unrecorded}", file=sys.stderr)
         return FAILURE
     if result.engine_fault:  # the game's own bug: a script running matches must hear of it
-        print(f"arena: error: {game.spec.name} failed, so the match is void: {result.detail}", file=sys.stderr)
+        print(f"arena: error: {game.spec.name} failed, so the match is void: {visible(result.detail)}", file=sys.stderr)
         return FAILURE
     return 0
 
@@ -668,7 +669,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             if not args.json:
                 why = f"{msg['reason']} ({msg['detail']})" if msg.get("detail") else msg["reason"]
                 how = f"{msg['status']}, {why}, {_how_it_went(msg)}"
-                print(visible(f"match {msg['match']}: {how}, returns {msg['returns']}"), flush=True)  # a detail an opponent wrote
+                line = f"match {msg['match']}: {how}, returns {msg['returns']}"
+                print(visible(line, one_line=True), flush=True)  # with a detail an opponent wrote
 
     stop = trio.Event()
     # websockets logs a stalled connection's keepalive timeout with its traceback, ahead of the
@@ -1031,7 +1033,7 @@ def _say_void(count: int, details: Sequence[str], again: str) -> None:
     why = "; ".join(f"{detail} (x{times})" if times > 1 else detail for detail, times in counts.items())
     from arena.protocol import visible
 
-    print(visible(f"arena: {count} void" + (f" ({why})" if why else "") + again), file=sys.stderr)
+    print(visible(f"arena: {count} void" + (f" ({why})" if why else "") + again, one_line=True), file=sys.stderr)
 
 
 def _show_tournament(

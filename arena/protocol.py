@@ -27,13 +27,15 @@ PROTOCOL_VERSION = 1
 _OBEYED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # the last two: bidi overrides
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, one_line: bool = False) -> str:
     """``text`` with what a terminal obeys rather than shows (control characters, C1 codes,
-    bidirectional overrides) as U+FFFD; tabs and newlines stay. The wire carries any text, and
-    what a player wrote (a chat line, an illegal action quoted back, a resignation's reason)
-    must not move the cursor, clear the screen, retitle or recolour the terminal of a client
-    that shows it, or show its words in another order."""
-    return _OBEYED.sub("\ufffd", text)
+    bidirectional overrides) as U+FFFD; tabs and newlines stay, unless ``one_line``. The wire
+    carries any text, and what a player wrote (a chat line, an illegal action quoted back, a
+    resignation's reason) must not move the cursor, clear the screen, retitle or recolour the
+    terminal of a client that shows it, show its words in another order, or, inside a line of
+    its own, forge the next lines of the output."""
+    shown = _OBEYED.sub("\ufffd", text)
+    return shown.replace("\n", "\ufffd").replace("\t", "\ufffd") if one_line else shown
 
 
 # ---- close codes (websocket close frames) ----------------------------------------------

@@ -711,6 +711,13 @@ def test_what_a_seat_wrote_is_shown_on_the_terminal_never_obeyed(capsys: pytest.
     _print_result(SimpleNamespace(**ended, outcomes=["forfeit", "win"], ranks=[2, 1], players=["a", "b"], returns=[-1, 1]))
     out = capsys.readouterr().out
     assert not OBEYED & set(out) and "PWNED" in out
+    forged = "resigned\nmatch 1234: finished, win"  # a line of its own would read as the next match's
+    _print_result(
+        SimpleNamespace(
+            **ended | {"detail": forged}, outcomes=["forfeit", "win"], ranks=[2, 1], players=["a", "b"], returns=[-1, 1]
+        )
+    )
+    assert "(resigned\ufffdmatch 1234: finished, win)" in capsys.readouterr().out
 
 
 def test_the_servers_log_shows_control_characters_never_obeys_them() -> None:
