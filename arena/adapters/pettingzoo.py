@@ -135,6 +135,8 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if isinstance(seed, np.integer):  # what seeds drawn with numpy are, in the RL libraries that call this
+            seed = int(seed)
         start = self._next_seed if seed is None else seed
         self.game = self.game_class.new(self.config, start)  # a seed out of range is refused before anything changes
         if seed is not None:

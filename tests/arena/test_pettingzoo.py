@@ -189,6 +189,8 @@ def test_a_seed_out_of_range_is_refused_and_the_environment_stays_usable() -> No
     environment.reset(seed=2**63 - 1)
     environment.reset()
     assert environment.game.seed == 0
+    environment.reset(seed=np.int64(7))  # a seed numpy drew
+    assert environment.game.seed == 7
 
 
 @pytest.mark.parametrize(
