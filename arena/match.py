@@ -43,6 +43,14 @@ every game (Pig when nobody holds, a plugin's game): a match between two bots th
 it would never return, and a server keeps each of its turns until the end."""
 
 
+MAX_SHOWN_CHARS = 20_000_000
+"""Characters of observation a match may show its seats in all before it is void. Each turn's
+observation is kept with the turn until the end: a game that retells its whole history every
+round (a plugin's, which also never ended) grew one server by 25 MB a second to gigabytes before
+MAX_STEPS voided it. The built-in games bound what they retell (``games.api.HISTORY_SHOWN``)
+and stay far below."""
+
+
 MAX_CLOCK_MS = 30 * 24 * 3600 * 1000
 """The longest time per move, grace or bank: far past any model's answer, and within what every
 message carries (a clock of 10^20 ms made the server's welcome and match_start unencodable)."""
@@ -250,6 +258,7 @@ class _Match:
         self.max_retries = max_retries
         self.on_event = on_event
         self.turns = turns
+        self.shown = 0  # characters of observation asked with so far (MAX_SHOWN_CHARS)
         self.last_turn: list[TurnRecord | None] = [None] * len(seats)
         self.unclaimed = [0.0] * len(seats)
         self.bank_ms = [clock.bank_ms] * len(seats)
@@ -283,6 +292,12 @@ class _Match:
             deadline_ms=budget_ms,
             clocks=tuple(self.bank_ms),
         )
+        self.shown += len(turn.observation.text)
+        if self.shown > MAX_SHOWN_CHARS:
+            raise GameError(
+                f"{state.spec.name}: the observations of this match passed {MAX_SHOWN_CHARS:,} characters in all;"
+                " a game must bound what it retells (games.api.HISTORY_SHOWN)"
+            )
         legal_list = None if turn.legal_actions is None else list(turn.legal_actions)
         if legal_list is not None and not all(type(action) is str for action in legal_list):
             # The policy would answer with it and forfeit for the game's bug.
@@ -371,7 +386,7 @@ class _Match:
                 for seat in movers:
                     nursery.start_soon(one, seat, nursery)
         except BaseExceptionGroup as group:  # the engine's fault, as in a one-seat step: said as itself
-            if len(group.exceptions) == 1:
+            if group.split(Exception)[1] is None:  # every seat met it (a game's bug meets them all): the first says it
                 raise group.exceptions[0] from group
             raise
         if len(failed) == 1:

@@ -17,6 +17,7 @@ from arena.match import Clock, MatchEvent, outcomes_of, play_match
 from arena.seats import LocalSeat, Move, RemoteSeat, SeatForfeit, Turn
 from arena.sessions import BotSession, Connection
 from arena.store import Store
+from games.api import Observation
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
 from games.mini_hanabi import MiniHanabi
 from games.tic_tac_toe import TicTacToe
@@ -420,6 +421,42 @@ async def test_legal_actions_that_are_not_strings_void_the_match_instead_of_forf
     result = await play_match(NumberedTicTacToe, [first_legal(), first_legal()])
     assert result.status == "void" and result.forfeit_seat is None, result.detail
     assert "legal_actions(0) must list strings" in result.detail
+
+
+class NumberedDilemma(IteratedPrisonersDilemma):
+    """The same bug in a game whose seats move at once."""
+
+    def legal_actions(self, seat: int) -> Sequence[str]:
+        return [index for index, _ in enumerate(super().legal_actions(seat))]  # type: ignore[misc]
+
+
+@pytest.mark.trio
+async def test_a_fault_every_seat_of_a_simultaneous_step_meets_is_said_as_itself() -> None:
+    """It was 'ExceptionGroup: Exceptions from Trio nursery (2 sub-exceptions)' (found by a QA helper)."""
+    result = await play_match(NumberedDilemma, [first_legal(), first_legal()])
+    assert result.status == "void" and "must list strings" in result.detail, result.detail
+
+
+class RetellingDilemma(IteratedPrisonersDilemma):
+    """A plugin's game that retells every round, whatever the history window."""
+
+    def observe(self, seat: int) -> Observation:
+        seen = super().observe(seat)
+        return Observation("x" * 1000 * self.step_count + seen.text, seen.data)
+
+
+@pytest.mark.trio
+async def test_a_match_whose_observations_grow_past_the_bound_is_void(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept with every turn, a retold history grew a server by 25 MB a second (found by a QA helper)."""
+    from arena import match
+
+    monkeypatch.setattr(match, "MAX_SHOWN_CHARS", 100_000)
+    result = await play_match(RetellingDilemma, [first_legal(), first_legal()], config={"rounds": 100})
+    assert result.status == "void" and result.forfeit_seat is None
+    assert result.detail.startswith(
+        "engine fault: GameError: iterated-prisoners-dilemma: the observations of this match passed 100,000"
+    )
+    assert len(result.actions) < 20
 
 
 @pytest.mark.trio

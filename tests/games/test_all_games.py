@@ -54,10 +54,11 @@ def random_joint_action(state: Game, rng: random.Random) -> dict[int, str]:
 
 
 def play_randomly(
-    game: type[Game], seed: int, rng: random.Random, players: int | None = None, **config: object
+    game: type[Game], seed: int, rng: random.Random, players: int | None = None, state: Game | None = None, **config: object
 ) -> Iterator[Game]:
-    """Yield the state after every step of a random legal playout."""
-    state = game.new(config | ({} if players is None else {"players": players}), seed)
+    """Yield the state after every step of a random legal playout (from ``state`` when given)."""
+    if state is None:
+        state = game.new(config | ({} if players is None else {"players": players}), seed)
     yield state
     for _ in range(STEP_LIMIT):
         if state.is_over:
@@ -467,13 +468,11 @@ def test_an_action_after_the_end_is_illegal_and_the_history_keeps_its_own_copy(g
     its action mapping rewrote the history, which then replayed as another game."""
     rng = random.Random(3)
     state = game.new(None, 3)
-    first: dict[int, str] | None = None
-    while not state.is_over:
-        actions = random_joint_action(state, rng)
-        state.step(actions)
-        if first is None:
-            first, kept = actions, dict(state.history[0])
-            actions.clear()
+    actions = random_joint_action(state, rng)
+    state.step(actions)
+    kept = dict(state.history[0])
+    actions.clear()
+    *_, state = play_randomly(game, 3, rng, state=state)  # bounded: a game that never ends fails, never hangs
     assert state.history[0] == kept
     for seat, action in kept.items():
         with pytest.raises(IllegalAction, match=r"(game|hand) is over"):
