@@ -550,25 +550,30 @@ def run_night(
     with open(folder / LOCK, "ab") as handle:
         if not try_flock(handle, fcntl.LOCK_EX):
             raise NightlyError(f"another arena nightly run is using {folder}; wait for it to end")
-        _claim(folder, config.name, db_path)
+        _claim(folder, config.name, [policy.name for policy in config.policies], db_path)
         return _run_night(config, db_path, folder, night or dt.date.today(), log, progress)
 
 
-def _claim(folder: Path, name: str, db: Path) -> None:
+def _claim(folder: Path, name: str, policies: list[str], db: Path) -> None:
     """Keep one nightly's nights in ``folder``: a second nightly file beside the first shared its
     records (its night was refused as run already) and its policies' pointers (one's promotion
-    moved the other's). A folder from before this file was written is claimed by its next run.
-    The store is said, not compared: a folder moved with its store stays its nightly's."""
-    owner = {"name": name, "db": str(db.resolve())}
+    moved the other's). A nightly is its name and its policies' names: two files copied from the
+    example both named "nightly" took each other's folder. A folder from before the policies were
+    kept is claimed whole by its next run of that name. The store is said, not compared: a folder
+    moved with its store stays its nightly's."""
+    owner = {"name": name, "policies": sorted(policies), "db": str(db.resolve())}
     path = folder / OWNER
     if path.is_file():
         found = json.loads(path.read_text(encoding="utf-8"))
-        if found.get("name") != name:
+        if found.get("name") != name or found.get("policies", owner["policies"]) != owner["policies"]:
+            theirs = ", ".join(found.get("policies") or ["?"])
             raise NightlyError(
-                f"{folder} keeps the nights of nightly {found.get('name')!r} (store {found.get('db')}); "
-                f"set `dir` in this file (nightly {name!r}, store {owner['db']}) to keep its nights apart"
+                f"{folder} keeps the nights of nightly {found.get('name')!r} (policies {theirs}; store {found.get('db')}); "
+                f"set `dir` in this file (nightly {name!r}, policies {', '.join(owner['policies'])}; store {owner['db']})"
+                " to keep its nights apart"
             )
-        return
+        if "policies" in found:
+            return
     _write_json(path, owner)
 
 

@@ -387,7 +387,13 @@ def test_a_second_nightly_beside_the_first_is_refused_naming_the_folders_owner(t
     folder = nightly_dir(first, tmp_path / "arena.db")
     folder.mkdir()
     (folder / "owner.json").write_text(json.dumps({"name": "other", "db": str(tmp_path / "other.db")}))
-    with pytest.raises(NightlyError, match=r"keeps the nights of nightly 'other' \(store .*other\.db\); set `dir`"):
+    with pytest.raises(NightlyError, match=r"keeps the nights of nightly 'other' \(policies \?; store .*other\.db\); set `dir`"):
+        run_night(first, db=tmp_path / "arena.db")
+    assert not (tmp_path / "arena.db").exists()
+    # the same name with other policies: two files copied from the example, both "nightly" (found by a QA helper)
+    ours = [policy.name for policy in first.policies]
+    (folder / "owner.json").write_text(json.dumps({"name": first.name, "policies": ["pd2"], "db": str(tmp_path / "a.db")}))
+    with pytest.raises(NightlyError, match=rf"nightly '{first.name}' \(policies pd2; .*policies {', '.join(sorted(ours))};"):
         run_night(first, db=tmp_path / "arena.db")
     assert not (tmp_path / "arena.db").exists()
 
