@@ -37,7 +37,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -422,13 +422,17 @@ def previous_record(folder: Path, night: dt.date) -> dict[str, Any] | None:
     return None
 
 
-def _stored_matches(db: Path, bot: str, game: str | None, since: float | None) -> int:
+def _stored_matches(db: Path, bot: str, game: str | None, since: float | None, excluded: Sequence[str]) -> int:
+    """The bot's finished matches the trainer may take: none against an ``excluded`` bot (it
+    counted those, which the trainer then left out, and said more turns than were used)."""
     store = Store(db, read_only=True)
     try:
         row = store.conn.execute(
             """SELECT COUNT(DISTINCT s.match_id) FROM seats s JOIN matches m ON m.id = s.match_id
-               WHERE s.bot = ? AND m.status = ? AND (? IS NULL OR m.game = ?) AND m.created_at >= ?""",
-            (bot, FINISHED, game, game, since or 0.0),
+               WHERE s.bot = ? AND m.status = ? AND (? IS NULL OR m.game = ?) AND m.created_at >= ?
+               AND NOT EXISTS (SELECT 1 FROM seats o WHERE o.match_id = s.match_id
+                               AND o.bot IN (SELECT value FROM json_each(?)))""",
+            (bot, FINISHED, game, game, since or 0.0, json.dumps(list(excluded))),
         ).fetchone()
         return int(row[0])
     finally:
@@ -454,12 +458,12 @@ def _store_setting(
     game = trained[0] if len(set(trained)) == 1 else None
     if game is None and template.held_out_games:
         return None, "training on several games while the tournament holds out games: stored turns cannot be filtered"
-    matches = _stored_matches(db, current.bot, game, since)
+    excluded = [spec.removeprefix("remote:") for spec in template.held_out_opponents]
+    matches = _stored_matches(db, current.bot, game, since, excluded)
     window = "since the previous night" if since is not None else "in the store"
     if matches == 0:
-        return None, f"no finished match of {current.bot} {window}"
+        return None, f"no finished match of {current.bot} {window}" + (f" but against {', '.join(excluded)}" if excluded else "")
     since_hours = None if since is None else max((time.time() - since) / 3600, 1e-6)
-    excluded = [spec.removeprefix("remote:") for spec in template.held_out_opponents]
     setting = StoreSetting(
         db=str(db), bot=current.bot, game=game, limit=policy.store_matches, since_hours=since_hours, exclude_opponents=excluded
     )

@@ -481,3 +481,15 @@ def test_a_match_that_ended_void_is_played_again_by_a_rerun_of_the_night(
     assert second["finished_at"] is not None
     assert main(["nightly", str(path), "--db", str(db)]) == 2
     assert "ran already" in capsys.readouterr().err
+
+
+def test_the_stored_matches_counted_for_training_leave_out_the_held_out_opponents(tmp_path: Path) -> None:
+    """It said 12 matches where the trainer, rightly, took the 8 not against the held-out
+    opponent (found by a QA helper)."""
+    from tournaments.nightly import _stored_matches
+
+    db = tmp_path / "arena.db"
+    seed_clear_wins(db, "ipd.base", "grim", 2)
+    seed_clear_wins(db, "ipd.base", "tit-for-tat", 3)
+    assert _stored_matches(db, "ipd.base", IPD, None, ["grim"]) == 3
+    assert _stored_matches(db, "ipd.base", None, None, []) == 5
