@@ -549,9 +549,15 @@ def run_night(
     db_path = Path(db if db is not None else config.db)
     if not db_path.parent.is_dir():
         raise NightlyError(f"cannot make the store {db_path}: no folder {db_path.parent}")
+    Store(db_path).close()  # a file that is no store is said before the nightly folder is claimed for it
     folder = nightly_dir(config, db_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK, "ab") as handle:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / LOCK, "ab")  # noqa: SIM115 (held for the night, closed below)
+    except OSError as error:
+        where = "the file's `dir`" if config.dir is not None else "beside the store; set `dir` in the file to keep them elsewhere"
+        raise NightlyError(f"cannot write the nightly folder {folder} ({where}): {error.strerror or error}") from None
+    with handle:
         if not try_flock(handle, fcntl.LOCK_EX):
             raise NightlyError(f"another arena nightly run is using {folder}; wait for it to end")
         _claim(folder, config.name, [policy.name for policy in config.policies], db_path)

@@ -493,3 +493,23 @@ def test_the_stored_matches_counted_for_training_leave_out_the_held_out_opponent
     seed_clear_wins(db, "ipd.base", "tit-for-tat", 3)
     assert _stored_matches(db, "ipd.base", IPD, None, ["grim"]) == 3
     assert _stored_matches(db, "ipd.base", None, None, []) == 5
+
+
+def test_a_bad_store_and_a_folder_that_cannot_be_made_are_said_before_anything_is_written(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """A file that was no store was said only after the nightly folder was claimed for it; a
+    folder that could not be made was a bare system error with status 1 (found by a QA helper)."""
+    import dataclasses
+
+    from arena.store import StoreError
+
+    config = parse(base_config(tiny_model_dir), "nights.toml")
+    (tmp_path / "notadb.db").write_text("garbage")
+    with pytest.raises(StoreError):
+        run_night(config, db=tmp_path / "notadb.db")
+    assert not (tmp_path / "nightly").exists()
+    (tmp_path / "afile").write_text("")
+    blocked = dataclasses.replace(config, dir=str(tmp_path / "afile" / "nightly"))
+    with pytest.raises(NightlyError, match=r"cannot write the nightly folder .*afile/nightly \(the file's `dir`\): "):
+        run_night(blocked, db=tmp_path / "arena.db")
