@@ -549,7 +549,8 @@ def run_night(
     db_path = Path(db if db is not None else config.db)
     if not db_path.parent.is_dir():
         raise NightlyError(f"cannot make the store {db_path}: no folder {db_path.parent}")
-    Store(db_path).close()  # a file that is no store is said before the nightly folder is claimed for it
+    if db_path.exists():  # a file that is no store is said before the nightly folder is claimed for it
+        Store(db_path, read_only=True).close()
     folder = nightly_dir(config, db_path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
