@@ -108,10 +108,11 @@ def _parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
 def cmd_games(args: argparse.Namespace) -> int:
     import games
 
-    if args.doc:
+    shown = args.doc or args.game
+    if shown:
         from bots.catalog import catalog_doc, game_doc
 
-        sys.stdout.write(catalog_doc() if args.doc == "all" else game_doc(args.doc))
+        sys.stdout.write(catalog_doc() if shown == "all" else game_doc(shown))
         return 0
     every = games.all()
     if args.json:
@@ -1409,6 +1410,7 @@ def build_parser() -> argparse.ArgumentParser:
     games_shown.add_argument(
         "--doc", metavar="NAME", help="print the markdown catalog entry of game NAME, or the whole catalog page with 'all'"
     )
+    games_shown.add_argument("game", nargs="?", metavar="GAME", help="print this game's catalog entry, as --doc GAME does")
     games_cmd.set_defaults(run=cmd_games)
 
     bots_cmd = commands.add_parser("bots", help="list the reference bots", description="List the bots a --seat spec can name.")

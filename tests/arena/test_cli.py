@@ -33,6 +33,12 @@ def test_games_lists_every_game_with_its_kind(capsys: pytest.CaptureFixture[str]
     assert " 2-8 (3) " in beauty  # the default count beside the range: two seats alone are refused
 
 
+def test_games_name_prints_the_games_catalog_entry_as_doc_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """The docs said `arena games NAME`, which was refused as an unrecognized argument (found by a QA helper)."""
+    assert run(capsys, "games", "kuhn-poker") == run(capsys, "games", "--doc", "kuhn-poker")
+    assert run(capsys, "games", "kuhn-poker")[1].startswith("## Kuhn poker\n")
+
+
 def test_games_json_carries_the_spec_fields(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "games", "--json")
     specs = {spec["name"]: spec for spec in json.loads(out)}
