@@ -30,8 +30,9 @@ from games.api import MAX_MESSAGE_CHARS, MAX_SEED, MAX_TALK_CHARS, MAX_TURNS, Co
 from games.chance import ChanceRng
 from games.registry import UnknownGame
 from games.tic_tac_toe import TicTacToe
+from tests.examples import example_module
 
-GAMES = games.all()
+GAMES = [*games.all(), example_module("guess_the_number").GuessTheNumber]  # the example of docs/PLUGINS.md too
 TABLES = [(game, players) for game in GAMES for players in range(game.spec.min_players, game.spec.max_players + 1)]
 """Every game at every player count it supports."""
 STEP_LIMIT = 2_000
