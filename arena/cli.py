@@ -677,6 +677,10 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     # websockets logs a stalled connection's keepalive timeout with its traceback, ahead of the
     # SDK's own line saying the bot reconnects and why: stderr keeps one line per event
     logging.getLogger("websockets.client").setLevel(logging.CRITICAL)
+    # the SDK's warnings quote the server (why it closed, what it refused): shown, never obeyed
+    handler = logging.StreamHandler()
+    handler.setFormatter(_VisibleFormatter("%(message)s"))
+    logging.basicConfig(handlers=[handler])
 
     async def main() -> Any:
         async with trio.open_nursery() as nursery:
@@ -703,7 +707,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
     run = trio.run(main)
     if isinstance(run, BotStopped):
-        print(f"arena: error: {run}", file=sys.stderr)
+        print(visible(f"arena: error: {run}", one_line=True), file=sys.stderr)
         return FAILURE
     if args.json:
         _print_json(run.results)
