@@ -688,7 +688,8 @@ def _run_night(
     record["changes"] = {"since": None if before is None else before["night"], "variants": changes(record["ratings"], before)}
     store = Store(db_path, read_only=True)
     try:
-        record["report"] = str(write_report(store, night_dir / "report", resamples=config.resamples))
+        report = write_report(store, night_dir / "report", resamples=config.resamples, held_out=set(held_boards))
+        record["report"] = str(report)
     finally:
         store.close()
     done("report")

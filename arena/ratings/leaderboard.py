@@ -14,6 +14,7 @@ import functools
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,14 +302,17 @@ class Overall:
         ]
 
 
-def overall(store: Store) -> Overall | None:
-    """Agents versus games across every variant with finished matches.
+def overall(store: Store, leave_out: AbstractSet[str] = frozenset()) -> Overall | None:
+    """Agents versus games across every variant with finished matches, but those in ``leave_out``
+    (held-out games, reported apart).
 
     A bot that never played a game gets that game's lowest observed mean return: the
     pessimistic reading, so that skipping hard games cannot raise a bot's skill.
     """
     totals: dict[tuple[str, str], list[float]] = defaultdict(list)
     for match in finished_matches(store):
+        if match.variant in leave_out:
+            continue
         seats: dict[str, list[float]] = defaultdict(list)  # a cooperative team of copies plays once
         for bot, ret in zip(match.players, match.returns, strict=True):
             seats[bot].append(ret)

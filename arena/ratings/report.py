@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -157,14 +158,15 @@ def score_matrix(agents: list[str], variants: list[str], scores: np.ndarray, pat
     plt.close(fig)
 
 
-def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
-    """Write ``out/README.md`` and its plots; returns the page's path."""
+def write_report(store: Store, out: Path, *, resamples: int = 200, held_out: AbstractSet[str] = frozenset()) -> Path:
+    """Write ``out/README.md`` and its plots; returns the page's path. ``held_out`` variants
+    stay out of the table across games and are marked as held out where they are shown."""
     out.mkdir(parents=True, exist_ok=True)
     variants = [row["variant"] for row in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE status = 'finished'")]
     lines = ["# Arena ratings report", ""]
     if not variants:  # a page with a title alone reads as a report that failed
         lines += [f"No finished matches in {store.path} yet: nothing to rate.", ""]
-    whole = overall(store)
+    whole = overall(store, leave_out=held_out)
     if whole is not None:
         score_matrix(whole.agents, whole.variants, whole.scores, out / "scores.png")
         lines += ["## Across games", "", "| bot | skill | mass | games |", "|---|---|---|---|"]
@@ -176,8 +178,9 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
         lines += ["", "![Mean return per game](scores.png)", ""]
     for variant in sorted(variants):
         rows = variant_leaderboard(store, variant, resamples=resamples)
+        title = f"{variant} (held-out game)" if variant in held_out else variant
         if not rows:  # its plots would be empty frames, and matplotlib warns about them
-            lines += [f"## {variant}", "", f"{NOTHING_RATED.capitalize()}.", ""]
+            lines += [f"## {title}", "", f"{NOTHING_RATED.capitalize()}.", ""]
             continue
         slug = _slug(variant)
         order = [r["bot"] for r in sorted(rows, key=lambda r: (-r["nash"], r["bot"]))][:PLOTTED_BOTS]
@@ -185,7 +188,7 @@ def write_report(store: Store, out: Path, *, resamples: int = 200) -> Path:
         mixture_chart([r for r in rows if r["bot"] in order], variant, out / f"{slug}-mixture.png")
         trueskill_over_time(store, variant, order, out / f"{slug}-trueskill.png")
         # every column of `arena ratings`: in ranked games, where W/D/L is "-", mean return tells the bots apart
-        lines += [f"## {variant}", "", _markdown_row(TABLE_HEADER), _markdown_row(["---"] * len(TABLE_HEADER))]
+        lines += [f"## {title}", "", _markdown_row(TABLE_HEADER), _markdown_row(["---"] * len(TABLE_HEADER))]
         lines += [_markdown_row(table_cells(r)) for r in rows]
         cut = len(rows) > PLOTTED_BOTS
         plotted = [f"The plots show the {PLOTTED_BOTS} bots of best Nash rating, of {len(rows)}."] if cut else []

@@ -448,3 +448,21 @@ def test_trueskill_over_time_counts_matches_in_whole_numbers(
     assert [tick.get_text() for tick in axes.get_xticklabels() if tick.get_text()] and all(
         float(tick).is_integer() for tick in axes.get_xticks()
     )
+
+
+def test_the_report_keeps_held_out_games_out_of_the_table_across_games(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """The nightly's report pooled its held-out game into 'Across games', unmarked (found by a QA helper)."""
+    from arena.ratings.report import write_report
+
+    store = Store(tmp_path / "arena.db")
+    with store.atomic():
+        for bot, other in (("a", "b"), ("b", "c"), ("c", "a")):
+            store.finish_match(match_record("nim", [bot, other], [1.0, -1.0]))
+            store.finish_match(match_record("kuhn-poker", [other, bot], [1.0, -1.0]))
+    page = write_report(store, tmp_path / "report", resamples=5, held_out={"kuhn-poker"}).read_text()
+    across = page.split("## Across games", 1)[1].split("\n## ", 1)[0]
+    assert "| nim |" in across and "kuhn-poker" not in across
+    assert "## kuhn-poker (held-out game)" in page and "## nim\n" in page
+    store.close()
