@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
+import games
 from bots.base import Bot
 from games.api import ConfigError, did_you_mean, parse_value
 from games.registry import load_plugin
@@ -84,6 +85,10 @@ def _load() -> dict[str, type[Bot]]:
 def _register_bot(loaded: Any) -> None:
     if not (isinstance(loaded, type) and issubclass(loaded, Bot)):
         raise BotSpecError(f"{loaded!r:.100} is not a Bot subclass")
+    known = games.names()
+    for game in loaded.games or ():  # a typo made a bot that listed and loaded, and could play nothing
+        if game not in known:
+            raise BotSpecError(f"bot {loaded.name!r} plays {game!r}, which is no game{did_you_mean(game, known)}")
     register(loaded)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from arena.seats import Turn
+from bots.base import Bot
 from bots.registry import BotSpecError, make_bot, seat_seed
 
 
@@ -24,10 +26,24 @@ def test_a_bots_seed_does_not_give_away_the_match_seed() -> None:
     assert len({seat_seed(seed, seat) for seed in range(50) for seat in range(4)}) == 200
 
 
+class TicTacToBot(Bot):
+    name = "tic-tac-to-bot"
+    description = "A plugin's bot whose game name has a typo."
+    games = ("tic-tac-to",)
+
+    def act(self, turn: Turn) -> str:
+        return "a1"
+
+
 @pytest.mark.parametrize(
     ("value", "cause"),
-    [("no_such_bot_module:Bot", "ModuleNotFoundError: No module named 'no_such_bot_module'"), ("json:dumps", "BotSpecError: ")],
-    ids=["import-error", "not-a-bot"],
+    [
+        ("no_such_bot_module:Bot", "ModuleNotFoundError: No module named 'no_such_bot_module'"),
+        ("json:dumps", "BotSpecError: "),
+        # listed and loaded, it could play nothing (found by a QA helper writing a plugin)
+        (f"{__name__}:TicTacToBot", "BotSpecError: bot 'tic-tac-to-bot' plays 'tic-tac-to', which is no game; did you mean"),
+    ],
+    ids=["import-error", "not-a-bot", "no-such-game"],
 )
 def test_a_bot_plugin_that_fails_to_load_is_left_out_and_named(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str, cause: str
