@@ -437,6 +437,21 @@ async def test_a_fault_every_seat_of_a_simultaneous_step_meets_is_said_as_itself
     assert result.status == "void" and "must list strings" in result.detail, result.detail
 
 
+@pytest.mark.trio
+async def test_the_longest_talk_a_built_in_config_allows_stays_under_the_bound() -> None:
+    """Eight players talking 1,000 characters a round for 20 rounds show some 27 million
+    characters: a bound of 20 million voided this legal match as the game's fault (found by a
+    QA helper reviewing the bound)."""
+
+    def talk_in_full(turn: Turn) -> str:
+        return "y" * 1000 if turn.legal_actions is None else turn.legal_actions[0]
+
+    seats = [LocalSeat(talk_in_full, name=f"t{seat}", threaded=False) for seat in range(8)]
+    config = {"players": 8, "rounds": 20, "cheap_talk": True, "message_chars": 1000}
+    result = await play_match(games.get("public-goods"), seats, config=config)
+    assert result.status == "finished", result.detail
+
+
 class RetellingDilemma(IteratedPrisonersDilemma):
     """A plugin's game that retells every round, whatever the history window."""
 
