@@ -72,36 +72,23 @@ def save_model_folder(model: Any, tokenizer: Any, out: Path) -> Path:
     trainer's own progress line), and writes the weights owner-only (0600) while everything
     else takes the umask's mode (0644): a server or bot run as another user could read the
     config but not the weights. The weights take the mode of the config.json written beside them.
-    The folder is written beside ``out`` and put in its place once whole.
+    A save that fails removes the folder it made.
     """
+    from safetensors import SafetensorError
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # as loading a Policy does: the arena draws its own
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.name}.partial")
-    shutil.rmtree(partial, ignore_errors=True)  # a save cut off before
+    made = not out.exists()
     try:
-        partial.mkdir()
-        model.save_pretrained(partial)
-        tokenizer.save_pretrained(partial)
-        mode = (partial / "config.json").stat().st_mode & 0o777
+        out.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        mode = (out / "config.json").stat().st_mode & 0o777
         for name in WEIGHTS:
-            for weights in partial.glob(name.replace("model", "model*", 1)):
+            for weights in out.glob(name.replace("model", "model*", 1)):
                 weights.chmod(mode)
-        _put_in_place(partial, out)
-    except Exception as error:  # a full disk (safetensors' own error type): one line, no half-saved folder
+    except (OSError, SafetensorError) as error:  # a full disk: one line, and no half-saved folder left behind
+        if made:  # a config without weights passed for a checkpoint
+            shutil.rmtree(out, ignore_errors=True)
         raise OSError(f"cannot save the model folder {out}: {error}") from error
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
     return out
-
-
-def _put_in_place(new: Path, out: Path) -> None:
-    """Move the saved folder ``new`` to ``out``, or its files into ``out`` where that folder is
-    there already (``init-model --force`` writes beside other files): a save that failed half-way
-    left a folder with a config and no weights, which then passed for a checkpoint's start."""
-    if not out.exists():
-        new.rename(out)
-        return
-    for item in new.iterdir():
-        item.replace(out / item.name)
