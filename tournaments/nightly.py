@@ -550,7 +550,7 @@ def run_night(
     if not db_path.parent.is_dir():
         raise NightlyError(f"cannot make the store {db_path}: no folder {db_path.parent}")
     if db_path.exists():  # a file that is no store is said before the nightly folder is claimed for it
-        Store(db_path, read_only=True).close()
+        Store(db_path).close()  # written to, as the night would: an empty file is made a store, an old one migrated
     folder = nightly_dir(config, db_path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -569,21 +569,23 @@ def _claim(folder: Path, name: str, policies: list[str], db: Path) -> None:
     """Keep one nightly's nights in ``folder``: a second nightly file beside the first shared its
     records (its night was refused as run already) and its policies' pointers (one's promotion
     moved the other's). A nightly is its name and its policies' names: two files copied from the
-    example both named "nightly" took each other's folder. A folder from before the policies were
-    kept is claimed whole by its next run of that name. The store is said, not compared: a folder
+    example both named "nightly" took each other's folder. A file that adds or drops a policy
+    keeps its folder while one policy stays; a folder from before the policies were kept is
+    claimed by its next run of that name. The store is said, not compared: a folder
     moved with its store stays its nightly's."""
     owner = {"name": name, "policies": sorted(policies), "db": str(db.resolve())}
     path = folder / OWNER
     if path.is_file():
         found = json.loads(path.read_text(encoding="utf-8"))
-        if found.get("name") != name or found.get("policies", owner["policies"]) != owner["policies"]:
+        # the same name and a policy in common is this nightly, its file grown or cut by a policy
+        if found.get("name") != name or not set(found.get("policies", owner["policies"])) & set(owner["policies"]):
             theirs = ", ".join(found.get("policies") or ["?"])
             raise NightlyError(
                 f"{folder} keeps the nights of nightly {found.get('name')!r} (policies {theirs}; store {found.get('db')}); "
                 f"set `dir` in this file (nightly {name!r}, policies {', '.join(owner['policies'])}; store {owner['db']})"
                 " to keep its nights apart"
             )
-        if "policies" in found:
+        if found.get("policies") == owner["policies"]:
             return
     _write_json(path, owner)
 

@@ -513,3 +513,24 @@ def test_a_bad_store_and_a_folder_that_cannot_be_made_are_said_before_anything_i
     blocked = dataclasses.replace(config, dir=str(tmp_path / "afile" / "nightly"))
     with pytest.raises(NightlyError, match=r"cannot write the nightly folder .*afile/nightly \(the file's `dir`\): "):
         run_night(blocked, db=tmp_path / "arena.db")
+
+
+def test_a_nightly_keeps_its_folder_as_its_file_grows_and_its_store_is_made_or_migrated(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A policy added to the file locked the nightly out of its own folder, and an empty store
+    file, which the night makes a store, was refused before it (found by a QA helper reviewing
+    the earlier fixes)."""
+    import tournaments.nightly
+
+    reached: list[Path] = []
+    monkeypatch.setattr(tournaments.nightly, "_run_night", lambda config, db, folder, *rest: reached.append(db) or {})
+    config = parse(base_config(tiny_model_dir), "nights.toml")
+    db = tmp_path / "arena.db"
+    db.touch()  # an empty file
+    folder = nightly_dir(config, db)
+    folder.mkdir()
+    (folder / "owner.json").write_text(json.dumps({"name": config.name, "policies": ["ipd", "kuhn"], "db": str(db)}))
+    run_night(config, db=db)
+    assert reached == [db] and json.loads((folder / "owner.json").read_text())["policies"] == ["ipd"]
+    assert Store(db, read_only=True).schema_version() > 0
