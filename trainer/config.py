@@ -130,9 +130,13 @@ class OpponentSetting:
             raise ValueError(f"sampling {self.sampling!r} is unknown{hint}; choose {', '.join(SAMPLING)}")
         _at_least(self, 0, "snapshot_every")
         _at_least(self, 1, "max_snapshots")
-        for spec in self.bots:
-            if self.bots.count(spec) > 1:
-                raise ValueError(f"bots lists {spec!r} twice")
+        seen: dict[str, str] = {}
+        for spec in self.bots:  # two spellings of one bot ('random', 'random:') were two entries of the pool
+            same = str(parse_spec(spec))
+            if same in seen:
+                also = "" if seen[same] == spec else f" (also as {seen[same]!r})"
+                raise ValueError(f"bots lists {spec!r} twice{also}")
+            seen[same] = spec
         try:
             model_names(self.models, taken={"self", *self.bots})
         except ValueError as error:

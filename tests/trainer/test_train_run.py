@@ -139,6 +139,8 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"opponents": {"max_snapshots": 0}}, "opponents: max_snapshots must be at least 1"),
         ({"opponents": {"snapshot_every": -1}}, "opponents: snapshot_every must be at least 0"),
         ({"opponents": {"bots": ["random", "random"]}}, "opponents: bots lists 'random' twice"),
+        # two spellings were two entries, the bot sampled twice as often (found by a QA helper)
+        ({"opponents": {"bots": ["random", "random:"]}}, r"opponents: bots lists 'random:' twice \(also as 'random'\)"),
         ({"opponents": {"models": [str(tiny_model_dir)] * 2}}, "opponents: models: .* is listed twice"),
         ({"device": "gpu"}, "device: 'gpu' is not a torch device"),
         ({"checkpoint_every": -1}, "checkpoint_every must be at least 0"),
