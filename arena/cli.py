@@ -248,10 +248,10 @@ def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) 
         if event.kind == "rejected":
             seat = event.data["seat"]
             reason = "" if seat in unexplained else f": {event.data['reason']}"
-            print(visible(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}"))
+            print(visible(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}", one_line=True))
         elif event.kind == "step":
             moves = ", ".join(f"seat {seat} ({names[seat]}): {action}" for seat, action in event.data["actions"].items())
-            print(visible(f"step {event.step}  {moves}"))
+            print(visible(f"step {event.step}  {moves}", one_line=True))
             print(visible("\n".join("    " + line for line in event.state.public_view()["text"].splitlines())))
 
     return show
@@ -330,7 +330,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(f"arena: error: {unrecorded}", file=sys.stderr)
         return FAILURE
     if result.engine_fault:  # the game's own bug: a script running matches must hear of it
-        print(f"arena: error: {game.spec.name} failed, so the match is void: {visible(result.detail)}", file=sys.stderr)
+        print(f"arena: error: {game.spec.name} failed, so the match is void: {visible(result.detail, one_line=True)}", file=sys.stderr)
         return FAILURE
     return 0
 
@@ -1301,6 +1301,8 @@ def cmd_export_store(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: no folder {target.parent}")
     if target.exists() and is_served(target):
         raise UsageError(f"--out {args.out} is a store a server is serving; stop the server before replacing its store")
+    if os.path.realpath(args.db) in {f"{target}-wal", f"{target}-shm", f"{target}-journal"}:  # removed with the store replaced
+        raise UsageError(f"--db {args.db} is named as a file of --out {args.out}'s own; copy it to another name")
     store = _open_store(args.db)
     try:
         matches = store.count("matches")

@@ -784,3 +784,15 @@ def test_export_store_refuses_to_replace_a_store_a_server_is_serving(capsys: pyt
     with serving_lock(served):
         code, _, err = run(capsys, "export", "store", "--db", str(backup), "--out", str(served))
     assert code == 2 and "is a store a server is serving; stop the server" in err
+
+
+def test_export_store_refuses_a_store_named_as_a_file_of_the_copys_own(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The copy's leftover -wal was removed before the rename: a store named backup-wal, copied
+    to backup, was deleted (found by a QA helper reviewing the command)."""
+    source = tmp_path / "backup-wal"
+    assert main(["bot", "register", "kept", "--db", str(source)]) == 0
+    capsys.readouterr()
+    code, _, err = run(capsys, "export", "store", "--db", str(source), "--out", str(tmp_path / "backup"))
+    assert code == 2 and "is named as a file of --out" in err and source.exists()
