@@ -330,7 +330,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         print(f"arena: error: {unrecorded}", file=sys.stderr)
         return FAILURE
     if result.engine_fault:  # the game's own bug: a script running matches must hear of it
-        print(f"arena: error: {game.spec.name} failed, so the match is void: {visible(result.detail, one_line=True)}", file=sys.stderr)
+        detail = visible(result.detail, one_line=True)
+        print(f"arena: error: {game.spec.name} failed, so the match is void: {detail}", file=sys.stderr)
         return FAILURE
     return 0
 
