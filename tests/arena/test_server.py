@@ -520,6 +520,18 @@ async def test_an_aborted_match_is_void_and_unrated_and_keeps_the_turns_it_playe
     assert [(turn["seat"], turn["step"], turn["action"], turn["accepted"]) for turn in record["turns"]] == [(0, 0, "b2", True)]
 
 
+async def aborted_at_its_first_turn(arena: Arena, bots: tuple[str, str]) -> str:
+    """A tic-tac-toe match the admin makes and aborts ("testing") once its first turn is asked;
+    its id, once its first seat was told it is void."""
+    async with arena.bot(bots[0]) as first, arena.bot(bots[1]), arena.admin() as admin:
+        await admin.send("create_match", bots=list(bots), game="tic-tac-toe")
+        match = str((await admin.expect("match_created"))["match"])
+        await first.expect("turn", match=match)
+        await admin.send("abort_match", match=match, reason="testing")
+        assert (await first.expect("match_end", match=match))["status"] == "void"
+    return match
+
+
 @pytest.mark.trio
 async def test_a_void_the_store_could_not_take_is_written_once_it_can(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a full disk an aborted match stayed live in the store, and on /api, after its seats
@@ -536,15 +548,10 @@ async def test_a_void_the_store_could_not_take_is_written_once_it_can(arena: Are
         return void_match(store, *args, **kwargs)
 
     monkeypatch.setattr(Store, "void_match", full_once)
-    async with arena.bot("full1") as a, arena.bot("full2"), arena.admin() as admin:
-        await admin.send("create_match", bots=["full1", "full2"], game="tic-tac-toe")
-        match = (await admin.expect("match_created"))["match"]
-        await a.expect("turn", match=match)
-        await admin.send("abort_match", match=match, reason="testing")
-        assert (await a.expect("match_end", match=match))["status"] == "void"
-        with trio.fail_after(5):
-            while (await http_get(arena.url, f"/api/matches/{match}"))[1]["status"] != "void":
-                await trio.sleep(0.02)
+    match = await aborted_at_its_first_turn(arena, ("full1", "full2"))
+    with trio.fail_after(5):
+        while (await http_get(arena.url, f"/api/matches/{match}"))[1]["status"] != "void":
+            await trio.sleep(0.02)
     assert not full and (await http_get(arena.url, f"/api/matches/{match}"))[1]["detail"] == "testing"
 
 
@@ -568,13 +575,8 @@ async def test_a_shutdown_while_an_unrecorded_void_is_written_again_ends_cleanly
         return void_match(store, *args, **kwargs)
 
     monkeypatch.setattr(Store, "void_match", full_then_slow)
-    async with arena.bot("slow1") as a, arena.bot("slow2"), arena.admin() as admin:
-        await admin.send("create_match", bots=["slow1", "slow2"], game="tic-tac-toe")
-        match = (await admin.expect("match_created"))["match"]
-        await a.expect("turn", match=match)
-        await admin.send("abort_match", match=match)
-        await a.expect("match_end", match=match)
-        await trio.sleep(0.1)  # the retry's write is under way
+    match = await aborted_at_its_first_turn(arena, ("slow1", "slow2"))
+    await trio.sleep(0.1)  # the retry's write is under way
     with trio.fail_after(10):
         await arena.server.shutdown()  # its last try writes the same void
     assert Store(arena.db, read_only=True).match(match, turns=False)["status"] == "void"  # type: ignore[index]
