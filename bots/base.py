@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import ClassVar
 
 from arena.seats import Move, Turn
@@ -29,6 +30,12 @@ class Bot(ABC):
         self.game = game
         self.rng = random.Random(seed)
         self.label = self.name
+
+    @classmethod
+    def public_options(cls, options: Mapping[str, str]) -> dict[str, str]:
+        """The spec's options as the bot's label shows them in match records and logs; a bot
+        whose options can hold a secret leaves it out."""
+        return dict(options)
 
     @abstractmethod
     def act(self, turn: Turn) -> str | Move:

@@ -135,7 +135,7 @@ def make_bot(spec: str | BotSpec, game: str, seed: int = 0) -> Bot:
     if cls.games is not None and game not in cls.games:
         raise BotSpecError(f"bot '{cls.name}' plays {', '.join(cls.games)}, not {game}")
     bot = cls(game, seed, **option_values(cls, parsed))
-    bot.label = str(parsed)
+    bot.label = str(BotSpec(parsed.name, cls.public_options(parsed.options)))
     return bot
 
 

@@ -42,6 +42,7 @@ import math
 import os
 import time
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +144,14 @@ class OpenAIBot(Bot):
             raise BotSpecError(f"bot 'openai': max_tokens must be > 0, got {max_tokens}")
         if temperature < 0:
             raise BotSpecError(f"bot 'openai': temperature must be >= 0, got {temperature}")
+        parts = urllib.parse.urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BotSpecError(f"bot 'openai': base_url must be an http:// or https:// URL, got {without_secrets(base_url)!r}")
+        if parts.query or parts.fragment:
+            raise BotSpecError(
+                "bot 'openai': base_url takes no query (the path /chat/completions goes after it, and the URL is shown "
+                "with the match): give a key through api_key_env"
+            )
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.shown_url = without_secrets(self.url)  # what logs and the public match record may say
         self.model = model
@@ -204,6 +213,11 @@ class OpenAIBot(Bot):
             format_error=action is None,
         )
 
+    @classmethod
+    def public_options(cls, options: Mapping[str, str]) -> dict[str, str]:
+        """The base_url without a user and password: the label goes into the match record."""
+        return {key: without_secrets(value) if key == "base_url" else value for key, value in options.items()}
+
     def headers(self) -> dict[str, str]:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return {"Authorization": f"Bearer {key}"} if key else {}
@@ -217,7 +231,9 @@ class OpenAIBot(Bot):
         """The forfeit of a request the endpoint refused. Its body stays in this bot's log: the
         forfeit's detail is published with the match, and a refusal echoes the key it was given."""
         log.warning("%s: HTTP %s from %s: %s", self.label, response.status_code, self.shown_url, response.text[:300])
-        return self.no_reply(CRASH, f"HTTP {response.status_code} {response.reason_phrase} (its body is in the bot's log)")
+        unset = response.status_code in (401, 403) and self.api_key_env and not os.environ.get(self.api_key_env)
+        hint = f"; {self.api_key_env} is not set" if unset else ""
+        return self.no_reply(CRASH, f"HTTP {response.status_code} {response.reason_phrase} (its body is in the bot's log{hint})")
 
     async def complete(self, messages: list[dict[str, str]], budget_s: float) -> Completion:
         """One chat completion within ``budget_s``, retrying 429, 5xx and connection errors;
@@ -251,13 +267,15 @@ class OpenAIBot(Bot):
                         else:
                             try:
                                 return parse_completion(response)
-                            except ValueError as bad:
-                                raise self.no_reply(CRASH, str(bad)) from bad
+                            except ValueError as bad:  # the body stays in this bot's log, as a refusal's does
+                                log.warning("%s: %s from %s: %s", self.label, bad, self.shown_url, response.text[:300])
+                                raise self.no_reply(CRASH, f"{bad} (its body is in the bot's log)") from bad
                 if anyio.current_time() >= deadline:
                     raise self.no_reply(TIMEOUT, timed_out)
                 if wait is None:
                     wait = delay * (0.5 + self.rng.random())
                     delay = min(MAX_BACKOFF_S, delay * 2)
+                wait = max(wait, FIRST_BACKOFF_S)  # 'Retry-After: 0' made 40 requests in 2 s
                 if anyio.current_time() + wait + MIN_REQUEST_S >= deadline:
                     break
                 await anyio.sleep(wait)
@@ -287,11 +305,19 @@ def parse_completion(response: httpx.Response) -> Completion:
         data = response.json()
         content = data["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as bad:
-        raise ValueError(f"not a chat completion: {response.text[:300]}") from bad
-    usage = data.get("usage") or {}
-    tokens_in, tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    return Completion(
-        reply_text(content),
-        tokens_in if isinstance(tokens_in, int) else None,
-        tokens_out if isinstance(tokens_out, int) else None,
-    )
+        # not its body: an answer of 200 that is no completion may echo the key it was given
+        raise ValueError("the answer is not a chat completion") from bad
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return Completion(reply_text(content), token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")))
+
+
+MAX_TOKEN_COUNT = 1_000_000_000
+"""A usage count past this is no count (what the wire takes for a move's tokens)."""
+
+
+def token_count(value: Any) -> int | None:
+    """A usage count the endpoint gave, or None for one that is no count: a negative one
+    lowered the spending and no cap was ever reached, and 10**20 could not be stored."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value != int(value):
+        return None
+    return int(value) if 0 <= value <= MAX_TOKEN_COUNT else None

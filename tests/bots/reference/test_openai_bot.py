@@ -245,9 +245,14 @@ def test_unreachable_endpoint_crashes_the_seat_with_the_cause_not_a_format_error
 @pytest.mark.parametrize(
     ("reply", "cause"),
     [
-        (Reply(status=401), "HTTP 401 Unauthorized (its body is in the bot's log)"),  # it echoes the key given
+        # a refusal echoes the key given; an unset key is named
+        (Reply(status=401), "HTTP 401 Unauthorized (its body is in the bot's log; OPENAI_API_KEY is not set)"),
         (Reply(status=503), "HTTP 503; no time left to retry"),
-        (Reply(body="<html>gateway</html>"), "not a chat completion: <html>gateway</html>"),
+        # a 200 that is no completion may echo the key too: its body went into the public detail (found by a QA helper)
+        (
+            Reply(body='{"error": "Incorrect API key: sk-SECRET"}'),
+            "the answer is not a chat completion (its body is in the bot's log)",
+        ),
     ],
 )
 def test_an_endpoint_error_crashes_the_seat_with_the_cause(endpoint: FakeEndpoint, reply: Reply, cause: str) -> None:
@@ -266,7 +271,10 @@ def test_a_password_in_the_endpoints_url_is_neither_logged_nor_published(
     with_password = endpoint.url.replace("http://", "http://svc:hunter2@")
     bot = OpenAIBot(IPD, 0, base_url=with_password, model="fake-model", timeout_ms=600)
     result = play(bot, always("cooperate"), {"rounds": 1})
-    assert result.detail == f"HTTP 401 Unauthorized (its body is in the bot's log) ({endpoint.url}/chat/completions)"
+    assert (
+        result.detail
+        == f"HTTP 401 Unauthorized (its body is in the bot's log; OPENAI_API_KEY is not set) ({endpoint.url}/chat/completions)"
+    )
     assert "hunter2" not in caplog.text and '{"error": "scripted"}' in caplog.text
 
 
@@ -496,3 +504,44 @@ def test_bot_run_with_a_spending_cap_plays_one_match_at_a_time(
     assert main(["bot", "run", spec, *url, *extra]) == 0
     assert main(["bot", "run", "random", *url]) == 0  # no cap: as many as the server allows
     assert asked == [at_once, None]
+
+
+def test_a_password_in_the_endpoints_url_stays_out_of_the_bots_label() -> None:
+    """The label, the seat's name in the match record, was the spec whole (found by a QA helper)."""
+    bot = make_bot("openai:base_url=http://bob:sk-URLPASS@127.0.0.1:1/v1,model=m", IPD)
+    assert bot.label == "openai:base_url=http://127.0.0.1:1/v1,model=m"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "said"),
+    [
+        ("ftp://x/v1", "base_url must be an http:// or https:// URL"),
+        ("localhost:8000/v1", "base_url must be an http:// or https:// URL"),
+        ("http://127.0.0.1:1/v1?api-key=sk-QUERY", "base_url takes no query"),
+    ],
+)
+def test_a_base_url_that_cannot_be_called_is_a_spec_error(base_url: str, said: str) -> None:
+    """Accepted, it was retried for the whole move as if the endpoint were down, and a query put
+    the path inside it (found by a QA helper)."""
+    with pytest.raises(BotSpecError, match=said) as refused:
+        OpenAIBot(IPD, 0, base_url=base_url, model="m")
+    assert "sk-QUERY" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "count"),
+    [(100, 100), (100.0, 100), (-1_000_000, None), (10**20, None), (1.5, None), (True, None), ("100", None), (None, None)],
+)
+def test_a_usage_count_that_is_no_count_is_unknown(given: object, count: int | None) -> None:
+    """A negative count lowered the spending past any cap, 10**20 could not be stored, and
+    100.0 was dropped (found by a QA helper)."""
+    from bots.reference.openai_bot import token_count
+
+    assert token_count(given) == count
+
+
+def test_a_retry_after_of_zero_still_waits_a_moment(endpoint: FakeEndpoint) -> None:
+    """It made 40 requests in under 2 s (found by a QA helper)."""
+    endpoint.script = [Reply(status=429, headers={"Retry-After": "0"}), Reply("[defect]")]
+    play(openai_bot(endpoint), always("cooperate"), {"rounds": 1})
+    assert endpoint.times[1] - endpoint.times[0] >= 0.2
