@@ -31,6 +31,9 @@ from games.api import Observation
 log = logging.getLogger("arena.bot")
 
 Policy = Callable[[Turn], "str | Move | Awaitable[str | Move]"]
+UNANSWERED_HELLOS = 3
+"""Connections a run that was never welcomed lets the server close before it stops: a
+websocket server that is no arena's closed every one, and the bot retried for ever."""
 FATAL_CLOSES = {p.CLOSE_AUTH_FAILED: "the server refused the token", p.CLOSE_BAD_VERSION: "protocol version mismatch"}
 FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE})
 """A seek refused for one of these would be refused again: waiting for a match is pointless."""
@@ -201,10 +204,11 @@ async def run_bot(
             playing.cancel()
 
     reached = False  # a server that was never reached is a wrong URL or a server not started: say so
+    unanswered = 0  # connections closed before this run's first welcome
     wait = 0.0  # what a full server asked the next attempt to wait (its Retry-After)
 
     async def play(policies: trio.Nursery) -> None:
-        nonlocal reached, wait, delays
+        nonlocal reached, wait, delays, unanswered
         lost_at = trio.current_time()  # when the bot was last connected: reset by each working session
         while not done():
             welcomes = state.welcomes
@@ -239,6 +243,12 @@ async def run_bot(
                 if code == p.CLOSE_SUPERSEDED:
                     raise BotStopped("another connection logged in with this token") from None
                 why = f" (closed: {code} {reason})".replace(" )", ")") if code is not None else " (connection lost)"
+                if not state.welcomes and code != p.CLOSE_TRY_AGAIN:  # a full arena says 1013, and is waited for
+                    unanswered += 1
+                    if code == p.CLOSE_NO_HELLO or unanswered >= UNANSWERED_HELLOS:  # it retried for ever
+                        times = "once" if unanswered == 1 else f"{unanswered} times"
+                        said = f"the server at {url} closed the connection {times} without answering the hello{why}"
+                        raise BotStopped(f"{said}: is it an arena server?") from None
             except (OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
                 if isinstance(error, InvalidURI):
                     raise BotStopped(f"bad server URL {url!r}: {error}") from None
@@ -255,7 +265,13 @@ async def run_bot(
                 delays = retry_delays()  # it worked: the next failure is a new one
                 lost_at = trio.current_time()
             if state.stopping and trio.current_time() - lost_at > state.grace_s:
-                return  # the server has forfeited (or, restarted, voided) what was in play: nothing to play out
+                # the server has forfeited (or, restarted, voided) what was in play: nothing to play out,
+                # and said as lost (they were in neither the results nor the lost matches)
+                for match in sorted(state.matches):
+                    log.warning("match %s is lost: the server was away past the reconnection window", match)
+                    run.lost.append(match)
+                state.matches.clear()
+                return
             run.reconnects += 1
             delay, wait = max(next(delays), wait), 0.0
             log.warning("bot %s reconnects to %s in %.1f s%s", name, url, delay, why)

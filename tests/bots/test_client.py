@@ -593,6 +593,7 @@ async def test_a_stopping_bot_cut_off_from_its_server_gives_up_after_the_reconne
                 first_legal, url, "a", "token", games=["nim"], stop=stop, retry_delays=lambda: itertools.repeat(0.05)
             )
     assert run.results == [] and connections > 2
+    assert run.lost == ["m1"]  # in neither the results nor the lost matches (found by a QA helper)
 
 
 @pytest.mark.trio
@@ -833,3 +834,20 @@ def test_a_run_without_a_number_of_matches_keeps_the_last_results_and_counts_the
         counted.record({"match": str(i)})
     assert (endless.ended, len(endless.results), endless.results[-1]["match"]) == (2 * RESULTS_KEPT + 1, RESULTS_KEPT, "2000")
     assert len(counted.results) == counted.played == 2 * RESULTS_KEPT + 1
+
+
+@pytest.mark.trio
+async def test_a_websocket_server_that_closes_every_hello_is_no_arena_and_the_run_stops() -> None:
+    """A server that was no arena's closed each connection unanswered, and the bot retried for
+    ever (found by a QA helper)."""
+
+    async def script(peer: Peer) -> None:
+        await peer.ws.aclose(1000, "bye")
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url:
+            with pytest.raises(
+                BotStopped,
+                match=r"closed the connection 3 times without answering the hello \(closed: 1000 bye\): is it an arena",
+            ):
+                await run_bot(first_legal, url, "a", "token", games=["nim"], retry_delays=lambda: itertools.repeat(0.05))
