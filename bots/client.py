@@ -182,7 +182,8 @@ async def run_bot(
     play); a bot with a spending cap plays one, so that the cap is passed by one reply at most.
     The server's pairing holds ``at_once`` (the hello's ``max_matches``); ``matches`` holds the
     bot's seeks, and its two seeks when playing itself may be paired apart, one match more.
-    An admin's ``create_match`` may seat the bot beyond either.
+    An admin's ``create_match`` may seat the bot beyond either. ``on_message`` sees every message
+    the server sends; an exception it raises is logged, and the bot plays on.
     """
     try:
         p.http_base(url)
@@ -567,7 +568,10 @@ async def _receive(
         # a welcome says where the numbering stands (it restarts with a restarted server)
         state.last_seq = seq if msg.get("t") == "welcome" else max(state.last_seq, seq)
         if on_message is not None:
-            on_message(msg)
+            try:
+                on_message(msg)
+            except Exception:  # the caller's hook, not the game: said, and the matches in play go on
+                log.exception("the on_message hook failed on a %r message; the bot plays on", msg.get("t"))
         kind = msg.get("t")
         if kind == "welcome":
             state.session = msg["session"]

@@ -851,3 +851,21 @@ async def test_a_websocket_server_that_closes_every_hello_is_no_arena_and_the_ru
                 match=r"closed the connection 3 times without answering the hello \(closed: 1000 bye\): is it an arena",
             ):
                 await run_bot(first_legal, url, "a", "token", games=["nim"], retry_delays=lambda: itertools.repeat(0.05))
+
+
+@pytest.mark.trio
+async def test_an_on_message_hook_that_raises_is_logged_and_the_bot_plays_on(
+    arena: Arena, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It ended the run in a doubly nested exception group, the match left to time out (found by a QA helper)."""
+    tokens = {name: await arena.register(name) for name in ("hooked", "plain")}
+
+    def broken(msg: dict[str, Any]) -> None:
+        raise KeyError("hook bug")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(functools.partial(run_bot, first_legal, arena.url, "plain", tokens["plain"], games=["nim"], matches=1))
+        with trio.fail_after(20):
+            run = await run_bot(first_legal, arena.url, "hooked", tokens["hooked"], games=["nim"], matches=1, on_message=broken)
+    assert [end["status"] for end in run.results] == ["finished"]
+    assert "the on_message hook failed" in caplog.text
