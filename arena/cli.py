@@ -419,9 +419,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     # Dated lines on stderr for a process that runs for weeks: the arena's own at INFO (one a
     # match), the libraries' warnings and errors only (websockets logs every HTTP request at INFO).
-    handler = logging.StreamHandler()
-    handler.setFormatter(_VisibleFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(handlers=[handler])
+    _log_visibly("%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("arena").setLevel(logging.INFO)
     tune_gc_for_serving()
     open_files = raise_open_files_limit()
@@ -526,6 +524,13 @@ def _admin_request(url: str, admin_token: str, kind: str, **fields: Any) -> dict
         raise RuntimeError(f"cannot reach {url}: {connect_failure(error)}") from None
     except InvalidURI as error:
         raise UsageError(f"bad server URL {url!r}: {error} (a server's URL is ws://host:port)") from None
+
+
+def _log_visibly(line: str) -> None:
+    """Log to stderr in ``line``'s format, through ``_VisibleFormatter``."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(_VisibleFormatter(line))
+    logging.basicConfig(handlers=[handler])
 
 
 class _VisibleFormatter(logging.Formatter):
@@ -679,9 +684,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     # SDK's own line saying the bot reconnects and why: stderr keeps one line per event
     logging.getLogger("websockets.client").setLevel(logging.CRITICAL)
     # the SDK's warnings quote the server (why it closed, what it refused): shown, never obeyed
-    handler = logging.StreamHandler()
-    handler.setFormatter(_VisibleFormatter("%(message)s"))
-    logging.basicConfig(handlers=[handler])
+    _log_visibly("%(message)s")
 
     async def main() -> Any:
         async with trio.open_nursery() as nursery:
