@@ -27,7 +27,7 @@ import termios
 import time
 import urllib.parse
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ from websockets.trio.server import Server, ServerConnection, serve
 
 import games
 from arena import protocol as p
+from arena.direct_read import ArenaConnection
 from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby, config_key
 from arena.match import MAX_CLOCK_MS, MAX_STEPS, Clock, MatchEvent, MatchResult, TurnRecord, check_max_retries, play_match
@@ -187,6 +188,48 @@ class RateLimit:
             return early
         self.due = due + self.interval
         return 0.0
+
+
+class _Intake:
+    """What every message read from one connection passes before it is handled, whether its
+    handler task reads it (``ArenaServer._frames``) or it is taken where it is parsed
+    (``ArenaConnection.take_at_once``): its encoding becomes the one answers are sent in; it
+    must come within the rate limit and the soft cap and decode to a map. A failure is
+    answered with an error, and ``Limits.strikes`` of them close the connection (1008)."""
+
+    def __init__(self, limits: Limits, metrics: Metrics, connection: Connection, reply: Callable[..., Any]) -> None:
+        self.limits = limits
+        self.metrics = metrics
+        self.connection = connection
+        self.reply = reply
+        self.rate = RateLimit(limits.rate, limits.burst)
+        self.strikes = 0
+
+    def admit(self, frame: bytes | str, sent_after: float, decoded: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The message (``decoded`` when the caller decoded it already); None once refused, and
+        for every message once the connection is being closed: it no longer acts."""
+        self.metrics.frames_in += 1
+        if self.connection.closing is not None:
+            return None
+        self.connection.binary = isinstance(frame, bytes)
+        wait = self.rate.take(sent_after, time.monotonic())
+        if wait:
+            return self._refuse(p.RATE_LIMITED, "too many messages", retry_after=round(wait, 3))
+        if (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
+            return self._refuse(p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes")
+        if decoded is not None:
+            return decoded
+        try:
+            return p.decode(frame)
+        except p.ProtocolError as error:
+            return self._refuse(error.code, error.message)
+
+    def _refuse(self, code: str, text: str, **extra: Any) -> None:
+        self.metrics.errors += 1
+        self.reply("error", code=code, message=text, **extra)
+        self.strikes += 1
+        if self.strikes >= self.limits.strikes:
+            self.connection.close(p.CLOSE_POLICY, "too many bad or excessive messages")
 
 
 @dataclass
@@ -350,6 +393,7 @@ class ArenaServer:
                         ping_timeout=self.limits.heartbeat_s,
                         close_timeout=self.limits.heartbeat_s,  # a peer that stopped reading never answers the close either
                         server_header="selfplay-arena",
+                        create_connection=ArenaConnection,
                         compression=None,  # frames are small: deflate costs more CPU than it saves bytes
                     )
                 )
@@ -703,13 +747,10 @@ class ArenaServer:
             if not self._open:
                 self._drained.set()
 
-    async def _frames(
-        self, ws: ServerConnection, connection: Connection, reply: Callable[..., Any]
-    ) -> AsyncIterator[dict[str, Any]]:
-        """Yield decoded messages; answer bad ones with an error; close abusers with 1008; once
-        the connection is being closed, read and drop what still comes until it is."""
-        limit = RateLimit(self.limits.rate, self.limits.burst)
-        strikes = 0
+    async def _frames(self, ws: ServerConnection, intake: _Intake) -> AsyncIterator[dict[str, Any]]:
+        """Yield the messages ``intake`` admits, in order; once the connection is being closed
+        (superseded, dropped, shut down, or too many bad messages), read and drop what still
+        comes until it is: it no longer acts, and no answer reaches it."""
         sent_after = time.monotonic()
         while True:
             if not _unread(ws):  # what comes next is sent from now on; else it waited since sent_after at least
@@ -718,32 +759,10 @@ class ArenaServer:
                 frame = await ws.recv()
             except ConnectionClosed:
                 return
-            self.metrics.frames_in += 1
-            if connection.closing is not None:  # superseded, dropped or shut down: it no longer acts, no answer reaches it
-                await _discard_until_closed(ws)
-                return
-            connection.binary = isinstance(frame, bytes)
-            failure: tuple[str, str, dict[str, Any]] | None = None
-            decoded: dict[str, Any] = {}
-            wait = limit.take(sent_after, time.monotonic())
-            if wait:
-                failure = (p.RATE_LIMITED, "too many messages", {"retry_after": round(wait, 3)})
-            elif (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
-                failure = (p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes", {})
-            else:
-                try:
-                    decoded = p.decode(frame)
-                except p.ProtocolError as error:
-                    failure = (error.code, error.message, {})
-            if failure is None:
+            decoded = intake.admit(frame, sent_after)
+            if decoded is not None:
                 yield decoded
-                continue
-            code, text, extra = failure
-            self.metrics.errors += 1
-            reply("error", code=code, message=text, **extra)
-            strikes += 1
-            if strikes >= self.limits.strikes:
-                connection.close(p.CLOSE_POLICY, "too many bad or excessive messages")
+            elif intake.connection.closing is not None:
                 await _discard_until_closed(ws)
                 return
 
@@ -807,13 +826,34 @@ class ArenaServer:
         # Closed by the server (token rotated, too many bad messages, not reading): away at once,
         # its seeks withdrawn, not once its socket has closed, which may take a heartbeat.
         connection.gone = functools.partial(self._bot_left, session, connection)
+        intake = _Intake(self.limits, self.metrics, connection, session.send)
+        if isinstance(ws, ArenaConnection):
+            ws.take_at_once = functools.partial(self._move_at_once, session, intake)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._pump, ws, connection, outgoing, direct)
-            async for msg in self._frames(ws, connection, session.send):
+            async for msg in self._frames(ws, intake):
                 await self._bot_message(session, msg)
             if connection.closing is None:  # the client left; else the pump closes with the code
                 nursery.cancel_scope.cancel()
         self._bot_left(session, connection)
+
+    def _move_at_once(self, session: BotSession, intake: _Intake, frame: bytes | str, sent_after: float) -> bool:
+        """Handle a move where it is read (``ArenaConnection.take_at_once``): the match waiting
+        for it goes on without the session's task in between. Anything else, and what does not
+        decode, is left to the session's task, which answers it in the same way."""
+        if intake.connection.closing is not None:
+            return False
+        try:
+            msg = p.decode(frame)
+        except p.ProtocolError:
+            return False
+        if msg.get("t") != "move":
+            return False
+        admitted = intake.admit(frame, sent_after, msg)
+        if admitted is not None:
+            with self._answering(session, msg):
+                self._dispatch(session, admitted)
+        return True
 
     def _bot_left(self, session: BotSession, connection: Connection) -> None:
         if session.detach(connection):
@@ -900,17 +940,30 @@ class ArenaServer:
                 other.send(kind, match=match_id, **fields)
 
     async def _bot_message(self, session: BotSession, msg: dict[str, Any]) -> None:
+        with self._answering(session, msg):
+            pending = self._dispatch(session, msg)
+            if pending is not None:
+                await pending
+
+    def _dispatch(self, session: BotSession, msg: dict[str, Any]) -> Awaitable[None] | None:
+        """Check ``msg`` and call its handler: ``_on_move`` handles a move at once (it may run
+        where the move is read, ``_move_at_once``); the others return what is to be awaited."""
+        # Who may send it comes before its fields: a bot that sends `register` with no name is
+        # told that it is not the admin, which is what it must learn, not which field is missing.
+        named = msg.get("t") if isinstance(msg.get("t"), str) else None
+        if named in p.ADMIN_TYPES and session.bot != ADMIN:
+            raise p.ProtocolError(p.NOT_ADMIN, f"'{named}' needs the admin token")
+        if session.bot == ADMIN and named in ("seek", "challenge", "move"):
+            raise p.ProtocolError(p.NOT_YOUR_MATCH, "the admin session does not play")
+        kind = p.check(msg, p.BOT_MESSAGES)
+        handler: Callable[[BotSession, Mapping[str, Any]], Awaitable[None] | None] = getattr(self, f"_on_{kind}")
+        return handler(session, msg)
+
+    @contextlib.contextmanager
+    def _answering(self, session: BotSession, msg: Mapping[str, Any]) -> Iterator[None]:
+        """Answer a message that fails with an error to its sender; the server goes on."""
         try:
-            # Who may send it comes before its fields: a bot that sends `register` with no name is
-            # told that it is not the admin, which is what it must learn, not which field is missing.
-            named = msg.get("t") if isinstance(msg.get("t"), str) else None
-            if named in p.ADMIN_TYPES and session.bot != ADMIN:
-                raise p.ProtocolError(p.NOT_ADMIN, f"'{named}' needs the admin token")
-            if session.bot == ADMIN and named in ("seek", "challenge", "move"):
-                raise p.ProtocolError(p.NOT_YOUR_MATCH, "the admin session does not play")
-            kind = p.check(msg, p.BOT_MESSAGES)
-            handler = getattr(self, f"_on_{kind}")
-            await handler(session, msg)
+            yield
         except p.ProtocolError as error:
             self.metrics.errors += 1
             session.send("error", code=error.code, message=error.message, ref=_ref(msg))
@@ -1001,7 +1054,7 @@ class ArenaServer:
             self._tell_seek_spent(live, error, [opponent])
             raise p.ProtocolError(p.STORE_UNAVAILABLE, f"the match could not start: {error}") from None
 
-    async def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
+    def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         match_id, seat = msg["match"], msg["seat"]
         if seat not in session.matches.get(match_id, ()):
             raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} holds no seat {seat} in match {match_id}")
@@ -1489,7 +1542,7 @@ class ArenaServer:
             watcher.send("lobby", **self._lobby_fields(watcher.game))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, ws, connection, outgoing, direct)
-                async for msg in self._frames(ws, connection, watcher.send):
+                async for msg in self._frames(ws, _Intake(self.limits, self.metrics, connection, watcher.send)):
                     try:
                         await self._watch_message(watcher, msg)
                     except p.ProtocolError as error:

@@ -113,12 +113,12 @@ async def test_a_move_lost_in_flight_when_the_connection_drops_is_sent_again_aft
     handle_move = arena.server._on_move
     lost: list[dict[str, Any]] = []
 
-    async def lose_the_first(session: Any, msg: dict[str, Any]) -> None:
+    def lose_the_first(session: Any, msg: dict[str, Any]) -> None:
         if session.bot == "unlucky" and not lost:  # as a proxy cut between the bot and the server
             lost.append(msg)
             session.connection.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
             return
-        await handle_move(session, msg)
+        handle_move(session, msg)
 
     monkeypatch.setattr(arena.server, "_on_move", lose_the_first)
     record = await play_admin_match(

@@ -1,0 +1,81 @@
+"""Moves taken where they are read (arena.direct_read): in order with everything else a bot
+sends, under the same rate limit, and never charged as a burst for having waited unread."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+import trio
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect as sync_connect
+
+from arena import protocol as p
+from arena.server import Limits
+from tests.conftest import Arena, ArenaFactory
+
+STALE_MOVE = {"match": "no-such-match", "seat": 0, "step": 0, "attempt": 0, "action": "a1"}
+
+
+@pytest.mark.trio
+async def test_a_move_behind_a_message_that_waits_on_the_store_is_answered_after_it(arena: Arena) -> None:
+    async with arena.admin() as admin:
+        await admin.send("register", name="newcomer")  # waits on the store's thread
+        await admin.send("move", **STALE_MOVE)  # read meanwhile, while the session's task is busy
+        first, second = await admin.receive(), await admin.receive()
+    assert (first["t"], second["t"]) == ("registered", "error"), (first, second)
+    assert second["code"] == p.NOT_YOUR_MATCH
+
+
+@pytest.mark.trio
+async def test_a_flood_of_moves_is_rate_limited_then_closed_with_1008(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(rate=1, burst=8, strikes=3))
+    async with arena.bot("flood") as flood:
+        try:
+            for _ in range(20):
+                await flood.send("move", **STALE_MOVE)
+        except ConnectionClosed:
+            pass  # closed while still sending
+        seen: list[dict[str, Any]] = []
+        with trio.fail_after(5):
+            try:
+                while True:
+                    seen.append(await flood.receive())
+            except ConnectionClosed as closed:
+                assert closed.rcvd is not None and closed.rcvd.code == p.CLOSE_POLICY
+    codes = [msg["code"] for msg in seen if msg["t"] == "error"]
+    assert codes == [p.NOT_YOUR_MATCH] * 8 + [p.RATE_LIMITED] * 3, codes
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_moves_read_after_the_event_loop_stood_still_are_not_taken_for_a_flood(arena_factory: ArenaFactory) -> None:
+    """The client keeps its pace (15 moves a second, the limit 20) while the server's event loop
+    stands still for 2 s; the moves are then read all at once, and each is taken where it is
+    read. Charged from when they were read, they were a burst: refused, then closed 1008."""
+    arena = await arena_factory(limits=Limits(rate=20, burst=5, strikes=3))
+    token = await arena.register("paced")
+    logged_in = trio.Event()
+
+    def paced_client(tell_logged_in: Any) -> list[str]:
+        with sync_connect(arena.url + "/bot", proxy=None) as ws:
+            ws.send(p.encode(p.message("hello", bot="paced", token=token), True))
+            assert p.decode(ws.recv(timeout=5))["t"] == "welcome"
+            trio.from_thread.run_sync(tell_logged_in)
+            for _ in range(30):
+                ws.send(p.encode(p.message("move", **STALE_MOVE), True))
+                time.sleep(1 / 15)
+            return [p.decode(ws.recv(timeout=5)).get("code", "?") for _ in range(30)]
+
+    async with trio.open_nursery() as nursery:
+        codes: list[str] = []
+
+        async def client() -> None:
+            codes.extend(await trio.to_thread.run_sync(paced_client, logged_in.set))
+
+        nursery.start_soon(client)
+        await logged_in.wait()
+        time.sleep(2)  # the whole event loop, the server's included, stands still
+    assert codes == [p.NOT_YOUR_MATCH] * 30, codes
+    await arena.server.shutdown()
