@@ -179,7 +179,7 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "prompt": ((str,), False),
         "tokens_in": ((int,), False),
         "tokens_out": ((int,), False),
-        "cost": (_NUMBER, False),
+        "cost": ((int, float, type(None)), False),  # null: JSON's spelling of a cost that is not finite
         "logprobs": ((list,), False),
     },
     "resign": {"match": ((str,), True), "detail": ((str,), False)},
@@ -250,10 +250,12 @@ def move_values(move: Mapping[str, Any]) -> tuple[int | None, int | None, list[f
         return counts[0], counts[1], None
     if len(values) > MAX_LOGPROBS:
         raise ProtocolError(BAD_MESSAGE, f"'move.logprobs' holds at most {MAX_LOGPROBS:,} numbers, got {len(values):,}")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be a list of numbers")
+    if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
+        raise ProtocolError(BAD_MESSAGE, "'move.logprobs' must be a list of numbers (null for -inf)")
     try:
-        return counts[0], counts[1], [float(v) for v in values]
+        # null is how JSON writes -inf (the log-probability of a token the model ruled out):
+        # a JSON client's encoder, ours included, turns it into null
+        return counts[0], counts[1], [-math.inf if v is None else float(v) for v in values]
     except OverflowError:  # an integer beyond any float
         raise ProtocolError(BAD_MESSAGE, "'move.logprobs' holds a number too large for a float") from None
 

@@ -1716,6 +1716,26 @@ async def test_log_probs_are_held_compactly_and_capped_per_move(arena: Arena) ->
 
 
 @pytest.mark.trio
+async def test_a_json_client_may_send_null_where_its_numbers_are_not_finite(arena: Arena) -> None:
+    """JSON writes -inf as null (JavaScript's JSON.stringify, our own encoder): the move that
+    carried it was refused whole, its action lost, and the seat left to lose on time."""
+    async with arena.bot("null-a", binary=False) as a, arena.bot("null-b"):
+        match = await start_direct_match(arena, "tic-tac-toe", ["null-a", "null-b"], seed=1, max_retries=0)
+        await a.expect("turn", match=match)
+        await a.send("move", match=match, seat=0, step=0, attempt=0, action="b2", logprobs=[-0.25, None], cost=None)
+        with trio.fail_after(5):
+            while not arena.server.sessions["null-b"].slots:  # taken: null-b is asked the next step
+                await trio.sleep(0.01)
+        await a.send("resign", match=match)
+        await a.expect("match_end", match=match)
+    assert not [msg for msg in a.seen if msg["t"] == "error"], a.seen
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None
+    first = record["turns"][0]
+    assert (first["action"], first["logprobs"], first["cost"]) == ("b2", [-0.25, -math.inf], None)
+
+
+@pytest.mark.trio
 async def test_numbers_that_are_not_finite_are_served_as_null_in_valid_json(arena: Arena) -> None:
     """A logprob of -inf (a token the model gave no mass) and an infinite cost are numbers a
     bot may send; they were served as -Infinity and Infinity, which JSON parsers refuse."""
