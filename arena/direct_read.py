@@ -38,9 +38,13 @@ class ArenaConnection(ServerConnection):
     """A server connection whose handler may take messages as they are parsed."""
 
     take_at_once: TakeAtOnce | None = None
-    _quiet_since = -float("inf")  # time.monotonic() when the socket was last seen emptied
+    _quiet_since: float
 
     async def recv_events(self) -> None:
+        # When the socket was last seen emptied (time.monotonic()): what is read next was sent
+        # after it. Until then, after the connection opened, which bounds a flood that keeps
+        # every read full by the rate limit from the start.
+        self._quiet_since = time.monotonic()
         stream = self.stream
         if not isinstance(stream, trio.SocketStream):  # TLS and other wrapped streams: websockets' own loop
             await super().recv_events()
@@ -50,6 +54,8 @@ class ArenaConnection(ServerConnection):
             while True:
                 if self.recv_flow_control is not None:  # websockets' queue is full until the handler reads
                     await self.recv_flow_control.wait()
+                if self.recv_messages.closed:  # closed meanwhile (close_stream): nothing more is read
+                    break
                 try:
                     await trio.lowlevel.wait_readable(stream.socket)
                     fd = stream.socket.fileno()
@@ -91,7 +97,16 @@ class ArenaConnection(ServerConnection):
         finally:
             await self.close_stream()
 
+    async def close_stream(self) -> None:
+        """Also wake a reader waiting for room in the closed queue, which would never come:
+        a client that floods without reading fills it as its connection is cut off."""
+        await super().close_stream()
+        if self.recv_flow_control is not None:
+            self.resume_reading()
+
     def process_event(self, event: Event) -> None:
+        if self.recv_messages.closed:  # parsed from the last read as the connection was closed: no one takes it
+            return
         if self.take_at_once is not None and isinstance(event, Frame) and event.fin and self._idle():
             message = _whole_message(event)
             if message is not None and self.take_at_once(message, self._quiet_since):

@@ -22,7 +22,9 @@ import math
 import random
 import re
 import resource
+import socket
 import sqlite3
+import struct
 import termios
 import time
 import urllib.parse
@@ -1693,11 +1695,13 @@ async def _discard_until_closed(ws: ServerConnection) -> None:
 async def _cut_off(ws: ServerConnection) -> None:
     """End a connection whose peer stopped reading while its socket is full. websockets cannot:
     its pings and its close frame wait forever behind the blocked send, so neither the heartbeat
-    nor a close ends it, nor then the server's shutdown; and its reader, when paused until we read
-    what the peer sent, never sees the socket close. Close the socket, then let the reader see it."""
+    nor a close ends it, nor then the server's shutdown. Close the socket (``ArenaConnection``
+    wakes its reader if it waits for room), and with a reset: closed gracefully, what the peer
+    never read stayed in the kernel, and a peer still sending waited there, for minutes."""
+    if isinstance(ws.stream, trio.SocketStream):
+        with contextlib.suppress(OSError):
+            ws.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     await ws.close_stream()
-    if ws.recv_flow_control is not None:
-        ws.resume_reading()
 
 
 def _ref(msg: Mapping[str, Any]) -> str | None:

@@ -3,6 +3,8 @@ sends, under the same rate limit, and never charged as a burst for having waited
 
 from __future__ import annotations
 
+import logging
+import socket
 import time
 from typing import Any
 
@@ -79,3 +81,35 @@ async def test_moves_read_after_the_event_loop_stood_still_are_not_taken_for_a_f
         time.sleep(2)  # the whole event loop, the server's included, stands still
     assert codes == [p.NOT_YOUR_MATCH] * 30, codes
     await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_bots_flooding_moves_without_reading_are_reset_and_leave_nothing_behind(
+    arena_factory: ArenaFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Cut off for not reading, such bots left their readers waiting for room in a queue
+    already closed (the server's shutdown then waited out its cap), an error logged with a
+    traceback for the frames of a last read, and, closed gracefully, a socket whose peer went
+    on sending (one with a small receive buffer) stuck in the kernel for minutes."""
+    arena = await arena_factory(limits=Limits(rate=1e6, burst=1_000_000, heartbeat_s=1))
+    flood = [p.encode(p.message("move", **STALE_MOVE), True)] * 5000
+
+    async def flooder(index: int) -> None:
+        stream, protocol = await arena.raw_bot(f"no-reader-{index}")
+        if index % 2:
+            stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        for move in flood:
+            protocol.send_binary(move)
+        data = b"".join(protocol.data_to_send())
+        with pytest.raises(trio.BrokenResourceError):  # reset, not left hanging
+            while True:
+                await stream.send_all(data)
+        await stream.aclose()
+
+    with trio.fail_after(15):
+        async with trio.open_nursery() as nursery:
+            for index in range(6):
+                nursery.start_soon(flooder, index)
+    with trio.fail_after(1):  # not SHUTDOWN_CLOSE_S waiting for a reader that never ends
+        await arena.server.shutdown()
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR], caplog.text
