@@ -336,6 +336,7 @@ class ArenaServer:
         self.admin_token = admin_token
         self.new_admin_token: str | None = None
         self.sessions: dict[str, BotSession] = {}
+        self._rotations: collections.Counter[str] = collections.Counter()  # tokens rotated here, by bot
         self.watchers: set[Watcher] = set()
         self.live: dict[str, LiveMatch] = {}
         self.recent: list[Ended] = []
@@ -800,6 +801,7 @@ class ArenaServer:
                 return None
             bot, token = hello["bot"], hello["token"]
             assert self.writer is not None
+            rotations = self._rotations[bot]
             try:
                 ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
             except sqlite3.Error as error:  # the store is gone or broken: one line a try, not a traceback
@@ -808,6 +810,9 @@ class ArenaServer:
                 return None
             if not ok:
                 await ws.aclose(p.CLOSE_AUTH_FAILED, "unknown bot or wrong token")
+                return None
+            if self._rotations[bot] != rotations:  # checked as the token was rotated: not yet attached, so not closed
+                await ws.aclose(p.CLOSE_AUTH_FAILED, "the token was rotated")
                 return None
             return hello, binary
         await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
@@ -1101,6 +1106,7 @@ class ArenaServer:
     async def _on_rotate(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         name = msg["name"]
         token = await self._store(lambda s: s.rotate_token(name, msg.get("owner")))
+        self._rotations[name] += 1
         holder = self.sessions.get(name)
         if holder is not None and holder.connection is not None:
             holder.connection.close(p.CLOSE_AUTH_FAILED, "the token was rotated")

@@ -1272,6 +1272,45 @@ async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: A
 
 
 @pytest.mark.trio
+async def test_a_login_checked_as_its_token_is_rotated_does_not_outlive_the_rotation(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hello's token was checked on the store's thread; the rotation then looked for the
+    bot's connection before that login had attached it, closed nothing, and a leaked token
+    kept its connection after the owner rotated it."""
+    token = await arena.register("racer")
+    assert arena.server.writer is not None
+    call = arena.server.writer.call
+    checked: list[str] = []  # by the store's thread
+    holding, rotated = trio.Event(), trio.Event()
+    authenticate = Store.authenticate
+
+    def noting(store: Store, bot: str, given: str) -> bool:
+        checked.append(bot)
+        return authenticate(store, bot, given)
+
+    async def held(work: Callable[[Store], Any]) -> Any:
+        result = await call(work)
+        if "racer" in checked and not holding.is_set():  # the racer's check: its answer comes after the rotation
+            holding.set()
+            await rotated.wait()
+        return result
+
+    monkeypatch.setattr(Store, "authenticate", noting)
+    monkeypatch.setattr(arena.server.writer, "call", held)
+    async with arena.socket() as racer, arena.admin() as admin:
+        await racer.send(p.encode(p.message("hello", bot="racer", token=token), True))
+        await holding.wait()
+        await admin.send("rotate", name="racer")
+        await admin.expect("rotated")
+        rotated.set()
+        with trio.fail_after(5), pytest.raises(ConnectionClosed) as closed:
+            while True:
+                assert p.decode(await racer.recv())["t"] != "welcome"
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == p.CLOSE_AUTH_FAILED
+
+
+@pytest.mark.trio
 async def test_a_bot_whose_token_is_rotated_is_away_at_once_and_its_seeks_are_never_paired(arena: Arena) -> None:
     """Its seeks stayed until its socket had closed, a heartbeat (20 s) for a client that never
     answers the close frame: the lobby paired one, and the revoked bot forfeited a rated match."""
