@@ -1752,20 +1752,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 MIN_ADMIN_TOKEN_CHARS = 16
+MIN_ADMIN_TOKEN_SYMBOLS = 8  # "aaaaaaaaaaaaaaaa" is as long as a token must be, and guessed as fast as "a"
 
 
 def _check_admin_token_file(path: str, token: str) -> None:
     """Refuse an admin token others may read or change (whoever writes it is admin at the next
     start), and one short enough to guess: the store keeps an unsalted hash of it, which any
     account could read, and a chosen "ADMIN" fell to a dictionary at once."""
-    mode = os.stat(path).st_mode & 0o077
+    stat = os.stat(path)
+    mode = stat.st_mode & 0o077
     if mode:
         raise UsageError(f"{path} can be read or changed by other accounts (mode {mode:03o} for them): chmod 600 it")
+    if hasattr(os, "geteuid") and stat.st_uid != os.geteuid():
+        raise UsageError(f"{path} belongs to another account (uid {stat.st_uid}), which may change it: use a file of your own")
+    choose = (
+        " random one (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or leave the file out and let the"
+        " server make one"
+    )
     if len(token) < MIN_ADMIN_TOKEN_CHARS:
         raise UsageError(
-            f"the admin token in {path} has {len(token)} characters, fewer than {MIN_ADMIN_TOKEN_CHARS}: choose a long"
-            " random one (python -c 'import secrets; print(secrets.token_urlsafe(32))'), or leave the file out and"
-            " let the server make one"
+            f"the admin token in {path} has {len(token)} characters, fewer than {MIN_ADMIN_TOKEN_CHARS}: choose a long{choose}"
+        )
+    if len(set(token)) < MIN_ADMIN_TOKEN_SYMBOLS:
+        raise UsageError(
+            f"the admin token in {path} repeats {len(set(token))} different characters, fewer than"
+            f" {MIN_ADMIN_TOKEN_SYMBOLS}: choose a{choose}"
         )
 
 

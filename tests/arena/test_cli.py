@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -95,6 +96,7 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
         (0o644, "x" * 40, "can be read or changed by other accounts (mode 044 for them): chmod 600 it"),
         (0o622, "x" * 40, "(mode 022 for them)"),  # whoever writes it is admin at the next start
         (0o600, "ADMIN", "has 5 characters, fewer than 16"),  # its unsalted hash fell to a dictionary at once
+        (0o600, "a" * 16, "repeats 1 different characters, fewer than 8"),  # long enough, and guessed as fast
     ],
 )
 def test_an_admin_token_file_others_may_read_or_a_short_token_is_refused(
@@ -106,6 +108,18 @@ def test_an_admin_token_file_others_may_read_or_a_short_token_is_refused(
     path.chmod(mode)
     code, _, err = run(capsys, "serve", "--db", str(tmp_path / "arena.db"), "--admin-token-file", str(path))
     assert code == 2 and says in err and not (tmp_path / "arena.db").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another account needs root")
+def test_an_admin_token_file_of_another_account_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Found by a security review: mode 600 but owned by another account, which may rewrite it
+    and be admin at the next start."""
+    path = tmp_path / "token"
+    path.write_text("an-admin-token-of-some-length-42")
+    path.chmod(0o600)
+    os.chown(path, 65534, 65534)  # nobody
+    code, _, err = run(capsys, "serve", "--db", str(tmp_path / "arena.db"), "--admin-token-file", str(path))
+    assert code == 2 and "belongs to another account (uid 65534)" in err and not (tmp_path / "arena.db").exists()
 
 
 @pytest.mark.parametrize(
