@@ -380,6 +380,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 max_matches=args.max_matches,
                 max_connections=args.max_connections,
                 max_per_address=args.max_per_address,
+                max_spectators=args.max_spectators,
                 rate=args.rate,
                 burst=args.burst,
             ),
@@ -1508,6 +1509,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=1_000,
         help="open websockets from one client address (default 1000); behind a reverse proxy every client has"
         " the proxy's address: raise it there",
+    )
+    serve.add_argument(
+        "--max-spectators",
+        type=_int_from(1, MAX_CLOCK_MS),
+        default=5_000,
+        help="open /watch websockets at once (default 5000): spectators need no token, and must leave the bots room",
     )
     serve.set_defaults(run=cmd_serve)
 

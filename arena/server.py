@@ -141,6 +141,7 @@ class Limits:
     # each open websocket holds a file descriptor, two tasks and its buffers
     max_connections: int = 10_000  # open websockets, /bot and /watch together
     max_per_address: int = 1_000  # open websockets from one client address (a proxy's, behind one)
+    max_spectators: int = 5_000  # open /watch websockets: spectators need no token, and must leave bots room
 
     def __post_init__(self) -> None:
         # One bound for all, the clock's: the reconnection window is a time as the clock's are,
@@ -161,7 +162,7 @@ class Limits:
 
     def to_wire(self) -> dict[str, Any]:
         limits = asdict(self)
-        for server_wide in ("heartbeat_s", "max_connections", "max_per_address"):
+        for server_wide in ("heartbeat_s", "max_connections", "max_per_address", "max_spectators"):
             del limits[server_wide]
         return limits
 
@@ -355,6 +356,7 @@ class ArenaServer:
         self._all_ended = trio.Event()
         self._open: set[Connection] = set()  # connections whose pump still runs
         self._websockets = 0  # open /bot and /watch websockets, counted against Limits.max_connections
+        self._spectators = 0  # the /watch ones among them, counted against Limits.max_spectators
         self._per_address: collections.Counter[str] = collections.Counter()  # the same, by client address
         self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
@@ -444,7 +446,7 @@ class ArenaServer:
         url = _request_target(request.path)
         upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
         if url.path in ("/bot", "/watch") and upgrade and request.method == "GET":  # else answered 405 below, in JSON
-            refusal = self._refusal(_client_address(connection))
+            refusal = self._refusal(_client_address(connection), url.path)
             if refusal is None:
                 return None
             self.metrics.connections_refused += 1
@@ -664,10 +666,12 @@ class ArenaServer:
 
     # ---- connections ---------------------------------------------------------------------
 
-    def _refusal(self, address: str) -> str | None:
-        """Why a new websocket from ``address`` is refused, or None when there is room for it."""
+    def _refusal(self, address: str, path: str) -> str | None:
+        """Why a new websocket from ``address`` to ``path`` is refused, or None when there is room for it."""
         if self._websockets >= self.limits.max_connections:
             return f"the server holds {self.limits.max_connections} connections, the most it takes; retry later"
+        if path == "/watch" and self._spectators >= self.limits.max_spectators:
+            return f"the server holds {self.limits.max_spectators} spectators, the most it takes; retry later"
         if self._per_address[address] >= self.limits.max_per_address:
             held = self.limits.max_per_address
             return f"{held} connection{'s are' if held != 1 else ' is'} open from {address}, the most one address may hold"
@@ -679,21 +683,24 @@ class ArenaServer:
         ``_http`` refused the handshakes that found the server full; those it let through at
         the same moment are counted here, and any beyond the limits is closed (1013)."""
         address = _client_address(ws)
-        refusal = self._refusal(address)
+        path = _request_target(ws.request.path).path if ws.request else ""
+        refusal = self._refusal(address, path)
         if refusal is not None:
             self.metrics.connections_refused += 1
             await ws.aclose(p.CLOSE_TRY_AGAIN, refusal)
             return
+        spectator = path != "/bot"
         self._websockets += 1
+        self._spectators += spectator
         self._per_address[address] += 1
         try:
-            path = _request_target(ws.request.path).path if ws.request else ""
-            if path == "/bot":
-                await self._bot_connection(ws)
-            else:
+            if spectator:
                 await self._watch_connection(ws)
+            else:
+                await self._bot_connection(ws)
         finally:
             self._websockets -= 1
+            self._spectators -= spectator
             self._per_address[address] -= 1
             if not self._per_address[address]:
                 del self._per_address[address]

@@ -462,6 +462,26 @@ async def test_a_full_server_refuses_new_websockets_with_503_and_serves_those_it
 
 
 @pytest.mark.trio
+async def test_spectators_may_hold_max_spectators_websockets_and_bots_still_log_in(arena_factory: ArenaFactory) -> None:
+    """Found by a security review: spectators, who need no token, could take every place
+    (10,000 /watch sockets from ten addresses), and then no bot could log in."""
+    arena = await arena_factory(limits=Limits(max_connections=4, max_spectators=2))
+    async with arena.socket("/watch"), arena.socket("/watch"):
+        refused = await refused_handshake(arena.url + "/watch")
+        assert refused.response.status_code == 503
+        assert "2 spectators, the most it takes" in json.loads(refused.response.body)["message"]
+        async with arena.bot("still-room") as bot:
+            await bot.send("ping")
+            await bot.expect("pong")
+    with trio.fail_after(5):
+        while arena.server.metrics_snapshot()["connections"]:
+            await trio.sleep(0.01)
+    async with arena.socket("/watch") as again:  # a place is free once a spectator has gone
+        assert json.loads(await again.recv())["t"] == "lobby"
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
 async def test_one_address_may_hold_max_per_address_websockets_and_another_address_more(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(max_per_address=1))
     host, port = arena.url.removeprefix("ws://").split(":")
