@@ -281,22 +281,28 @@ async def test_a_frame_over_the_hard_cap_closes_the_connection_with_1009(arena_f
     await arena.server.shutdown()
 
 
+async def flood_until_closed(flood: Client, kind: str, **fields: Any) -> list[dict[str, Any]]:
+    """Send 20 messages of ``kind`` at once; what the server answered until it closed with 1008."""
+    try:
+        for _ in range(20):
+            await flood.send(kind, **fields)
+    except ConnectionClosed:
+        pass  # closed while still sending
+    seen: list[dict[str, Any]] = []
+    with trio.fail_after(5):
+        try:
+            while True:
+                seen.append(await flood.receive())
+        except ConnectionClosed as closed:
+            assert closed.rcvd is not None and closed.rcvd.code == p.CLOSE_POLICY
+    return seen
+
+
 @pytest.mark.trio
 async def test_flooding_is_rate_limited_then_closed_with_1008(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(rate=1, burst=8, strikes=3))  # a burst that still lets a normal bot play
     async with arena.bot("flood") as flood:
-        try:
-            for _ in range(20):
-                await flood.send("ping")
-        except ConnectionClosed:
-            pass  # closed while still sending
-        seen: list[dict[str, Any]] = []
-        with trio.fail_after(5):
-            try:
-                while True:
-                    seen.append(await flood.receive())
-            except ConnectionClosed as closed:
-                assert closed.rcvd is not None and closed.rcvd.code == p.CLOSE_POLICY
+        seen = await flood_until_closed(flood, "ping")
     kinds = [msg["t"] for msg in seen]
     assert kinds[:8] == ["pong"] * 8, kinds  # the burst passes
     limited = [msg for msg in seen if msg["t"] == "error"]

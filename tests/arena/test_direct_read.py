@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 import trio
-from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect as sync_connect
 
 from arena import protocol as p
 from arena.server import Limits
+from tests.arena.test_bad_input import flood_until_closed
 from tests.conftest import Arena, ArenaFactory
 
 STALE_MOVE = {"match": "no-such-match", "seat": 0, "step": 0, "attempt": 0, "action": "a1"}
@@ -34,18 +34,7 @@ async def test_a_move_behind_a_message_that_waits_on_the_store_is_answered_after
 async def test_a_flood_of_moves_is_rate_limited_then_closed_with_1008(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(rate=1, burst=8, strikes=3))
     async with arena.bot("flood") as flood:
-        try:
-            for _ in range(20):
-                await flood.send("move", **STALE_MOVE)
-        except ConnectionClosed:
-            pass  # closed while still sending
-        seen: list[dict[str, Any]] = []
-        with trio.fail_after(5):
-            try:
-                while True:
-                    seen.append(await flood.receive())
-            except ConnectionClosed as closed:
-                assert closed.rcvd is not None and closed.rcvd.code == p.CLOSE_POLICY
+        seen = await flood_until_closed(flood, "move", **STALE_MOVE)
     codes = [msg["code"] for msg in seen if msg["t"] == "error"]
     assert codes == [p.NOT_YOUR_MATCH] * 8 + [p.RATE_LIMITED] * 3, codes
     await arena.server.shutdown()
