@@ -361,13 +361,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             with open(args.admin_token_file, encoding="utf-8") as handle:
                 admin_token = handle.read().strip()
+                stat = os.fstat(handle.fileno())  # the file read, not whatever the path names by now
         except OSError as error:
             raise UsageError(f"cannot read the admin token from {args.admin_token_file}: {error.strerror}") from None
         except UnicodeDecodeError:
             raise UsageError(f"cannot read the admin token from {args.admin_token_file}: it is not UTF-8 text") from None
         if not admin_token:
             raise UsageError(f"{args.admin_token_file} is empty")
-        _check_admin_token_file(args.admin_token_file, admin_token)
+        _check_admin_token_file(args.admin_token_file, stat, admin_token)
     if args.read_only and not os.path.exists(args.db):
         raise UsageError(f"--read-only needs an existing store; {args.db} does not exist")
     try:
@@ -1762,11 +1763,10 @@ MIN_ADMIN_TOKEN_CHARS = 16
 MIN_ADMIN_TOKEN_SYMBOLS = 8  # "aaaaaaaaaaaaaaaa" is as long as a token must be, and guessed as fast as "a"
 
 
-def _check_admin_token_file(path: str, token: str) -> None:
+def _check_admin_token_file(path: str, stat: os.stat_result, token: str) -> None:
     """Refuse an admin token others may read or change (whoever writes it is admin at the next
     start), and one short enough to guess: the store keeps an unsalted hash of it, which any
     account could read, and a chosen "ADMIN" fell to a dictionary at once."""
-    stat = os.stat(path)
     mode = stat.st_mode & 0o077
     if mode:
         raise UsageError(f"{path} can be read or changed by other accounts (mode {mode:03o} for them): chmod 600 it")
@@ -1782,7 +1782,7 @@ def _check_admin_token_file(path: str, token: str) -> None:
         )
     if len(set(token)) < MIN_ADMIN_TOKEN_SYMBOLS:
         raise UsageError(
-            f"the admin token in {path} repeats {len(set(token))} different characters, fewer than"
+            f"the admin token in {path} is made of {len(set(token))} different characters, fewer than"
             f" {MIN_ADMIN_TOKEN_SYMBOLS}: choose a{choose}"
         )
 

@@ -38,17 +38,18 @@ class ArenaConnection(ServerConnection):
     """A server connection whose handler may take messages as they are parsed."""
 
     take_at_once: TakeAtOnce | None = None
-    _quiet_since: float
+    _reading: bool = False  # whether this class's loop reads, which alone knows _quiet_since
 
     async def recv_events(self) -> None:
-        # When the socket was last seen emptied (time.monotonic()): what is read next was sent
-        # after it. Until then, after the connection opened, which bounds a flood that keeps
-        # every read full by the rate limit from the start.
-        self._quiet_since = time.monotonic()
         stream = self.stream
         if not isinstance(stream, trio.SocketStream):  # TLS and other wrapped streams: websockets' own loop
             await super().recv_events()
             return
+        # When the socket was last seen emptied (time.monotonic()): what is read next was sent
+        # after it. Until then, after the connection opened, which bounds a flood that keeps
+        # every read full by the rate limit from the start.
+        self._quiet_since = time.monotonic()
+        self._reading = True
         protocol = self.protocol
         try:
             while True:
@@ -107,7 +108,7 @@ class ArenaConnection(ServerConnection):
     def process_event(self, event: Event) -> None:
         if self.recv_messages.closed:  # parsed from the last read as the connection was closed: no one takes it
             return
-        if self.take_at_once is not None and isinstance(event, Frame) and event.fin and self._idle():
+        if self.take_at_once is not None and self._reading and isinstance(event, Frame) and event.fin and self._idle():
             message = _whole_message(event)
             if message is not None and self.take_at_once(message, self._quiet_since):
                 return

@@ -217,15 +217,18 @@ class _Intake:
         self.connection.binary = isinstance(frame, bytes)
         wait = self.rate.take(sent_after, time.monotonic())
         if wait:
-            return self._refuse(p.RATE_LIMITED, "too many messages", retry_after=round(wait, 3))
+            self._refuse(p.RATE_LIMITED, "too many messages", retry_after=round(wait, 3))
+            return None
         if (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
-            return self._refuse(p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes")
+            self._refuse(p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes")
+            return None
         if decoded is not None:
             return decoded
         try:
             return p.decode(frame)
         except p.ProtocolError as error:
-            return self._refuse(error.code, error.message)
+            self._refuse(error.code, error.message)
+            return None
 
     def _refuse(self, code: str, text: str, **extra: Any) -> None:
         self.metrics.errors += 1
@@ -855,7 +858,7 @@ class ArenaServer:
         """Handle a move where it is read (``ArenaConnection.take_at_once``): the match waiting
         for it goes on without the session's task in between. Anything else, and what does not
         decode, is left to the session's task, which answers it in the same way."""
-        if intake.connection.closing is not None:
+        if intake.connection.closing is not None or len(frame) > intake.limits.soft_cap:  # too large: said there
             return False
         try:
             msg = p.decode(frame)

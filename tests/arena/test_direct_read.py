@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 import trio
 from websockets.sync.client import connect as sync_connect
+from websockets.trio.server import ServerConnection
 
 from arena import protocol as p
+from arena.direct_read import ArenaConnection
 from arena.server import Limits
 from tests.arena.test_bad_input import flood_until_closed
 from tests.conftest import Arena, ArenaFactory
@@ -102,3 +104,35 @@ async def test_bots_flooding_moves_without_reading_are_reset_and_leave_nothing_b
     with trio.fail_after(1):  # not SHUTDOWN_CLOSE_S waiting for a reader that never ends
         await arena.server.shutdown()
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR], caplog.text
+
+
+@pytest.mark.trio
+async def test_over_a_wrapped_stream_moves_wait_their_turn_and_the_rate_limit_holds(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream that is no plain socket (TLS) is read by websockets' own loop, which never
+    notes when the socket was emptied: moves taken at once there were charged from the
+    connection's start, and a bot that had paced itself was then let through a burst of 30."""
+
+    monkeypatch.setattr(ArenaConnection, "recv_events", ServerConnection.recv_events)  # what a TLS stream gets
+    arena = await arena_factory(limits=Limits(rate=20, burst=2, strikes=1000))
+    stream, protocol = await arena.raw_bot("wrapped")
+    move = p.encode(p.message("move", **STALE_MOVE), True)
+    for _ in range(10):  # paced, under the rate
+        protocol.send_binary(move)
+        await stream.send_all(b"".join(protocol.data_to_send()))
+        await trio.sleep(0.2)
+    for _ in range(30):
+        protocol.send_binary(move)
+    await stream.send_all(b"".join(protocol.data_to_send()))
+    codes: list[str] = []
+    with trio.fail_after(5):
+        while len(codes) < 40:
+            protocol.receive_data(await stream.receive_some())
+            codes += [
+                p.decode(bytes(frame.data))["code"] for frame in protocol.events_received() if frame.opcode.name == "BINARY"
+            ]
+    assert codes[:10] == [p.NOT_YOUR_MATCH] * 10
+    assert codes[10:].count(p.NOT_YOUR_MATCH) <= 2 + 4, codes[10:]  # the burst, and the 0.2 s it waited at 20 a second
+    await stream.aclose()
+    await arena.server.shutdown()
