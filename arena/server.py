@@ -468,7 +468,7 @@ class ArenaServer:
             status, body = await self._api(urllib.parse.unquote(url.path), query)
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
-            status, body = 503, {"error": p.STORE_UNAVAILABLE, "message": f"the store cannot be read: {error}"}
+            status, body = 503, {"error": p.STORE_UNAVAILABLE, "message": self._told(f"the store cannot be read: {error}")}
         except Exception as error:  # a bug of ours: said in JSON as any answer, logged once, the server goes on
             log.exception("HTTP %s failed", request.path)
             status, body = 500, {"error": "internal_error", "message": f"{type(error).__name__}: {error}"}
@@ -549,14 +549,14 @@ class ArenaServer:
         fields = {"protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
         problem = None
         if self.writer is not None and not self.writer.writes_to_its_file():
-            problem = str(self.writer.orphaned())
+            problem = self._told(str(self.writer.orphaned()))
         elif self.writer is not None and self.writer.failing is not None:
-            problem = f"the store cannot be written: {self.writer.failing}"
+            problem = self._told(f"the store cannot be written: {self.writer.failing}")
         else:
             try:
                 await self._read(lambda s: s.schema_version())
             except (StoreError, sqlite3.Error) as error:
-                problem = f"the store cannot be read: {error}"
+                problem = self._told(f"the store cannot be read: {error}")
         if problem is not None:
             return 503, {"status": "unavailable", "error": p.STORE_UNAVAILABLE, "message": problem, **fields}
         return 200, {"status": "ok", **fields}
@@ -644,6 +644,13 @@ class ArenaServer:
         if self.read_only and self.admin_token is not None:
             return token_matches(hash_token(self.admin_token), token)
         return bool(await self._read(lambda s: s.is_admin_token(token)))
+
+    def _told(self, text: str) -> str:
+        """``text`` as told to a client: the store's file by its name alone. Where it lies on
+        the server's disk is for the log, not for anyone who reaches /health."""
+        for spelled in {str(self.db), str(self.db.resolve())}:
+            text = text.replace(spelled, self.db.name)
+        return text
 
     async def _read(self, query: Callable[[Store], Any]) -> Any:
         """``query`` on a connection of its own, in a thread a shutdown leaves to finish alone:
@@ -987,7 +994,7 @@ class ArenaServer:
         except sqlite3.Error as error:  # the store, not the message (a full disk, a deleted file): worth a retry
             log.warning("%r from %s: the store failed: %s", _ref(msg), session.bot, error)
             self.metrics.errors += 1
-            session.send("error", code=p.STORE_UNAVAILABLE, message=f"the store failed: {error}", ref=_ref(msg))
+            session.send("error", code=p.STORE_UNAVAILABLE, message=self._told(f"the store failed: {error}"), ref=_ref(msg))
         except Exception as error:  # a shape no check foresaw: the sender gets an error, the server goes on
             log.exception("message %r from %s failed", _ref(msg), session.bot)
             self.metrics.errors += 1
@@ -1069,7 +1076,7 @@ class ArenaServer:
         except sqlite3.Error as error:  # a full disk, say: the opponent's seek is spent all the same
             log.warning("could not start %s for %s: %s", live.game.spec.name, live.bots, error)
             self._tell_seek_spent(live, error, [opponent])
-            raise p.ProtocolError(p.STORE_UNAVAILABLE, f"the match could not start: {error}") from None
+            raise p.ProtocolError(p.STORE_UNAVAILABLE, self._told(f"the match could not start: {error}")) from None
 
     def _on_move(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         match_id, seat = msg["match"], msg["seat"]
@@ -1347,7 +1354,7 @@ class ArenaServer:
                     log.warning("match %s is void: the store failed: %s", live.id, error)
                 else:
                     log.exception("match %s failed", live.id)
-                live.void_reason = f"server fault: {type(error).__name__}: {error}"
+                live.void_reason = self._told(f"server fault: {type(error).__name__}: {error}")
         live.result = result
         with trio.CancelScope(shield=True):
             if result is None:  # cancelled (abort, shutdown) or a fault of ours: seats were not told yet
@@ -1570,7 +1577,7 @@ class ArenaServer:
                     except (StoreError, sqlite3.Error) as error:  # as HTTP's 503: the spectator stays, and may ask again
                         log.warning("spectator's %s: the store cannot be read: %s", _ref(msg), error)
                         self.metrics.errors += 1
-                        message = f"the store cannot be read: {error}"
+                        message = self._told(f"the store cannot be read: {error}")
                         watcher.send("error", code=p.STORE_UNAVAILABLE, message=message, ref=_ref(msg))
                     except Exception as error:  # a bug of ours, as for a bot's message: told, logged, the spectator stays
                         log.exception("spectator's %r failed", _ref(msg))
