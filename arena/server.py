@@ -176,7 +176,9 @@ class RateLimit:
     checked at ``now``, when it is read: messages that waited unread while the server was
     busy (a long answer, a loaded event loop) count as sent while they waited, not as a
     burst at the moment the server came back to them. Checked on reading alone, a client
-    that paced itself was refused and closed whenever the server fell behind."""
+    that paced itself was refused and closed whenever the server fell behind. The price:
+    ``sent_after`` is only the last moment nothing was unread, so after a quiet spell a
+    burst is paid for as if spread over it (about its length times ``rate`` beyond ``burst``)."""
 
     def __init__(self, rate: float, burst: int) -> None:
         self.interval = 1 / rate
