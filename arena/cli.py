@@ -776,8 +776,10 @@ SIGNAL_ECHO_S = 0.5
 def _refuse_store_files(out: str, db: str) -> None:
     """An export's --out must not be the store or one of SQLite's files beside it: the store
     was replaced, and its -wal, written while a server ran, broke it for every new reader."""
+    from arena.store import side_files
+
     store = os.path.realpath(db)  # SQLite names its files after the store's real path, not a link to it
-    for own in (store, f"{store}-wal", f"{store}-shm", f"{store}-journal"):
+    for own in (store, *side_files(store)):
         same = os.path.exists(out) and os.path.exists(own) and os.path.samefile(out, own)
         if same or os.path.realpath(out) == own:
             whose = "the store itself" if own == store else f"the store's own file {own}"
@@ -1296,7 +1298,7 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
 def cmd_export_store(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from arena.store import copy_store, is_served
+    from arena.store import copy_store, is_served, side_files
     from games.render import count
 
     _refuse_store_files(args.out, args.db)
@@ -1307,7 +1309,7 @@ def cmd_export_store(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: no folder {target.parent}")
     if target.exists() and is_served(target):
         raise UsageError(f"--out {args.out} is a store a server is serving; stop the server before replacing its store")
-    if os.path.realpath(args.db) in {f"{target}-wal", f"{target}-shm", f"{target}-journal"}:  # removed with the store replaced
+    if os.path.realpath(args.db) in side_files(target):  # removed with the store replaced
         raise UsageError(f"--db {args.db} is named as a file of --out {args.out}'s own; copy it to another name")
     store = _open_store(args.db)
     try:

@@ -1041,6 +1041,11 @@ def _wake(jobs: list[_Job]) -> None:
         job.done.set()
 
 
+def side_files(path: str | Path) -> tuple[str, str, str]:
+    """The files SQLite keeps beside the store at ``path`` (named after its real path)."""
+    return f"{path}-wal", f"{path}-shm", f"{path}-journal"
+
+
 def copy_store(store: Store, target: Path) -> None:
     """Copy ``store`` whole into ``target`` with SQLite's online backup: a consistent copy even
     while a server writes it, where ``cp`` of the file alone misses the commits still in its
@@ -1055,7 +1060,7 @@ def copy_store(store: Store, target: Path) -> None:
             store.conn.backup(copy)
         finally:
             copy.close()
-        for leftover in (f"{target}-wal", f"{target}-shm", f"{target}-journal"):
+        for leftover in side_files(target):
             # the replaced store's own (a crashed server's -wal): SQLite would apply them to the copy
             Path(leftover).unlink(missing_ok=True)
         os.replace(temp, target)
