@@ -251,6 +251,7 @@ def deal_in_play(match: str) -> str:
 
 
 WAL_KEPT_BYTES = 16 * 1024 * 1024
+WRITER_THREAD = "store writer"  # the name of StoreWriter's thread, before the store's file name
 
 
 def _create_private(path: Path) -> None:
@@ -936,7 +937,7 @@ class StoreWriter:
             token.run_sync_soon(lambda: (ready.set(), ended.set()))
 
         thread = functools.partial(self._thread, token, lambda: token.run_sync_soon(ready.set))
-        trio.lowlevel.start_thread_soon(thread, deliver, name=f"store writer {self.path.name}")
+        trio.lowlevel.start_thread_soon(thread, deliver, name=f"{WRITER_THREAD} {self.path.name}")
         try:
             await ready.wait()
             if not results:

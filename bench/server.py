@@ -205,6 +205,20 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
+def thread_cpu_s(pid: int, name: str) -> float:
+    """User plus system CPU seconds so far of the process's threads whose name starts with
+    ``name`` (as far as the 15 bytes Linux keeps of a thread's name)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            if (task / "comm").read_text().startswith(name[:15]):
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        except OSError:  # the thread ended
+            continue
+    return total / TICKS
+
+
 def metrics(port: int) -> dict[str, Any]:
     connection = http.client.HTTPConnection(HOST, port, timeout=10)
     try:
@@ -281,7 +295,7 @@ def finish_workers(procs: Procs, readers: list[LineReader]) -> list[dict[str, An
 
 
 def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, Any]:
-    from arena.store import Store
+    from arena.store import WRITER_THREAD, Store
 
     db = tmp / "arena.db"
     names = [f"bench-{i:04d}" for i in range(args.bots)]
@@ -321,12 +335,12 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     rss_warm = rss_mib(server.pid)
     before = metrics(port)
     t0, wall0 = time.monotonic(), time.time()
-    cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
+    cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids), thread_cpu_s(server.pid, WRITER_THREAD)
     mark(readers)
     log(f"arena: measuring {args.seconds:g} s")
     time.sleep(args.seconds)
     mark(readers)
-    cpu1 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
+    cpu1 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids), thread_cpu_s(server.pid, WRITER_THREAD)
     after = metrics(port)
     t1, wall1 = time.monotonic(), time.time()
     rss_end = rss_mib(server.pid)
@@ -358,6 +372,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "rss_end": rss_end,
         "server_cpu": (cpu1[0] - cpu0[0]) / window,
         "clients_cpu": (cpu1[1] - cpu0[1]) / window,
+        "store_writer_cpu": (cpu1[2] - cpu0[2]) / window,
         "frames_per_s": frames,
         "turn_frame": turn_frames[0] if turn_frames else b"",
         "turn_frame_bytes": sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports)),
@@ -509,6 +524,13 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
         },
         {"name": "server_cpu", "value": r(ours["server_cpu"], 2), "unit": "cores", "peer_value": r(echo["server_cpu"], 2)},
         {"name": "clients_cpu", "value": r(ours["clients_cpu"], 2), "unit": "cores", "peer_value": r(echo["clients_cpu"], 2)},
+        {
+            "name": "store_writer_cpu",
+            "value": r(ours["store_writer_cpu"], 2),
+            "unit": "cores",
+            "note": "the part of server_cpu spent by the thread that commits matches (SQLite, ratings); its Python"
+            " runs under the event loop's GIL, so it slows the loop by more than its own share",
+        },
         {"name": "matches_finished", "value": r(ours["matches_per_s"]), "unit": "matches/s"},
         {"name": "turn_frame", "value": r(ours["turn_frame_bytes"]), "unit": "bytes (msgpack, mean)"},
     ]

@@ -6,8 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import sys
+import time
+from pathlib import Path
 
-from bench.server import report
+import pytest
+import trio
+
+from arena.store import WRITER_THREAD, StoreWriter
+from bench.server import report, thread_cpu_s
 
 
 def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> None:
@@ -27,6 +35,7 @@ def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> Non
         "rss_end": nan,
         "server_cpu": 0.0,
         "clients_cpu": 0.0,
+        "store_writer_cpu": 0.0,
         "matches_per_s": 0.0,
         "turn_frame_bytes": 300.0,
     }
@@ -40,3 +49,25 @@ def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> Non
     assert figures["turn_rtt_p50"]["peer_value"] == 0.4
     assert figures["server_rss_end"]["value"] is None
     assert figures["moves_per_server_cpu_s"]["value"] is None
+
+
+def _spin(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads' CPU is read from /proc")
+@pytest.mark.trio
+async def test_the_store_writers_cpu_is_told_apart_from_the_rest_of_the_server(tmp_path: Path) -> None:
+    """The report splits the server's CPU by the store writer thread's name: a writer named
+    otherwise would make that figure a silent zero."""
+    async with trio.open_nursery() as nursery:
+        writer = StoreWriter(tmp_path / "arena.db")
+        await nursery.start(writer.run)
+        before = thread_cpu_s(os.getpid(), WRITER_THREAD)
+        await writer.call(lambda store: _spin(0.3))
+        spent = thread_cpu_s(os.getpid(), WRITER_THREAD) - before
+        await writer.aclose()
+    assert 0.2 <= spent <= 1.0
+    assert thread_cpu_s(os.getpid(), "no such thread") == 0
