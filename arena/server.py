@@ -118,6 +118,7 @@ FULL_RETRY_S = 5
 """The ``Retry-After`` (seconds) of a handshake refused because the server holds as many
 connections as it may: places free as clients leave, and a client retrying at once would be
 refused again while costing the server a handshake each time."""
+TOO_MANY_LOGINS = "too many tries that did not log in"  # the close reason (1013) of one refused unheard (LoginAttempts)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,8 @@ class Limits:
     max_connections: int = 10_000  # open websockets, /bot and /watch together
     max_per_address: int = 1_000  # open websockets from one client address (a proxy's, behind one)
     max_spectators: int = 5_000  # open /watch websockets: spectators need no token, and must leave bots room
+    login_attempts: int = 10  # hellos as one bot from one address that did not log in, within login_window_s ...
+    login_window_s: float = 60.0  # ... of the first: the next ones are refused unchecked until it ends
 
     def __post_init__(self) -> None:
         # One bound for all, the clock's: the reconnection window is a time as the clock's are,
@@ -162,7 +165,14 @@ class Limits:
 
     def to_wire(self) -> dict[str, Any]:
         limits = asdict(self)
-        for server_wide in ("heartbeat_s", "max_connections", "max_per_address", "max_spectators"):
+        for server_wide in (
+            "heartbeat_s",
+            "max_connections",
+            "max_per_address",
+            "max_spectators",
+            "login_attempts",
+            "login_window_s",
+        ):
             del limits[server_wide]
         return limits
 
@@ -193,6 +203,34 @@ class RateLimit:
             return early
         self.due = due + self.interval
         return 0.0
+
+
+class LoginAttempts:
+    """Hellos by (client address, bot name) that have not logged in yet, so that a token
+    cannot be guessed at the speed of the network: after ``most`` of them within
+    ``window_s`` of the first, that bot's hellos from that address are refused without
+    looking at the token until the window ends. A hello counts as it arrives, not once its
+    token proved wrong, so that guesses sent all at once are capped too; logging in clears
+    the count. Keyed by the bot as well as the address: a misconfigured bot behind a proxy
+    locks out neither the proxy's other bots nor itself from elsewhere. Bot names are the
+    client's to invent, so at most ``tracked`` keys are kept, the longest untried dropped."""
+
+    def __init__(self, most: int, window_s: float, tracked: int = 10_000) -> None:
+        self.most, self.window_s, self.tracked = most, window_s, tracked
+        self._tried: dict[tuple[str, str], tuple[float, int]] = {}  # key: (first hello, hellos), oldest first
+
+    def attempt(self, key: tuple[str, str], now: float) -> float:
+        """Count a hello as ``key``: 0 when its token may be checked, else the seconds until one may."""
+        first, count = self._tried.pop(key, (now, 0))
+        if now - first >= self.window_s:
+            first, count = now, 0
+        self._tried[key] = (first, count + 1)
+        while len(self._tried) > self.tracked:
+            del self._tried[next(iter(self._tried))]
+        return first + self.window_s - now if count >= self.most else 0.0
+
+    def logged_in(self, key: tuple[str, str]) -> None:
+        self._tried.pop(key, None)
 
 
 class _Intake:
@@ -305,6 +343,7 @@ class LiveMatch:
 class Watcher:
     connection: Connection
     drained: Callable[[], Awaitable[bool]]  # until what was sent so far is written (DirectWrite.drained)
+    address: str  # the client's (LoginAttempts counts its admin tokens)
     watching: set[str] = field(default_factory=set)
     seq: int = 0
     game: str | None = None  # the game whose lobby it follows (its last `lobby` request said), None: every game
@@ -363,6 +402,7 @@ class ArenaServer:
         self._websockets = 0  # open /bot and /watch websockets, counted against Limits.max_connections
         self._spectators = 0  # the /watch ones among them, counted against Limits.max_spectators
         self._per_address: collections.Counter[str] = collections.Counter()  # the same, by client address
+        self._logins = LoginAttempts(self.limits.login_attempts, self.limits.login_window_s)
         self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
@@ -820,6 +860,13 @@ class ArenaServer:
                 return None
             bot, token = hello["bot"], hello["token"]
             assert self.writer is not None
+            tried = (_client_address(ws), bot)
+            unheard = self._unheard_login(tried)
+            if unheard is not None:
+                why, wait = unheard
+                await self._refuse(ws, p.error(p.RATE_LIMITED, why, retry_after=wait, ref="hello"), binary)
+                await ws.aclose(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
+                return None
             rotations = self._rotations[bot]
             try:
                 ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
@@ -833,9 +880,19 @@ class ArenaServer:
             if self._rotations[bot] != rotations:  # checked as the token was rotated: not yet attached, so not closed
                 await ws.aclose(p.CLOSE_AUTH_FAILED, "the token was rotated")
                 return None
+            self._logins.logged_in(tried)
             return hello, binary
         await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
         return None
+
+    def _unheard_login(self, tried: tuple[str, str]) -> tuple[str, int] | None:
+        """Count a try to log in as ``tried`` (address, bot). When too many did not log in: why
+        it is refused without looking at its token, and the seconds until one is heard."""
+        wait = math.ceil(self._logins.attempt(tried, trio.current_time()))
+        if not wait:
+            return None
+        address, bot = tried
+        return f"{self.limits.login_attempts} tries as {bot!r} from {address} did not log in; the next is heard in {wait} s", wait
 
     async def _refuse(self, ws: ServerConnection, error: Mapping[str, Any], binary: bool) -> None:
         """Say why before the socket closes: no session exists yet to number the message."""
@@ -1563,7 +1620,7 @@ class ArenaServer:
 
     async def _watch_connection(self, ws: ServerConnection) -> None:
         connection, outgoing, direct = self._connection(ws, binary=False)
-        watcher = Watcher(connection, direct.drained)
+        watcher = Watcher(connection, direct.drained, _client_address(ws))
         self.watchers.add(watcher)
         try:
             watcher.send("lobby", **self._lobby_fields(watcher.game))
@@ -1596,6 +1653,13 @@ class ArenaServer:
         if kind == "ping":
             watcher.send("pong")
         elif kind == "admin":  # a remote tournament scores its duplicate groups' tables as each ends
+            tried = (watcher.address, ADMIN)
+            unheard = self._unheard_login(tried)
+            if unheard is not None:
+                why, wait = unheard
+                watcher.send("error", code=p.RATE_LIMITED, message=why, retry_after=wait, ref="admin")
+                watcher.connection.close(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
+                return
             if not await self._is_admin_token(msg["token"]):  # a guess costs a connection, as a bot's hello does
                 self.metrics.errors += 1
                 watcher.send(
@@ -1603,6 +1667,7 @@ class ArenaServer:
                 )
                 watcher.connection.close(p.CLOSE_AUTH_FAILED, "wrong admin token")
                 return
+            self._logins.logged_in(tried)
             watcher.trusted = True
             watcher.send("trusted")
         elif kind == "lobby":

@@ -115,6 +115,7 @@ class _State:
     pacer: Pacer | None = None  # made from the server's limits in its welcome
     soft_cap: int = 64 * 1024  # bytes: the server drops a longer message; its welcome says
     grace_s: float = 30.0  # the server's reconnection window; its welcome says
+    hello_wait: float = 0.0  # what the server's refusal of the last hello asked to wait (its retry_after)
     at_once: int | None = None  # the most matches in play at once (None: the server's limit)
     send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
     thinking: dict[tuple[str, int, int, int], trio.CancelScope] = field(default_factory=dict)  # policies at work
@@ -274,6 +275,8 @@ async def run_bot(
                 state.matches.clear()
                 return
             run.reconnects += 1
+            if state.hello_wait:  # spread, as a full server's wait
+                wait, state.hello_wait = max(wait, state.hello_wait * random.uniform(1, 1.5)), 0.0
             delay, wait = max(next(delays), wait), 0.0
             log.warning("bot %s reconnects to %s in %.1f s%s", name, url, delay, why)
             await trio.sleep(delay)
@@ -642,7 +645,9 @@ async def _receive(
             if msg.get("code") == p.READ_ONLY or (msg.get("ref") == "seek" and msg.get("code") in FATAL_SEEK_ERRORS):
                 what = msg.get("ref") or "hello"
                 raise BotStopped(f"the server refused this bot's {what} ({msg.get('code')}): {msg.get('message')}")
-            if msg.get("ref") == "seek" and msg.get("retry_after") is not None:
+            if msg.get("ref") == "hello" and msg.get("retry_after") is not None:  # too many failed logins from here
+                state.hello_wait = float(msg["retry_after"])
+            elif msg.get("ref") == "seek" and msg.get("retry_after") is not None:
                 # A match that could not start spent a seek, not always the one waiting now: the
                 # error may be replayed after a resume whose welcome sought again, or come after
                 # an admin's match made the bot seek again. Marked as still seeking, the bot

@@ -2035,7 +2035,7 @@ def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(
     async def drained() -> bool:
         return True
 
-    server.watchers.add(Watcher(Connection(outgoing, binary=False), drained))
+    server.watchers.add(Watcher(Connection(outgoing, binary=False), drained, "127.0.0.1"))
     server._send_lobby()
     ended = {"match": "m" * 32, "game": "tic-tac-toe", "status": "finished", "players": ["a", "b"]}
     server._remember(Ended(ended, 7, held=False))

@@ -1,0 +1,125 @@
+"""Tries to log in that fail are capped per (client address, bot): a token, or the admin
+token, cannot be guessed at the speed of the network."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+import trio
+from websockets.exceptions import ConnectionClosed
+
+from arena import protocol as p
+from arena.seats import Turn
+from arena.server import Limits, LoginAttempts
+from bots.client import run_bot
+from tests.conftest import Arena, ArenaFactory
+
+
+def test_tries_beyond_the_most_wait_for_the_window_that_began_with_the_first() -> None:
+    tries = LoginAttempts(most=3, window_s=10.0)
+    victim = ("10.0.0.1", "victim")
+    assert [tries.attempt(victim, now) for now in (0.0, 1.0, 2.0)] == [0.0, 0.0, 0.0]
+    assert tries.attempt(victim, 4.0) == 6.0  # heard again at 10 s, 10 s after the first
+    assert tries.attempt(victim, 9.5) == 0.5
+    assert tries.attempt(("10.0.0.2", "victim"), 5.0) == 0.0  # from elsewhere
+    assert tries.attempt(("10.0.0.1", "bystander"), 5.0) == 0.0  # another bot from there
+    assert tries.attempt(victim, 10.0) == 0.0  # a new window
+
+
+def test_logging_in_clears_the_count_and_the_longest_untried_is_forgotten_first() -> None:
+    tries = LoginAttempts(most=2, window_s=10.0, tracked=2)
+    assert tries.attempt(("a", "x"), 0.0) == tries.attempt(("a", "x"), 0.0) == 0.0
+    tries.logged_in(("a", "x"))
+    assert tries.attempt(("a", "x"), 1.0) == 0.0
+    assert tries.attempt(("a", "x"), 1.0) == 0.0
+    assert tries.attempt(("a", "x"), 2.0) == 9.0  # a window begun at 1 s, by the first try since logging in
+    tries.attempt(("b", "y"), 3.0)
+    tries.attempt(("c", "z"), 3.0)  # a third key: ("a", "x") tried longest ago, forgotten
+    assert tries.attempt(("a", "x"), 4.0) == 0.0
+
+
+async def _refused(arena: Arena, bot: str, token: str) -> tuple[list[dict[str, Any]], int | None]:
+    """A hello as ``bot``: what the server said before closing, and its close code."""
+    said = []
+    async with arena.socket() as ws:
+        await ws.send(p.encode(p.message("hello", bot=bot, token=token), True))
+        with trio.fail_after(5), pytest.raises(ConnectionClosed) as closed:
+            while True:
+                said.append(p.decode(await ws.recv()))
+    return said, closed.value.rcvd.code if closed.value.rcvd else None
+
+
+@pytest.mark.trio
+async def test_a_bot_guessed_at_too_often_is_refused_unheard_from_there_until_the_window_ends(
+    arena_factory: ArenaFactory,
+) -> None:
+    arena = await arena_factory(limits=Limits(login_attempts=3, login_window_s=1.5))
+    token = await arena.register("victim")
+    for _ in range(3):
+        assert await _refused(arena, "victim", "a-guess") == ([], p.CLOSE_AUTH_FAILED)
+    said, code = await _refused(arena, "victim", token)  # the right token, not even looked at
+    assert code == p.CLOSE_TRY_AGAIN
+    assert [(m["t"], m["code"], m["ref"]) for m in said] == [("error", p.RATE_LIMITED, "hello")]
+    assert said[0]["retry_after"] == 2 and "3 tries as 'victim' from 127.0.0.1 did not log in" in said[0]["message"]
+    async with arena.bot("bystander"):  # another bot from the same address
+        pass
+    await trio.sleep(1.5)
+    async with arena.bot("victim", token) as victim:
+        assert victim.welcome["session"]
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_logging_in_clears_the_count_of_tries(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(login_attempts=2))
+    token = await arena.register("typist")
+    for _ in range(3):
+        assert await _refused(arena, "typist", "a-typo") == ([], p.CLOSE_AUTH_FAILED)
+        async with arena.bot("typist", token):
+            pass
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_spectator_guessing_the_admin_token_is_refused_unheard(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(login_attempts=2))
+    for token in ("guess-1", "guess-2", arena.admin_token):
+        async with arena.socket("/watch") as ws:
+            assert p.decode(await ws.recv())["t"] == "lobby"
+            await ws.send(p.encode(p.message("admin", token=token), False))
+            with trio.fail_after(5), pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    told = p.decode(await ws.recv())
+        assert told["t"] == "error" and told["ref"] == "admin"
+        assert closed.value.rcvd is not None
+    assert told["code"] == p.RATE_LIMITED and told["retry_after"] == 60
+    assert closed.value.rcvd.code == p.CLOSE_TRY_AGAIN
+    said, code = await _refused(arena, "admin", arena.admin_token)  # a hello as the admin guesses the same token
+    assert code == p.CLOSE_TRY_AGAIN and said[0]["code"] == p.RATE_LIMITED
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_the_sdk_waits_what_the_refusal_asks_and_then_plays(arena_factory: ArenaFactory) -> None:
+    arena = await arena_factory(limits=Limits(login_attempts=1, login_window_s=1.0))
+    tokens = {name: await arena.register(name) for name in ("locked", "rival")}
+    assert await _refused(arena, "locked", "a-guess") == ([], p.CLOSE_AUTH_FAILED)
+    started = trio.current_time()
+    results = {}
+
+    def policy(turn: Turn) -> str:
+        return random.choice(turn.legal_actions or [])
+
+    async def play(name: str) -> None:
+        results[name] = await run_bot(policy, arena.url, name, tokens[name], games=["tic-tac-toe"], matches=1)
+
+    with trio.fail_after(15):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, "locked")
+            nursery.start_soon(play, "rival")
+    assert len(results["locked"].results) == 1
+    assert [e["code"] for e in results["locked"].errors] == [p.RATE_LIMITED]
+    assert trio.current_time() - started >= 1.0
+    await arena.server.shutdown()
