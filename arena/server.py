@@ -62,6 +62,7 @@ from arena.store import (
     read,
     serving_lock,
     token_matches,
+    valid_bot_name,
     variant_of,
 )
 from games.api import Game, GameError, make_config
@@ -887,11 +888,16 @@ class ArenaServer:
 
     def _unheard_login(self, tried: tuple[str, str]) -> tuple[str, int] | None:
         """Count a try to log in as ``tried`` (address, bot). When too many did not log in: why
-        it is refused without looking at its token, and the seconds until one is heard."""
+        it is refused without looking at its token, and the seconds until one is heard.
+
+        A name no bot can have is not counted: no token opens it, and kept, the names a client
+        makes up (a megabyte each) would be the server's memory to fill."""
+        address, bot = tried
+        if bot != ADMIN and not valid_bot_name(bot):
+            return None
         wait = math.ceil(self._logins.attempt(tried, trio.current_time()))
         if not wait:
             return None
-        address, bot = tried
         return f"{self.limits.login_attempts} tries as {bot!r} from {address} did not log in; the next is heard in {wait} s", wait
 
     async def _refuse(self, ws: ServerConnection, error: Mapping[str, Any], binary: bool) -> None:

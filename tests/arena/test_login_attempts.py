@@ -123,3 +123,12 @@ async def test_the_sdk_waits_what_the_refusal_asks_and_then_plays(arena_factory:
     assert [e["code"] for e in results["locked"].errors] == [p.RATE_LIMITED]
     assert trio.current_time() - started >= 1.0
     await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_name_no_bot_can_have_is_refused_on_its_token_and_not_kept(arena_factory: ArenaFactory) -> None:
+    """Kept, made-up names of up to the frame cap each would fill the server's memory."""
+    arena = await arena_factory(limits=Limits(login_attempts=2))
+    for name in ["Not A Name"] * 3 + [f"{i}" * 100_000 for i in range(3)]:
+        assert await _refused(arena, name, "a-guess") == ([], p.CLOSE_AUTH_FAILED)
+    await arena.server.shutdown()
