@@ -206,32 +206,72 @@ class RateLimit:
         return 0.0
 
 
+@dataclass
+class _Tries:
+    first: float  # when the window began: at the first try counted in it
+    failed: int = 0  # tries whose token was wrong
+    pending: int = 0  # tries whose token is being checked
+
+
 class LoginAttempts:
-    """Hellos by (client address, bot name) that have not logged in yet, so that a token
-    cannot be guessed at the speed of the network: after ``most`` of them within
-    ``window_s`` of the first, that bot's hellos from that address are refused without
-    looking at the token until the window ends. A hello counts as it arrives, not once its
-    token proved wrong, so that guesses sent all at once are capped too; logging in clears
-    the count. Keyed by the bot as well as the address: a misconfigured bot behind a proxy
-    locks out neither the proxy's other bots nor itself from elsewhere. Bot names are the
-    client's to invent, so at most ``tracked`` keys are kept, the longest untried dropped."""
+    """Tries to log in by (client address, bot name), so that a token cannot be guessed at the
+    speed of the network: once ``most`` of them failed within ``window_s`` of the first, that
+    bot's tries from that address are refused without looking at the token until the window
+    ends. A try counts as it arrives, so that guesses sent all at once are capped too; one
+    that ends without a verdict on its token (the store failed, the client left, the token
+    was rotated meanwhile) is taken back, and logging in clears the count. Keyed by the bot
+    as well as the address: a misconfigured bot behind a proxy locks out neither the proxy's
+    other bots nor itself from elsewhere.
+
+    Bot names are the client's to invent, so at most ``tracked`` counts are kept, the one
+    tried longest ago dropped first, and as many locked keys apart, where names tried once
+    cannot push them out: only ``most`` times ``tracked`` failures within a window can."""
 
     def __init__(self, most: int, window_s: float, tracked: int = 10_000) -> None:
         self.most, self.window_s, self.tracked = most, window_s, tracked
-        self._tried: dict[tuple[str, str], tuple[float, int]] = {}  # key: (first hello, hellos), oldest first
+        self._tried: dict[tuple[str, str], _Tries] = {}  # tried longest ago first
+        self._locked: dict[tuple[str, str], float] = {}  # key: when its window ends; locked first, first
 
     def attempt(self, key: tuple[str, str], now: float) -> float:
-        """Count a hello as ``key``: 0 when its token may be checked, else the seconds until one may."""
-        first, count = self._tried.pop(key, (now, 0))
-        if now - first >= self.window_s:
-            first, count = now, 0
-        self._tried[key] = (first, count + 1)
-        while len(self._tried) > self.tracked:
-            del self._tried[next(iter(self._tried))]
-        return first + self.window_s - now if count >= self.most else 0.0
+        """Count a try as ``key``: 0 when its token may be checked (``settle`` it then), else
+        the seconds until one may."""
+        while self._locked and next(iter(self._locked.values())) <= now:
+            del self._locked[next(iter(self._locked))]
+        until = self._locked.get(key, now)
+        if until > now:
+            return until - now
+        self._locked.pop(key, None)
+        tries = self._tried.pop(key, None) or _Tries(now)
+        if now - tries.first >= self.window_s:
+            tries.first, tries.failed = now, 0
+        self._tried[key] = tries
+        if tries.failed + tries.pending >= self.most:
+            return tries.first + self.window_s - now
+        tries.pending += 1
+        _keep_newest(self._tried, self.tracked)
+        return 0.0
 
-    def logged_in(self, key: tuple[str, str]) -> None:
-        self._tried.pop(key, None)
+    def settle(self, key: tuple[str, str], verdict: bool | None) -> None:
+        """A try as ``key`` ended: the token was right (True), wrong (False), or not decided (None)."""
+        tries = self._tried.get(key)
+        if tries is None:  # not counted (a name no bot can have), or dropped since
+            return
+        if verdict:
+            del self._tried[key]
+            return
+        tries.pending -= 1
+        tries.failed += verdict is False
+        if tries.failed >= self.most:
+            del self._tried[key]
+            self._locked[key] = tries.first + self.window_s
+            _keep_newest(self._locked, self.tracked)
+        elif not tries.failed and not tries.pending:
+            del self._tried[key]
+
+
+def _keep_newest(table: dict[Any, Any], most: int) -> None:
+    while len(table) > most:
+        del table[next(iter(table))]
 
 
 class _Intake:
@@ -869,19 +909,24 @@ class ArenaServer:
                 await ws.aclose(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
                 return None
             rotations = self._rotations[bot]
+            verdict = None  # on the token: undecided when the store fails or the client leaves first
             try:
-                ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
-            except sqlite3.Error as error:  # the store is gone or broken: one line a try, not a traceback
-                log.warning("bot %s cannot log in: %s", bot, error)
-                await ws.aclose(p.CLOSE_INTERNAL, "the server cannot read its store")
-                return None
-            if not ok:
-                await ws.aclose(p.CLOSE_AUTH_FAILED, "unknown bot or wrong token")
-                return None
-            if self._rotations[bot] != rotations:  # checked as the token was rotated: not yet attached, so not closed
-                await ws.aclose(p.CLOSE_AUTH_FAILED, "the token was rotated")
-                return None
-            self._logins.logged_in(tried)
+                try:
+                    ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
+                except sqlite3.Error as error:  # the store is gone or broken: one line a try, not a traceback
+                    log.warning("bot %s cannot log in: %s", bot, error)
+                    await ws.aclose(p.CLOSE_INTERNAL, "the server cannot read its store")
+                    return None
+                if not ok:
+                    verdict = False
+                    await ws.aclose(p.CLOSE_AUTH_FAILED, "unknown bot or wrong token")
+                    return None
+                if self._rotations[bot] != rotations:  # checked as the token was rotated: not yet attached, so not closed
+                    await ws.aclose(p.CLOSE_AUTH_FAILED, "the token was rotated")
+                    return None
+                verdict = True
+            finally:
+                self._logins.settle(tried, verdict)
             return hello, binary
         await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
         return None
@@ -1666,14 +1711,18 @@ class ArenaServer:
                 watcher.send("error", code=p.RATE_LIMITED, message=why, retry_after=wait, ref="admin")
                 watcher.connection.close(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
                 return
-            if not await self._is_admin_token(msg["token"]):  # a guess costs a connection, as a bot's hello does
+            verdict = None
+            try:
+                verdict = await self._is_admin_token(msg["token"])
+            finally:
+                self._logins.settle(tried, verdict)
+            if not verdict:  # a guess costs a connection, as a bot's hello does
                 self.metrics.errors += 1
                 watcher.send(
                     "error", code=p.NOT_ADMIN, message="that is not the admin token; the connection is closed", ref="admin"
                 )
                 watcher.connection.close(p.CLOSE_AUTH_FAILED, "wrong admin token")
                 return
-            self._logins.logged_in(tried)
             watcher.trusted = True
             watcher.send("trusted")
         elif kind == "lobby":

@@ -4,6 +4,7 @@ token, cannot be guessed at the speed of the network."""
 from __future__ import annotations
 
 import random
+import sqlite3
 from typing import Any
 
 import pytest
@@ -17,27 +18,48 @@ from bots.client import run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
-def test_tries_beyond_the_most_wait_for_the_window_that_began_with_the_first() -> None:
+def _fail(tries: LoginAttempts, key: tuple[str, str], now: float) -> float:
+    wait = tries.attempt(key, now)
+    if not wait:
+        tries.settle(key, False)
+    return wait
+
+
+def test_failed_tries_beyond_the_most_wait_for_the_window_that_began_with_the_first() -> None:
     tries = LoginAttempts(most=3, window_s=10.0)
     victim = ("10.0.0.1", "victim")
-    assert [tries.attempt(victim, now) for now in (0.0, 1.0, 2.0)] == [0.0, 0.0, 0.0]
+    assert [_fail(tries, victim, now) for now in (0.0, 1.0, 2.0)] == [0.0, 0.0, 0.0]
     assert tries.attempt(victim, 4.0) == 6.0  # heard again at 10 s, 10 s after the first
     assert tries.attempt(victim, 9.5) == 0.5
     assert tries.attempt(("10.0.0.2", "victim"), 5.0) == 0.0  # from elsewhere
     assert tries.attempt(("10.0.0.1", "bystander"), 5.0) == 0.0  # another bot from there
-    assert tries.attempt(victim, 10.0) == 0.0  # a new window
+    assert [_fail(tries, victim, now) for now in (10.0, 11.0, 12.0)] == [0.0, 0.0, 0.0]  # a new window
+    assert tries.attempt(victim, 12.0) == 8.0
 
 
-def test_logging_in_clears_the_count_and_the_longest_untried_is_forgotten_first() -> None:
-    tries = LoginAttempts(most=2, window_s=10.0, tracked=2)
-    assert tries.attempt(("a", "x"), 0.0) == tries.attempt(("a", "x"), 0.0) == 0.0
-    tries.logged_in(("a", "x"))
-    assert tries.attempt(("a", "x"), 1.0) == 0.0
-    assert tries.attempt(("a", "x"), 1.0) == 0.0
-    assert tries.attempt(("a", "x"), 2.0) == 9.0  # a window begun at 1 s, by the first try since logging in
-    tries.attempt(("b", "y"), 3.0)
-    tries.attempt(("c", "z"), 3.0)  # a third key: ("a", "x") tried longest ago, forgotten
-    assert tries.attempt(("a", "x"), 4.0) == 0.0
+def test_tries_being_checked_count_and_those_left_undecided_are_given_back() -> None:
+    tries = LoginAttempts(most=2, window_s=10.0)
+    key = ("a", "x")
+    assert tries.attempt(key, 0.0) == tries.attempt(key, 0.0) == 0.0
+    assert tries.attempt(key, 1.0) == 9.0  # two in flight: a third waits
+    tries.settle(key, None)  # the store failed, or the client left
+    assert tries.attempt(key, 1.0) == 0.0
+    tries.settle(key, True)  # logged in: nothing is held against it any more
+    assert _fail(tries, key, 2.0) == 0.0
+    assert _fail(tries, key, 3.0) == 0.0
+    assert tries.attempt(key, 3.0) == 9.0
+
+
+def test_names_tried_once_cannot_push_a_lock_out_but_as_many_locks_can() -> None:
+    tries = LoginAttempts(most=1, window_s=10.0, tracked=2)
+    victim = ("a", "victim")
+    assert _fail(tries, victim, 0.0) == 0.0
+    for name in ("b", "c", "d", "e"):
+        tries.attempt(("a", name), 1.0)  # counted, still being checked
+    assert tries.attempt(victim, 2.0) == 8.0
+    for name in ("f", "g"):
+        _fail(tries, ("a", name), 3.0)
+    assert tries.attempt(victim, 4.0) == 0.0  # two locks since: the victim's, the oldest, is dropped
 
 
 async def _refused(arena: Arena, bot: str, token: str) -> tuple[list[dict[str, Any]], int | None]:
@@ -131,4 +153,31 @@ async def test_a_name_no_bot_can_have_is_refused_on_its_token_and_not_kept(arena
     arena = await arena_factory(limits=Limits(login_attempts=2))
     for name in ["Not A Name"] * 3 + [f"{i}" * 100_000 for i in range(3)]:
         assert await _refused(arena, name, "a-guess") == ([], p.CLOSE_AUTH_FAILED)
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_tries_the_store_could_not_check_or_the_hello_timeout_cut_hold_nothing_against_the_bot(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted and never given back, they locked a bot out once the server had healed."""
+    arena = await arena_factory(limits=Limits(login_attempts=2, hello_timeout_s=0.3))
+    token = await arena.register("patient")
+    assert arena.server.writer is not None
+    checking = arena.server.writer.call
+
+    async def broken(work: Any) -> Any:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    async def slow(work: Any) -> Any:
+        await trio.sleep(1)
+        return await checking(work)
+
+    for stand_in, code in ((broken, p.CLOSE_INTERNAL), (slow, p.CLOSE_NO_HELLO)):
+        monkeypatch.setattr(arena.server.writer, "call", stand_in)
+        for _ in range(3):
+            assert await _refused(arena, "patient", token) == ([], code)
+    monkeypatch.setattr(arena.server.writer, "call", checking)
+    async with arena.bot("patient", token):
+        pass
     await arena.server.shutdown()
