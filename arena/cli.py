@@ -382,6 +382,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 max_connections=args.max_connections,
                 max_per_address=args.max_per_address,
                 max_spectators=args.max_spectators,
+                login_attempts=args.login_attempts,
+                login_window_s=args.login_window,
                 rate=args.rate,
                 burst=args.burst,
             ),
@@ -1518,6 +1520,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_from(1, MAX_CLOCK_MS),
         default=5_000,
         help="open /watch websockets at once (default 5000): spectators need no token, and must leave the bots room",
+    )
+    serve.add_argument(
+        "--login-attempts",
+        type=_int_from(1, MAX_CLOCK_MS),
+        default=10,
+        help="failed tries to log in as one bot from one address before that bot is locked from there for the"
+        " rest of --login-window (default 10)",
+    )
+    serve.add_argument(
+        "--login-window",
+        type=_int_from(1, MAX_CLOCK_MS),
+        default=60,
+        metavar="SECONDS",
+        help="how long the failed tries to log in are counted from the first (default 60)",
     )
     serve.set_defaults(run=cmd_serve)
 

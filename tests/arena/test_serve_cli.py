@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import trio
 from websockets.exceptions import ConnectionClosed
+from websockets.trio.client import connect
 
 from arena import protocol as p
 from arena.cli import SIGNAL_ECHO_S, STOPPING, main
@@ -186,6 +187,31 @@ async def test_serve_prints_its_port_and_an_admin_token_only_at_first_start(
         second.kill()
     assert not [line for line in second.lines if "admin token" in line]
     assert admin_token not in "".join(second.lines)
+
+
+@pytest.mark.trio
+async def test_serve_locks_a_bot_out_of_an_address_after_login_attempts_failed_tries(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    try:
+        token = store.register_bot("victim")
+    finally:
+        store.close()
+    server = ServeProcess("--db", str(db), "--login-attempts", "1", "--login-window", "600")
+    try:
+        url = await server.start()
+        said = []
+        for guess in ("a-guess", token):
+            async with connect(url + "/bot", proxy=None) as ws:
+                await ws.send(p.encode(p.message("hello", bot="victim", token=guess), True))
+                with trio.fail_after(10), pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        said.append(p.decode(await ws.recv()))
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == p.CLOSE_TRY_AGAIN
+        assert [(m["code"], m["ref"]) for m in said] == [(p.RATE_LIMITED, "hello")] and 590 < said[0]["retry_after"] <= 600
+        assert await server.stop() == 0
+    finally:
+        server.kill()
 
 
 @pytest.mark.trio
