@@ -119,7 +119,7 @@ FULL_RETRY_S = 5
 """The ``Retry-After`` (seconds) of a handshake refused because the server holds as many
 connections as it may: places free as clients leave, and a client retrying at once would be
 refused again while costing the server a handshake each time."""
-TOO_MANY_LOGINS = "too many tries that did not log in"  # the close reason (1013) of one refused unheard (LoginAttempts)
+TOO_MANY_LOGINS = "too many tries to log in failed or are being checked"  # the close reason (1013) of one refused unheard
 
 
 @dataclass(frozen=True)
@@ -144,8 +144,8 @@ class Limits:
     max_connections: int = 10_000  # open websockets, /bot and /watch together
     max_per_address: int = 1_000  # open websockets from one client address (a proxy's, behind one)
     max_spectators: int = 5_000  # open /watch websockets: spectators need no token, and must leave bots room
-    login_attempts: int = 10  # hellos as one bot from one address that did not log in, within login_window_s ...
-    login_window_s: float = 60.0  # ... of the first: the next ones are refused unchecked until it ends
+    login_attempts: int = 10  # failed tries to log in as one bot from one address, within login_window_s ...
+    login_window_s: float = 60.0  # ... of the first: the next ones are refused unchecked until it ends (LoginAttempts)
 
     def __post_init__(self) -> None:
         # One bound for all, the clock's: the reconnection window is a time as the clock's are,
@@ -223,38 +223,50 @@ class LoginAttempts:
     as well as the address: a misconfigured bot behind a proxy locks out neither the proxy's
     other bots nor itself from elsewhere.
 
-    Bot names are the client's to invent, so at most ``tracked`` counts are kept, the one
-    tried longest ago dropped first, and as many locked keys apart, where names tried once
-    cannot push them out: only ``most`` times ``tracked`` failures within a window can."""
+    Tries that are still being checked hold the next ones back for ``PENDING_WAIT_S`` only:
+    a bot logging in many times at once has failed nothing.
+
+    Bot names are the client's to invent, so at most ``tracked`` counts are kept and as many
+    locked keys apart. Names tried once cannot push a lock out (only ``tracked`` other locks
+    can), and a count is pushed out by ``tracked`` other names only once it has the fewest
+    failures of the ``DROP_AMONG`` tried longest ago: made-up names (each a failure) push out
+    each other first, and wiping a count of ``n`` failures takes about ``n`` failures for
+    each of thousands of names."""
+
+    PENDING_WAIT_S = 1.0
+    DROP_AMONG = 32
 
     def __init__(self, most: int, window_s: float, tracked: int = 10_000) -> None:
         self.most, self.window_s, self.tracked = most, window_s, tracked
         self._tried: dict[tuple[str, str], _Tries] = {}  # tried longest ago first
         self._locked: dict[tuple[str, str], float] = {}  # key: when its window ends; locked first, first
 
-    def attempt(self, key: tuple[str, str], now: float) -> float:
-        """Count a try as ``key``: 0 when its token may be checked (``settle`` it then), else
-        the seconds until one may."""
+    def attempt(self, key: tuple[str, str], now: float) -> tuple[float, _Tries | None]:
+        """Count a try as ``key``: the count it was added to, to ``settle`` once its token is
+        checked; or, refused, the seconds until a try is heard."""
         while self._locked and next(iter(self._locked.values())) <= now:
             del self._locked[next(iter(self._locked))]
         until = self._locked.get(key, now)
         if until > now:
-            return until - now
+            return until - now, None
         self._locked.pop(key, None)
         tries = self._tried.pop(key, None) or _Tries(now)
         if now - tries.first >= self.window_s:
             tries.first, tries.failed = now, 0
         self._tried[key] = tries
         if tries.failed + tries.pending >= self.most:
-            return tries.first + self.window_s - now
+            return self.PENDING_WAIT_S, None
         tries.pending += 1
-        _keep_newest(self._tried, self.tracked)
-        return 0.0
+        while len(self._tried) > self.tracked:
+            oldest = itertools.islice(self._tried.items(), self.DROP_AMONG)
+            del self._tried[min(oldest, key=lambda item: item[1].failed)[0]]
+        return 0.0, tries
 
-    def settle(self, key: tuple[str, str], verdict: bool | None) -> None:
-        """A try as ``key`` ended: the token was right (True), wrong (False), or not decided (None)."""
-        tries = self._tried.get(key)
-        if tries is None:  # not counted (a name no bot can have), or dropped since
+    def settle(self, key: tuple[str, str], tries: _Tries | None, verdict: bool | None) -> None:
+        """A try counted in ``tries`` ended: its token was right (True), wrong (False), or not
+        decided (None). Nothing is done when ``tries`` is no longer the count of ``key``: it
+        was cleared by a login since, or dropped."""
+        if tries is None or self._tried.get(key) is not tries:
             return
         if verdict:
             del self._tried[key]
@@ -264,14 +276,10 @@ class LoginAttempts:
         if tries.failed >= self.most:
             del self._tried[key]
             self._locked[key] = tries.first + self.window_s
-            _keep_newest(self._locked, self.tracked)
+            while len(self._locked) > self.tracked:
+                del self._locked[next(iter(self._locked))]
         elif not tries.failed and not tries.pending:
             del self._tried[key]
-
-
-def _keep_newest(table: dict[Any, Any], most: int) -> None:
-    while len(table) > most:
-        del table[next(iter(table))]
 
 
 class _Intake:
@@ -902,9 +910,9 @@ class ArenaServer:
             bot, token = hello["bot"], hello["token"]
             assert self.writer is not None
             tried = (_client_address(ws), bot)
-            unheard = self._unheard_login(tried)
-            if unheard is not None:
-                why, wait = unheard
+            refusal, counted = self._count_login(tried)
+            if refusal is not None:
+                why, wait = refusal
                 await self._refuse(ws, p.error(p.RATE_LIMITED, why, retry_after=wait, ref="hello"), binary)
                 await ws.aclose(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
                 return None
@@ -926,24 +934,26 @@ class ArenaServer:
                     return None
                 verdict = True
             finally:
-                self._logins.settle(tried, verdict)
+                self._logins.settle(tried, counted, verdict)
             return hello, binary
         await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
         return None
 
-    def _unheard_login(self, tried: tuple[str, str]) -> tuple[str, int] | None:
-        """Count a try to log in as ``tried`` (address, bot). When too many did not log in: why
-        it is refused without looking at its token, and the seconds until one is heard.
+    def _count_login(self, tried: tuple[str, str]) -> tuple[tuple[str, int] | None, _Tries | None]:
+        """Count a try to log in as ``tried`` (address, bot): the count to settle once its token
+        is checked; or, refused when too many tries failed or are being checked, why (it is
+        refused without looking at its token) and the seconds until one is heard.
 
         A name no bot can have is not counted: no token opens it, and kept, the names a client
         makes up (a megabyte each) would be the server's memory to fill."""
         address, bot = tried
         if bot != ADMIN and not valid_bot_name(bot):
-            return None
-        wait = math.ceil(self._logins.attempt(tried, trio.current_time()))
-        if not wait:
-            return None
-        return f"{self.limits.login_attempts} tries as {bot!r} from {address} did not log in; the next is heard in {wait} s", wait
+            return None, None
+        wait, counted = self._logins.attempt(tried, trio.current_time())
+        if counted is not None:
+            return None, counted
+        tries = f"{self.limits.login_attempts} tries to log in as {bot!r} from {address} failed or are being checked"
+        return (f"{tries}; the next is heard in {math.ceil(wait)} s", math.ceil(wait)), None
 
     async def _refuse(self, ws: ServerConnection, error: Mapping[str, Any], binary: bool) -> None:
         """Say why before the socket closes: no session exists yet to number the message."""
@@ -1705,9 +1715,9 @@ class ArenaServer:
             watcher.send("pong")
         elif kind == "admin":  # a remote tournament scores its duplicate groups' tables as each ends
             tried = (watcher.address, ADMIN)
-            unheard = self._unheard_login(tried)
-            if unheard is not None:
-                why, wait = unheard
+            refusal, counted = self._count_login(tried)
+            if refusal is not None:
+                why, wait = refusal
                 watcher.send("error", code=p.RATE_LIMITED, message=why, retry_after=wait, ref="admin")
                 watcher.connection.close(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
                 return
@@ -1715,7 +1725,7 @@ class ArenaServer:
             try:
                 verdict = await self._is_admin_token(msg["token"])
             finally:
-                self._logins.settle(tried, verdict)
+                self._logins.settle(tried, counted, verdict)
             if not verdict:  # a guess costs a connection, as a bot's hello does
                 self.metrics.errors += 1
                 watcher.send(

@@ -19,35 +19,68 @@ from tests.conftest import Arena, ArenaFactory
 
 
 def _fail(tries: LoginAttempts, key: tuple[str, str], now: float) -> float:
-    wait = tries.attempt(key, now)
-    if not wait:
-        tries.settle(key, False)
+    """A try as ``key`` whose token proves wrong; the seconds it had to wait (0: it was checked)."""
+    wait, counted = tries.attempt(key, now)
+    tries.settle(key, counted, False)
     return wait
+
+
+def _wait(tries: LoginAttempts, key: tuple[str, str], now: float) -> float:
+    """The seconds a try as ``key`` waits; one let through stays in flight."""
+    return tries.attempt(key, now)[0]
 
 
 def test_failed_tries_beyond_the_most_wait_for_the_window_that_began_with_the_first() -> None:
     tries = LoginAttempts(most=3, window_s=10.0)
     victim = ("10.0.0.1", "victim")
     assert [_fail(tries, victim, now) for now in (0.0, 1.0, 2.0)] == [0.0, 0.0, 0.0]
-    assert tries.attempt(victim, 4.0) == 6.0  # heard again at 10 s, 10 s after the first
-    assert tries.attempt(victim, 9.5) == 0.5
-    assert tries.attempt(("10.0.0.2", "victim"), 5.0) == 0.0  # from elsewhere
-    assert tries.attempt(("10.0.0.1", "bystander"), 5.0) == 0.0  # another bot from there
+    assert _wait(tries, victim, 4.0) == 6.0  # heard again at 10 s, 10 s after the first
+    assert _wait(tries, victim, 9.5) == 0.5
+    assert _wait(tries, ("10.0.0.2", "victim"), 5.0) == 0.0  # from elsewhere
+    assert _wait(tries, ("10.0.0.1", "bystander"), 5.0) == 0.0  # another bot from there
     assert [_fail(tries, victim, now) for now in (10.0, 11.0, 12.0)] == [0.0, 0.0, 0.0]  # a new window
-    assert tries.attempt(victim, 12.0) == 8.0
+    assert _wait(tries, victim, 12.0) == 8.0
 
 
-def test_tries_being_checked_count_and_those_left_undecided_are_given_back() -> None:
+def test_tries_being_checked_hold_the_next_back_a_moment_and_undecided_ones_are_given_back() -> None:
     tries = LoginAttempts(most=2, window_s=10.0)
     key = ("a", "x")
-    assert tries.attempt(key, 0.0) == tries.attempt(key, 0.0) == 0.0
-    assert tries.attempt(key, 1.0) == 9.0  # two in flight: a third waits
-    tries.settle(key, None)  # the store failed, or the client left
-    assert tries.attempt(key, 1.0) == 0.0
-    tries.settle(key, True)  # logged in: nothing is held against it any more
+    _, first = tries.attempt(key, 0.0)
+    assert _wait(tries, key, 0.0) == 0.0
+    assert _wait(tries, key, 1.0) == LoginAttempts.PENDING_WAIT_S  # two in flight: nothing failed yet
+    tries.settle(key, first, None)  # the store failed, or the client left
+    wait, third = tries.attempt(key, 1.0)
+    assert wait == 0.0
+    tries.settle(key, third, True)  # logged in: nothing is held against it any more
     assert _fail(tries, key, 2.0) == 0.0
     assert _fail(tries, key, 3.0) == 0.0
-    assert tries.attempt(key, 3.0) == 9.0
+    assert _wait(tries, key, 3.0) == 9.0  # locked: two failures since the window began at 2 s
+
+
+def test_a_try_settled_after_its_count_was_cleared_changes_nothing() -> None:
+    """Settled onto the count made since (another connection logged in, clearing the one they
+    were counted on), they added failures it never had and made its tries in flight negative."""
+    tries = LoginAttempts(most=3, window_s=10.0)
+    key = ("a", "x")
+    (_, first), (_, second), (_, third) = (tries.attempt(key, 0.0) for _ in range(3))
+    tries.settle(key, third, True)
+    _, fourth = tries.attempt(key, 1.0)
+    tries.settle(key, first, False)  # tries from before the login prove wrong: the token is known
+    tries.settle(key, second, False)
+    assert _fail(tries, key, 2.0) == _fail(tries, key, 2.0) == 0.0  # two failures of the new count
+    tries.settle(key, fourth, False)  # its third
+    assert _wait(tries, key, 2.0) == 9.0  # locked until 11 s, 10 s after the new count began
+
+
+def test_made_up_names_push_out_each_other_before_a_count_with_more_failures() -> None:
+    tries = LoginAttempts(most=10, window_s=60.0, tracked=100)
+    victim = ("a", "victim")
+    for now in range(9):
+        assert _fail(tries, victim, now) == 0.0
+    for i in range(1_000):
+        _fail(tries, ("a", f"made-up-{i}"), 10.0)
+    assert _fail(tries, victim, 11.0) == 0.0  # the tenth failure, counted with the nine before
+    assert _wait(tries, victim, 12.0) == 48.0
 
 
 def test_names_tried_once_cannot_push_a_lock_out_but_as_many_locks_can() -> None:
@@ -56,10 +89,10 @@ def test_names_tried_once_cannot_push_a_lock_out_but_as_many_locks_can() -> None
     assert _fail(tries, victim, 0.0) == 0.0
     for name in ("b", "c", "d", "e"):
         tries.attempt(("a", name), 1.0)  # counted, still being checked
-    assert tries.attempt(victim, 2.0) == 8.0
+    assert _wait(tries, victim, 2.0) == 8.0
     for name in ("f", "g"):
         _fail(tries, ("a", name), 3.0)
-    assert tries.attempt(victim, 4.0) == 0.0  # two locks since: the victim's, the oldest, is dropped
+    assert _wait(tries, victim, 4.0) == 0.0  # two locks since: the victim's, the oldest, is dropped
 
 
 async def _refused(arena: Arena, bot: str, token: str) -> tuple[list[dict[str, Any]], int | None]:
@@ -84,7 +117,7 @@ async def test_a_bot_guessed_at_too_often_is_refused_unheard_from_there_until_th
     said, code = await _refused(arena, "victim", token)  # the right token, not even looked at
     assert code == p.CLOSE_TRY_AGAIN
     assert [(m["t"], m["code"], m["ref"]) for m in said] == [("error", p.RATE_LIMITED, "hello")]
-    assert said[0]["retry_after"] == 2 and "3 tries as 'victim' from 127.0.0.1 did not log in" in said[0]["message"]
+    assert said[0]["retry_after"] == 2 and "3 tries to log in as 'victim' from 127.0.0.1 failed" in said[0]["message"]
     async with arena.bot("bystander"):  # another bot from the same address
         pass
     await trio.sleep(1.5)
