@@ -207,7 +207,7 @@ class RateLimit:
 
 
 @dataclass
-class _Tries:
+class Tries:
     first: float  # when the window began: at the first try counted in it
     failed: int = 0  # tries whose token was wrong
     pending: int = 0  # tries whose token is being checked
@@ -238,10 +238,10 @@ class LoginAttempts:
 
     def __init__(self, most: int, window_s: float, tracked: int = 10_000) -> None:
         self.most, self.window_s, self.tracked = most, window_s, tracked
-        self._tried: dict[tuple[str, str], _Tries] = {}  # tried longest ago first
+        self._tried: dict[tuple[str, str], Tries] = {}  # tried longest ago first
         self._locked: dict[tuple[str, str], float] = {}  # key: when its window ends; locked first, first
 
-    def attempt(self, key: tuple[str, str], now: float) -> tuple[float, _Tries | None]:
+    def attempt(self, key: tuple[str, str], now: float) -> tuple[float, Tries | None]:
         """Count a try as ``key``: the count it was added to, to ``settle`` once its token is
         checked; or, refused, the seconds until a try is heard."""
         while self._locked and next(iter(self._locked.values())) <= now:
@@ -250,19 +250,19 @@ class LoginAttempts:
         if until > now:
             return until - now, None
         self._locked.pop(key, None)
-        tries = self._tried.pop(key, None) or _Tries(now)
-        if now - tries.first >= self.window_s:
+        tries = self._tried.pop(key, None) or Tries(now)
+        if now - tries.first >= self.window_s:  # tries still being checked stay, and fail into the new window
             tries.first, tries.failed = now, 0
         self._tried[key] = tries
         if tries.failed + tries.pending >= self.most:
             return self.PENDING_WAIT_S, None
         tries.pending += 1
         while len(self._tried) > self.tracked:
-            oldest = itertools.islice(self._tried.items(), self.DROP_AMONG)
+            oldest = (item for item in itertools.islice(self._tried.items(), self.DROP_AMONG) if item[0] != key)
             del self._tried[min(oldest, key=lambda item: item[1].failed)[0]]
         return 0.0, tries
 
-    def settle(self, key: tuple[str, str], tries: _Tries | None, verdict: bool | None) -> None:
+    def settle(self, key: tuple[str, str], tries: Tries | None, verdict: bool | None) -> None:
         """A try counted in ``tries`` ended: its token was right (True), wrong (False), or not
         decided (None). Nothing is done when ``tries`` is no longer the count of ``key``: it
         was cleared by a login since, or dropped."""
@@ -280,6 +280,14 @@ class LoginAttempts:
                 del self._locked[next(iter(self._locked))]
         elif not tries.failed and not tries.pending:
             del self._tried[key]
+
+
+@dataclass
+class LoginTry:
+    """One try to log in, as ``ArenaServer._login_try`` counts it."""
+
+    refusal: tuple[str, int] | None = None  # why it is refused unheard, and its retry_after
+    verdict: bool | None = None  # on its token, once checked: True right, False wrong
 
 
 class _Intake:
@@ -909,16 +917,13 @@ class ArenaServer:
                 return None
             bot, token = hello["bot"], hello["token"]
             assert self.writer is not None
-            tried = (_client_address(ws), bot)
-            refusal, counted = self._count_login(tried)
-            if refusal is not None:
-                why, wait = refusal
-                await self._refuse(ws, p.error(p.RATE_LIMITED, why, retry_after=wait, ref="hello"), binary)
-                await ws.aclose(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
-                return None
-            rotations = self._rotations[bot]
-            verdict = None  # on the token: undecided when the store fails or the client leaves first
-            try:
+            with self._login_try(_client_address(ws), bot) as login:
+                if login.refusal is not None:
+                    why, wait = login.refusal
+                    await self._refuse(ws, p.error(p.RATE_LIMITED, why, retry_after=wait, ref="hello"), binary)
+                    await ws.aclose(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
+                    return None
+                rotations = self._rotations[bot]
                 try:
                     ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
                 except sqlite3.Error as error:  # the store is gone or broken: one line a try, not a traceback
@@ -926,34 +931,37 @@ class ArenaServer:
                     await ws.aclose(p.CLOSE_INTERNAL, "the server cannot read its store")
                     return None
                 if not ok:
-                    verdict = False
+                    login.verdict = False
                     await ws.aclose(p.CLOSE_AUTH_FAILED, "unknown bot or wrong token")
                     return None
                 if self._rotations[bot] != rotations:  # checked as the token was rotated: not yet attached, so not closed
                     await ws.aclose(p.CLOSE_AUTH_FAILED, "the token was rotated")
                     return None
-                verdict = True
-            finally:
-                self._logins.settle(tried, counted, verdict)
+                login.verdict = True
             return hello, binary
         await ws.aclose(p.CLOSE_NO_HELLO, f"no hello within {self.limits.hello_timeout_s:g} s")
         return None
 
-    def _count_login(self, tried: tuple[str, str]) -> tuple[tuple[str, int] | None, _Tries | None]:
-        """Count a try to log in as ``tried`` (address, bot): the count to settle once its token
-        is checked; or, refused when too many tries failed or are being checked, why (it is
-        refused without looking at its token) and the seconds until one is heard.
-
-        A name no bot can have is not counted: no token opens it, and kept, the names a client
-        makes up (a megabyte each) would be the server's memory to fill."""
-        address, bot = tried
-        if bot != ADMIN and not valid_bot_name(bot):
-            return None, None
-        wait, counted = self._logins.attempt(tried, trio.current_time())
-        if counted is not None:
-            return None, counted
-        tries = f"{self.limits.login_attempts} tries to log in as {bot!r} from {address} failed or are being checked"
-        return (f"{tries}; the next is heard in {math.ceil(wait)} s", math.ceil(wait)), None
+    @contextlib.contextmanager
+    def _login_try(self, address: str, bot: str) -> Iterator[LoginTry]:
+        """A try to log in as ``bot`` from ``address``, counted (``LoginAttempts``) and settled
+        when the block ends with the verdict it set on the token: undecided (the store
+        failed, the client left, anything raised) unless it set one. Its ``refusal`` says
+        why it is refused without its token being looked at, when too many tries failed or
+        are being checked. A name no bot can have is not counted: no token opens it, and
+        kept, the names a client makes up (a megabyte each) would be the server's memory."""
+        key = (address, bot)
+        counted = None
+        login = LoginTry()
+        if bot == ADMIN or valid_bot_name(bot):
+            wait, counted = self._logins.attempt(key, trio.current_time())
+            if counted is None:
+                tries = f"{self.limits.login_attempts} tries to log in as {bot!r} from {address} failed or are being checked"
+                login.refusal = (f"{tries}; the next is heard in {math.ceil(wait)} s", math.ceil(wait))
+        try:
+            yield login
+        finally:
+            self._logins.settle(key, counted, login.verdict)
 
     async def _refuse(self, ws: ServerConnection, error: Mapping[str, Any], binary: bool) -> None:
         """Say why before the socket closes: no session exists yet to number the message."""
@@ -1714,19 +1722,15 @@ class ArenaServer:
         if kind == "ping":
             watcher.send("pong")
         elif kind == "admin":  # a remote tournament scores its duplicate groups' tables as each ends
-            tried = (watcher.address, ADMIN)
-            refusal, counted = self._count_login(tried)
-            if refusal is not None:
-                why, wait = refusal
-                watcher.send("error", code=p.RATE_LIMITED, message=why, retry_after=wait, ref="admin")
-                watcher.connection.close(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
-                return
-            verdict = None
-            try:
-                verdict = await self._is_admin_token(msg["token"])
-            finally:
-                self._logins.settle(tried, counted, verdict)
-            if not verdict:  # a guess costs a connection, as a bot's hello does
+            with self._login_try(watcher.address, ADMIN) as login:
+                if login.refusal is not None:
+                    why, wait = login.refusal
+                    self.metrics.errors += 1
+                    watcher.send("error", code=p.RATE_LIMITED, message=why, retry_after=wait, ref="admin")
+                    watcher.connection.close(p.CLOSE_TRY_AGAIN, TOO_MANY_LOGINS)
+                    return
+                login.verdict = await self._is_admin_token(msg["token"])
+            if not login.verdict:  # a guess costs a connection, as a bot's hello does
                 self.metrics.errors += 1
                 watcher.send(
                     "error", code=p.NOT_ADMIN, message="that is not the admin token; the connection is closed", ref="admin"
