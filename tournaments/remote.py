@@ -155,6 +155,10 @@ class Admin:
                 async with _open(self.url, p.BOT_PATH) as ws:
                     await ws.send(p.encode(p.message("hello", bot="admin", token=self.token), True))
                     welcome = p.decode(await ws.recv())
+                    if welcome.get("t") == "error" and welcome.get("code") == p.RATE_LIMITED and welcome.get("ref") == "hello":
+                        # too many failed admin logins from this address (not all ours, maybe): its token is heard later
+                        await trio.sleep(float(welcome.get("retry_after", 1.0)))
+                        continue
                     if welcome.get("t") != "welcome":
                         raise RemoteTournamentError(f"{self.url} answered the admin's hello with {welcome}")
                     self.limits = welcome.get("limits") or {}

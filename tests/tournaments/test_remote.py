@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+from websockets.exceptions import ConnectionClosed
 
 from arena import protocol as p
 from arena import server as arena_server
@@ -22,9 +23,9 @@ from arena.cli import main
 from arena.seats import Turn
 from bots.client import run_bot
 from bots.registry import seat_seed
-from tests.conftest import Arena, Foresight, ServeProcess
+from tests.conftest import Arena, ArenaFactory, Foresight, ServeProcess
 from tournaments.config import parse
-from tournaments.remote import RemoteTournamentError, RemoteUsageError, run_remote_async, server_name
+from tournaments.remote import Admin, RemoteTournamentError, RemoteUsageError, run_remote_async, server_name
 from tournaments.runner import Progress, fixed_schedule
 
 IPD = "iterated-prisoners-dilemma"
@@ -307,6 +308,24 @@ async def test_an_admin_login_elsewhere_mid_run_does_not_stop_it(arena: Arena) -
             await admin.expect("registered")
     finished = Counter(r["caller_key"] for r in matches(arena.db) if r["status"] == "finished")
     assert len(finished) == 24 and set(finished.values()) == {1}
+
+
+@pytest.mark.trio
+async def test_the_admin_session_waits_out_a_lock_on_admin_logins_from_its_address(arena_factory: ArenaFactory) -> None:
+    """Someone else failing as the admin from the same address (behind one proxy, say) locks
+    the admin out for a while: the run waits, where it stopped on the hello's answer."""
+    arena = await arena_factory(limits=arena_server.Limits(login_attempts=1, login_window_s=1.0))
+    async with arena.socket() as ws:
+        await ws.send(p.encode(p.message("hello", bot="admin", token="a-guess"), True))
+        with pytest.raises(ConnectionClosed):
+            await ws.recv()
+    admin = Admin(arena.url, arena.admin_token)
+    async with trio.open_nursery() as nursery:
+        with trio.fail_after(10):
+            await nursery.start(admin.run)
+            assert (await admin.request("register", "registered", name="newcomer"))["name"] == "newcomer"
+        nursery.cancel_scope.cancel()
+    await arena.server.shutdown()
 
 
 def test_bot_specs_become_valid_server_names() -> None:
