@@ -196,13 +196,18 @@ def rss_mib(pid: int) -> float:
 TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def _cpu_ticks(stat: Path) -> int:
+    """User plus system clock ticks in a /proc ``stat`` file (its command, in parentheses, may hold spaces)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
 def cpu_s(pid: int) -> float:
     """User plus system CPU seconds of a process so far."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return _cpu_ticks(Path(f"/proc/{pid}/stat")) / TICKS
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def thread_cpu_s(pid: int, name: str) -> float:
@@ -212,8 +217,7 @@ def thread_cpu_s(pid: int, name: str) -> float:
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
             if (task / "comm").read_text().startswith(name[:15]):
-                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-                total += int(fields[11]) + int(fields[12])
+                total += _cpu_ticks(task / "stat")
         except OSError:  # the thread ended
             continue
     return total / TICKS
