@@ -1523,14 +1523,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--login-attempts",
-        type=_int_from(1, MAX_CLOCK_MS),
+        type=_int_from(1, 1_000_000),
         default=10,
         help="failed tries to log in as one bot from one address before that bot is locked from there for the"
-        " rest of --login-window (default 10)",
+        " rest of --login-window (default 10); behind a reverse proxy every client has the proxy's address,"
+        " so anyone could lock a bot out: raise it there and let the proxy limit each client",
     )
     serve.add_argument(
         "--login-window",
-        type=_int_from(1, MAX_CLOCK_MS),
+        type=_int_from(1, MAX_CLOCK_MS // 1000),
         default=60,
         metavar="SECONDS",
         help="how long the failed tries to log in are counted from the first (default 60)",
