@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import ipaddress
 import json
 import logging
 import math
@@ -51,6 +52,13 @@ def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _ip_address(text: str) -> str:
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an IP address, got {text!r}") from None
 
 
 def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -389,6 +397,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             ),
             read_only=args.read_only,
             admin_token=admin_token,
+            trusted_proxies=args.trusted_proxy,
         )
     except ValueError as error:  # the clock, the limits and the retries check themselves
         raise UsageError(str(error)) from None
@@ -1526,8 +1535,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_from(1, 1_000_000),
         default=10,
         help="failed tries to log in as one bot from one address before that bot is locked from there for the"
-        " rest of --login-window (default 10); behind a reverse proxy every client has the proxy's address,"
-        " so anyone could lock a bot out: raise it there and let the proxy limit each client",
+        " rest of --login-window (default 10); behind a reverse proxy, name it with --trusted-proxy, or every"
+        " client has its address and anyone could lock a bot out",
     )
     serve.add_argument(
         "--login-window",
@@ -1535,6 +1544,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=60,
         metavar="SECONDS",
         help="how long the failed tries to log in are counted from the first (default 60)",
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        type=_ip_address,
+        metavar="ADDRESS",
+        help="a reverse proxy whose X-Forwarded-For names the client, for the limits per address (repeatable)",
     )
     serve.set_defaults(run=cmd_serve)
 

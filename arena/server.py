@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import functools
 import gc
+import ipaddress
 import itertools
 import logging
 import math
@@ -427,8 +428,10 @@ class ArenaServer:
         limits: Limits | None = None,
         read_only: bool = False,
         admin_token: str | None = None,
+        trusted_proxies: Iterable[str] = (),
     ) -> None:
         check_max_retries(max_retries)  # now, not at the first match
+        self.trusted_proxies = frozenset(str(ipaddress.ip_address(proxy)) for proxy in trusted_proxies)
         self.db = Path(db)
         self.clock = clock or Clock()
         self.max_retries = max_retries
@@ -548,7 +551,7 @@ class ArenaServer:
         url = _request_target(request.path)
         upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
         if url.path in ("/bot", "/watch") and upgrade and request.method == "GET":  # else answered 405 below, in JSON
-            refusal = self._refusal(_client_address(connection), url.path)
+            refusal = self._refusal(self._client_address(connection), url.path)
             if refusal is None:
                 return None
             self.metrics.connections_refused += 1
@@ -775,6 +778,15 @@ class ArenaServer:
 
     # ---- connections ---------------------------------------------------------------------
 
+    def _client_address(self, connection: ServerConnection) -> str:
+        """The client's host, which the per-address limits count: the peer's, unless the peer
+        is a proxy trusted with ``trusted_proxies`` that says whom it forwarded for. Behind a
+        proxy every peer is the proxy, and one client failing as a bot locked it out for all."""
+        peer = _peer_address(connection)
+        if peer not in self.trusted_proxies:
+            return peer
+        return _forwarded_for(connection.request, self.trusted_proxies) or peer
+
     def _refusal(self, address: str, path: str) -> str | None:
         """Why a new websocket from ``address`` to ``path`` is refused, or None when there is room for it."""
         if self._websockets >= self.limits.max_connections:
@@ -791,7 +803,7 @@ class ArenaServer:
 
         ``_http`` refused the handshakes that found the server full; those it let through at
         the same moment are counted here, and any beyond the limits is closed (1013)."""
-        address = _client_address(ws)
+        address = self._client_address(ws)
         path = _request_target(ws.request.path).path if ws.request else ""
         refusal = self._refusal(address, path)
         if refusal is not None:
@@ -917,7 +929,7 @@ class ArenaServer:
                 return None
             bot, token = hello["bot"], hello["token"]
             assert self.writer is not None
-            with self._login_try(_client_address(ws), bot) as login:
+            with self._login_try(self._client_address(ws), bot) as login:
                 if login.refusal is not None:
                     why, wait = login.refusal
                     await self._refuse(ws, p.error(p.RATE_LIMITED, why, retry_after=wait, ref="hello"), binary)
@@ -1689,7 +1701,7 @@ class ArenaServer:
 
     async def _watch_connection(self, ws: ServerConnection) -> None:
         connection, outgoing, direct = self._connection(ws, binary=False)
-        watcher = Watcher(connection, direct.drained, _client_address(ws))
+        watcher = Watcher(connection, direct.drained, self._client_address(ws))
         self.watchers.add(watcher)
         try:
             watcher.send("lobby", **self._lobby_fields(watcher.game))
@@ -1965,12 +1977,29 @@ def _check_players(bots: Sequence[Any]) -> None:
         raise p.ProtocolError(p.BAD_MESSAGE, "the admin session does not play")
 
 
-def _client_address(connection: ServerConnection) -> str:
+def _peer_address(connection: ServerConnection) -> str:
     """The peer's host, or "" once its socket is gone (a peer that left mid-handshake)."""
     try:
         return str(connection.remote_address[0])
     except (OSError, TypeError, IndexError):  # not connected any more; or a socket family without a host
         return ""
+
+
+def _forwarded_for(request: Request | None, trusted: AbstractSet[str]) -> str | None:
+    """The client a trusted proxy forwarded ``request`` for: the rightmost ``X-Forwarded-For``
+    entry that is not a trusted proxy itself. Those to its left are the client's to write.
+    None when there is none, or it is no IP address."""
+    if request is None:
+        return None
+    entries = [entry.strip() for value in request.headers.get_all("X-Forwarded-For") for entry in value.split(",")]
+    for entry in reversed(entries):
+        try:
+            address = str(ipaddress.ip_address(entry))
+        except ValueError:
+            return None
+        if address not in trusted:
+            return address
+    return None
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,7 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
         ("--max-per-address 0", "argument --max-per-address: must be from 1 to 2592000000, got 0"),
         ("--login-attempts 0", "argument --login-attempts: must be from 1 to 1000000, got 0"),
         ("--login-window 0", "argument --login-window: must be from 1 to 2592000, got 0"),
+        ("--trusted-proxy proxy.local", "argument --trusted-proxy: expected an IP address, got 'proxy.local'"),
         ("--retries -1", "argument --retries: must be from 0 to 100, got -1"),
         # it quoted Clock(move_ms=0, grace_ms=1000, ...), a grace no flag sets (found by a QA helper)
         ("--move-ms 0", "argument --move-ms: must be from 1 to 2592000000, got 0"),

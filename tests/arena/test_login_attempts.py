@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import trio
 from websockets.exceptions import ConnectionClosed
+from websockets.trio.client import connect
 
 from arena import protocol as p
 from arena.seats import Turn
@@ -95,15 +96,20 @@ def test_names_tried_once_cannot_push_a_lock_out_but_as_many_locks_can() -> None
     assert _wait(tries, victim, 4.0) == 0.0  # two locks since: the victim's, the oldest, is dropped
 
 
-async def _refused(arena: Arena, bot: str, token: str) -> tuple[list[dict[str, Any]], int | None]:
-    """A hello as ``bot``: what the server said before closing, and its close code."""
+async def _refused(arena: Arena, bot: str, token: str, forwarded_for: str = "") -> tuple[list[dict[str, Any]], int | None]:
+    """A hello as ``bot`` (through a proxy, when it says whom it ``forwarded_for``): what the
+    server said before closing, and its close code; or its welcome, and None."""
     said = []
-    async with arena.socket() as ws:
+    headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
+    async with connect(arena.url + "/bot", proxy=None, additional_headers=headers) as ws:
         await ws.send(p.encode(p.message("hello", bot=bot, token=token), True))
-        with trio.fail_after(5), pytest.raises(ConnectionClosed) as closed:
-            while True:
-                said.append(p.decode(await ws.recv()))
-    return said, closed.value.rcvd.code if closed.value.rcvd else None
+        with trio.fail_after(5):
+            while not said or said[-1]["t"] != "welcome":
+                try:
+                    said.append(p.decode(await ws.recv()))
+                except ConnectionClosed as closed:
+                    return said, closed.rcvd.code if closed.rcvd else None
+    return said, None
 
 
 @pytest.mark.trio
@@ -256,4 +262,21 @@ async def test_a_spectators_admin_token_the_store_could_not_check_holds_nothing_
         monkeypatch.setattr(arena.server, "_read", reading)
         await ws.send(p.encode(p.message("admin", token=arena.admin_token), False))
         assert p.decode(await ws.recv())["t"] == "trusted"
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_behind_a_trusted_proxy_each_client_is_counted_apart_and_elsewhere_its_header_is_ignored(
+    arena_factory: ArenaFactory, trusted: bool
+) -> None:
+    arena = await arena_factory(limits=Limits(login_attempts=1), trusted_proxies=["127.0.0.1"] if trusted else [])
+    token = await arena.register("victim")
+    # what a client wrote itself comes first; the proxy adds whom it forwards for last
+    assert await _refused(arena, "victim", "a-guess", forwarded_for="198.51.100.7, 203.0.113.5") == ([], p.CLOSE_AUTH_FAILED)
+    counted_as = "203.0.113.5" if trusted else "127.0.0.1"
+    said, code = await _refused(arena, "victim", token, forwarded_for="203.0.113.5")
+    assert code == p.CLOSE_TRY_AGAIN and f"from {counted_as}" in said[0]["message"]
+    said, code = await _refused(arena, "victim", token, forwarded_for="198.51.100.7")  # the spoofed one: another client
+    assert said[0]["t"] == ("welcome" if trusted else "error")
     await arena.server.shutdown()
