@@ -196,7 +196,7 @@ async def test_a_name_no_bot_can_have_is_refused_on_its_token_and_not_kept(arena
 
 
 @pytest.mark.trio
-async def test_tries_the_store_could_not_check_or_the_hello_timeout_cut_hold_nothing_against_the_bot(
+async def test_tries_the_store_could_not_check_or_the_timeout_or_a_rotation_cut_hold_nothing_against_the_bot(
     arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Counted and never given back, they locked a bot out once the server had healed."""
@@ -212,33 +212,16 @@ async def test_tries_the_store_could_not_check_or_the_hello_timeout_cut_hold_not
         await trio.sleep(1)
         return await checking(work)
 
-    for stand_in, code in ((broken, p.CLOSE_INTERNAL), (slow, p.CLOSE_NO_HELLO)):
+    async def rotated_meanwhile(work: Any) -> Any:
+        arena.server._rotations["patient"] += 1  # as a rotate handled while the store checked the token
+        return await checking(work)
+
+    for stand_in, code in ((broken, p.CLOSE_INTERNAL), (slow, p.CLOSE_NO_HELLO), (rotated_meanwhile, p.CLOSE_AUTH_FAILED)):
         monkeypatch.setattr(arena.server.writer, "call", stand_in)
         for _ in range(3):
             assert await _refused(arena, "patient", token) == ([], code)
     monkeypatch.setattr(arena.server.writer, "call", checking)
     async with arena.bot("patient", token):
-        pass
-    await arena.server.shutdown()
-
-
-@pytest.mark.trio
-async def test_a_try_whose_token_was_rotated_while_checked_holds_nothing_against_the_bot(
-    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    arena = await arena_factory(limits=Limits(login_attempts=1))
-    token = await arena.register("racer")
-    assert arena.server.writer is not None
-    checking = arena.server.writer.call
-
-    async def rotated_meanwhile(work: Any) -> Any:
-        arena.server._rotations["racer"] += 1  # as a rotate handled while the store checked the token
-        return await checking(work)
-
-    monkeypatch.setattr(arena.server.writer, "call", rotated_meanwhile)
-    assert await _refused(arena, "racer", token) == ([], p.CLOSE_AUTH_FAILED)
-    monkeypatch.setattr(arena.server.writer, "call", checking)
-    async with arena.bot("racer", token):
         pass
     await arena.server.shutdown()
 
