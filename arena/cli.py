@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import ipaddress
 import json
 import logging
 import math
@@ -55,10 +54,12 @@ def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 
 
 def _ip_address(text: str) -> str:
-    try:
-        return str(ipaddress.ip_address(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an IP address, got {text!r}") from None
+    from arena.server import canonical_ip
+
+    address = canonical_ip(text)
+    if address is None:
+        raise argparse.ArgumentTypeError(f"expected an IP address, got {text!r}")
+    return address
 
 
 def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -1522,7 +1523,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_int_from(1, MAX_CLOCK_MS),
         default=1_000,
         help="open websockets from one client address (default 1000); behind a reverse proxy every client has"
-        " the proxy's address: raise it there",
+        " the proxy's address: name the proxy with --trusted-proxy, or raise this",
     )
     serve.add_argument(
         "--max-spectators",
@@ -1536,7 +1537,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=10,
         help="failed tries to log in as one bot from one address before that bot is locked from there for the"
         " rest of --login-window (default 10); behind a reverse proxy, name it with --trusted-proxy, or every"
-        " client has its address and anyone could lock a bot out",
+        " client has the proxy's address and anyone could lock a bot out",
     )
     serve.add_argument(
         "--login-window",
@@ -1551,7 +1552,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         type=_ip_address,
         metavar="ADDRESS",
-        help="a reverse proxy whose X-Forwarded-For names the client, for the limits per address (repeatable)",
+        help="the IP address of a reverse proxy that appends the client's address to X-Forwarded-For: the limits"
+        " per address count that client (repeatable)",
     )
     serve.set_defaults(run=cmd_serve)
 

@@ -431,7 +431,8 @@ class ArenaServer:
         trusted_proxies: Iterable[str] = (),
     ) -> None:
         check_max_retries(max_retries)  # now, not at the first match
-        self.trusted_proxies = frozenset(str(ipaddress.ip_address(proxy)) for proxy in trusted_proxies)
+        self.trusted_proxies = frozenset(canonical_ip(proxy, strict=True) for proxy in trusted_proxies)
+        self._told_unforwarded = False  # warned once that a trusted proxy forwarded for no IP address
         self.db = Path(db)
         self.clock = clock or Clock()
         self.max_retries = max_retries
@@ -783,9 +784,15 @@ class ArenaServer:
         is a proxy trusted with ``trusted_proxies`` that says whom it forwarded for. Behind a
         proxy every peer is the proxy, and one client failing as a bot locked it out for all."""
         peer = _peer_address(connection)
-        if peer not in self.trusted_proxies:
+        if peer not in self.trusted_proxies or connection.request is None:
             return peer
-        return _forwarded_for(connection.request, self.trusted_proxies) or peer
+        try:
+            return _forwarded_for(connection.request.headers.get_all("X-Forwarded-For"), self.trusted_proxies) or peer
+        except ValueError as error:
+            if not self._told_unforwarded:
+                self._told_unforwarded = True
+                log.warning("%s; its clients are counted as the proxy itself (said once)", error)
+            return peer
 
     def _refusal(self, address: str, path: str) -> str | None:
         """Why a new websocket from ``address`` to ``path`` is refused, or None when there is room for it."""
@@ -1978,25 +1985,42 @@ def _check_players(bots: Sequence[Any]) -> None:
 
 
 def _peer_address(connection: ServerConnection) -> str:
-    """The peer's host, or "" once its socket is gone (a peer that left mid-handshake)."""
+    """The peer's host (an IP address as ``canonical_ip`` spells it), or "" once its socket is
+    gone (a peer that left mid-handshake)."""
     try:
-        return str(connection.remote_address[0])
+        host = str(connection.remote_address[0])
     except (OSError, TypeError, IndexError):  # not connected any more; or a socket family without a host
         return ""
+    return canonical_ip(host) or host
 
 
-def _forwarded_for(request: Request | None, trusted: AbstractSet[str]) -> str | None:
-    """The client a trusted proxy forwarded ``request`` for: the rightmost ``X-Forwarded-For``
-    entry that is not a trusted proxy itself. Those to its left are the client's to write.
-    None when there is none, or it is no IP address."""
-    if request is None:
+def canonical_ip(text: str, *, strict: bool = False) -> str | None:
+    """One spelling per IP address, so that limits per address count a client once: an IPv4
+    address mapped into IPv6 (a dual-stack socket's peer) as IPv4, without a zone, a port or
+    brackets (``[2001:db8::1]:443``, ``192.0.2.1:80``, as some proxies write them). None
+    when ``text`` is no IP address; ValueError instead when ``strict``."""
+    host = text.strip()
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:  # IPv4 with a port
+        host = host.partition(":")[0]
+    try:
+        address = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        if strict:
+            raise ValueError(f"{text!r} is no IP address") from None
         return None
-    entries = [entry.strip() for value in request.headers.get_all("X-Forwarded-For") for entry in value.split(",")]
-    for entry in reversed(entries):
-        try:
-            address = str(ipaddress.ip_address(entry))
-        except ValueError:
-            return None
+    return str(getattr(address, "ipv4_mapped", None) or address)
+
+
+def _forwarded_for(headers: Sequence[str], trusted: AbstractSet[str]) -> str | None:
+    """The client a trusted proxy forwarded for, from its ``X-Forwarded-For`` headers: the
+    rightmost entry that is not a trusted proxy itself (those to its left are the client's to
+    write). None when there is none; ValueError when that entry is no IP address."""
+    for entry in reversed([entry for value in headers for entry in value.split(",") if entry.strip()]):
+        address = canonical_ip(entry)
+        if address is None:
+            raise ValueError(f"a trusted proxy forwarded for {entry.strip()[:80]!r}, no IP address")
         if address not in trusted:
             return address
     return None

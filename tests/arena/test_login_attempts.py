@@ -14,7 +14,7 @@ from websockets.trio.client import connect
 
 from arena import protocol as p
 from arena.seats import Turn
-from arena.server import Limits, LoginAttempts
+from arena.server import Limits, LoginAttempts, canonical_ip
 from bots.client import run_bot
 from tests.conftest import Arena, ArenaFactory
 
@@ -262,4 +262,38 @@ async def test_behind_a_trusted_proxy_each_client_is_counted_apart_and_elsewhere
     assert code == p.CLOSE_TRY_AGAIN and f"from {counted_as}" in said[0]["message"]
     said, code = await _refused(arena, "victim", token, forwarded_for="198.51.100.7")  # the spoofed one: another client
     assert said[0]["t"] == ("welcome" if trusted else "error")
+    await arena.server.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("::ffff:127.0.0.1", "127.0.0.1"),  # a dual-stack socket's IPv4 peer
+        ("192.0.2.1:80", "192.0.2.1"),
+        ("[2001:DB8::1]:443", "2001:db8::1"),
+        ("fe80::1%eth0", "fe80::1"),
+        (" 203.0.113.5 ", "203.0.113.5"),
+        ("unknown", None),
+        ("10.0.0.0/8", None),
+    ],
+)
+def test_an_address_has_one_spelling_whoever_wrote_it(text: str, address: str | None) -> None:
+    assert canonical_ip(text) == address
+
+
+@pytest.mark.trio
+async def test_a_trusted_proxy_forwarding_for_no_ip_address_is_said_once_and_counted_as_itself(
+    arena_factory: ArenaFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    arena = await arena_factory(limits=Limits(login_attempts=1), trusted_proxies=["::ffff:127.0.0.1"])
+    token = await arena.register("victim")
+    assert await _refused(arena, "victim", "a-guess", forwarded_for="unknown") == ([], p.CLOSE_AUTH_FAILED)
+    said, code = await _refused(arena, "victim", token, forwarded_for="192.0.2.1:5000, ")  # another client
+    assert said[0]["t"] == "welcome"
+    said, code = await _refused(arena, "victim", token, forwarded_for="unknown")
+    assert code == p.CLOSE_TRY_AGAIN and "from 127.0.0.1" in said[0]["message"]
+    warned = [r.getMessage() for r in caplog.records if "forwarded for" in r.getMessage()]
+    assert warned == [
+        "a trusted proxy forwarded for 'unknown', no IP address; its clients are counted as the proxy itself (said once)"
+    ]
     await arena.server.shutdown()
