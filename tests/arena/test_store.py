@@ -169,6 +169,26 @@ def test_a_bots_match_count_counts_a_self_play_match_once(tmp_path: Path, match_
     assert len(store.matches(bot="solo")) == 2
 
 
+def test_a_match_opened_live_gets_its_seats_results_written_in_place(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """The server opens a match with its seats and fills them in at the end. INSERT OR REPLACE
+    deleted each seat and put it back, moving it in every index of the seats (a fifth of the
+    pages a match wrote); the results must still reach the seats the leaderboard counts."""
+    store = Store(tmp_path / "arena.db")
+    result = match_record("tic-tac-toe", ["cross", "nought"], [1.0, -1.0])
+    store.open_match(
+        {"id": result.match_id, "game": "tic-tac-toe", "variant": "tic-tac-toe", "config": result.config, "seed": 0,
+         "players": result.players, "clock": {}, "source": "server", "created_at": 5.0}
+    )  # fmt: skip
+    seats = "SELECT rowid, seat, bot, score, outcome, rank, created_at FROM seats ORDER BY seat"
+    opened = [tuple(row) for row in store.conn.execute(seats)]
+    store.finish_match(result)
+    finished = [tuple(row) for row in store.conn.execute(seats)]
+    assert [row[0] for row in finished] == [row[0] for row in opened]  # the same rows, not new ones
+    assert [row[1:] for row in finished] == [(0, "cross", 1.0, "win", 1, 5.0), (1, "nought", -1.0, "loss", 2, 5.0)]
+
+
 def test_paging_from_an_unknown_match_is_an_error(tmp_path: Path) -> None:
     store = Store(tmp_path / "arena.db")
     with pytest.raises(StoreError, match="no match 'nope' to list the matches before"):
