@@ -1994,17 +1994,24 @@ def _peer_address(connection: ServerConnection) -> str:
     return canonical_ip(host) or host
 
 
+_PORT = re.compile(r"[0-9]{1,5}")
+
+
 def canonical_ip(text: str, *, strict: bool = False) -> str | None:
     """One spelling per IP address, so that limits per address count a client once: an IPv4
     address mapped into IPv6 (a dual-stack socket's peer) as IPv4, without a zone, a port or
     brackets (``[2001:db8::1]:443``, ``192.0.2.1:80``, as some proxies write them). None
     when ``text`` is no IP address; ValueError instead when ``strict``."""
-    host = text.strip()
+    host, port = text.strip(), None
     if host.startswith("["):
-        host = host[1:].partition("]")[0]
+        host, _, after = host[1:].partition("]")
+        if after:
+            port = after[1:] if after[0] == ":" else ""  # "[::1]80" is no address with a port
     elif host.count(":") == 1:  # IPv4 with a port
-        host = host.partition(":")[0]
+        host, _, port = host.partition(":")
     try:
+        if port is not None and not _PORT.fullmatch(port):  # "1.2.3.4:abc" is no address with its port dropped
+            raise ValueError(port)
         address = ipaddress.ip_address(host.partition("%")[0])
     except ValueError:
         if strict:

@@ -275,6 +275,11 @@ async def test_behind_a_trusted_proxy_each_client_is_counted_apart_and_elsewhere
         (" 203.0.113.5 ", "203.0.113.5"),
         ("unknown", None),
         ("10.0.0.0/8", None),
+        ("[::1]", "::1"),
+        ("192.0.2.9:zz", None),  # what follows the colon was dropped unread: no port, no address
+        ("[::1]:80x", None),
+        ("[::1]80", None),
+        ("192.0.2.9:123456", None),
     ],
 )
 def test_an_address_has_one_spelling_whoever_wrote_it(text: str, address: str | None) -> None:
