@@ -348,6 +348,12 @@ def cmd_play(args: argparse.Namespace) -> int:
 # ---- arena serve ---------------------------------------------------------------------
 
 
+def url_host(host: str) -> str:
+    """A host as a URL writes it: an IPv6 address in brackets (``ws://[::1]:8765``; ``ws://::1:8765``
+    names no server)."""
+    return f"[{host}]" if ":" in host else host
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import signal
 
@@ -412,14 +418,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             listeners = await open_listeners(args.host, args.port)
         except OSError as error:  # the port taken, an address not of this machine, a name that does not resolve
-            raise UsageError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}") from None
+            raise UsageError(f"cannot listen on {url_host(args.host)}:{args.port}: {error.strerror or error}") from None
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, *_hangup()) as signals:
             async with trio.open_nursery() as nursery:
                 await nursery.start(server.run, listeners)
                 if server.new_admin_token:
                     print(f"admin token (shown once, stored hashed): {server.new_admin_token}", flush=True)
                 mode = " (read-only)" if args.read_only else ""
-                print(f"arena serving on ws://{args.host}:{bound_port(listeners)}{mode}, store {args.db}", flush=True)
+                print(f"arena serving on ws://{url_host(args.host)}:{bound_port(listeners)}{mode}, store {args.db}", flush=True)
                 async for signum in signals:
                     print(f"arena: {signal.Signals(signum).name}, shutting down", file=sys.stderr, flush=True)
                     break

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import games
-from arena.cli import main
+from arena.cli import main, url_host
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -174,6 +174,7 @@ def test_bad_input_is_one_line_on_stderr_with_status_2(capsys: pytest.CaptureFix
         ("--login-attempts 0", "argument --login-attempts: must be from 1 to 1000000, got 0"),
         ("--login-window 0", "argument --login-window: must be from 1 to 2592000, got 0"),
         ("--trusted-proxy proxy.local", "argument --trusted-proxy: expected an IP address, got 'proxy.local'"),
+        ("--trusted-proxy 192.0.2.1:abc", "argument --trusted-proxy: expected an IP address, got '192.0.2.1:abc'"),
         ("--retries -1", "argument --retries: must be from 0 to 100, got -1"),
         # it quoted Clock(move_ms=0, grace_ms=1000, ...), a grace no flag sets (found by a QA helper)
         ("--move-ms 0", "argument --move-ms: must be from 1 to 2592000000, got 0"),
@@ -813,3 +814,11 @@ def test_export_store_refuses_a_store_named_as_a_file_of_the_copys_own(
     capsys.readouterr()
     code, _, err = run(capsys, "export", "store", "--db", str(source), "--out", str(tmp_path / "backup"))
     assert code == 2 and "is named as a file of --out" in err and source.exists()
+
+
+@pytest.mark.parametrize(
+    ("host", "written"), [("127.0.0.1", "127.0.0.1"), ("localhost", "localhost"), ("::1", "[::1]"), ("::", "[::]")]
+)
+def test_the_address_serve_prints_brackets_an_ipv6_host(host: str, written: str) -> None:
+    """`arena serve --host ::1` printed ws://::1:41973, which no client can connect to (found by a QA helper)."""
+    assert url_host(host) == written
