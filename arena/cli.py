@@ -1856,12 +1856,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from arena.store import StoreError  # scipy and numpy come with it: most of a second
         from games.api import GameError
+
+        args = build_parser().parse_args(argv)  # argparse's translations load lazily: Ctrl-C may land there
     except KeyboardInterrupt:  # Ctrl-C as it starts: one line, as later, not a traceback
         print("arena: interrupted", file=sys.stderr)
         return INTERRUPTED
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
         with _stop_signals_as_ctrl_c():  # every command: a run, a tournament, a bot stopped by a scheduler
             try:
