@@ -243,6 +243,7 @@ def test_a_store_of_an_older_readable_schema_is_read_as_it_is_and_upgraded_by_a_
     writer = Store(db)
     indexes = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"matches_by_created", "matches_by_game_created", "matches_live", "seats_by_bot_created"} <= indexes
+    assert "seats_by_bot" not in indexes  # a second index of a bot's seats, written and never read
     assert dict(writer.conn.execute("SELECT match_id, created_at FROM seats WHERE seat = 1").fetchall()) == {
         "m1": 1.0,
         "m2": 2.0,
