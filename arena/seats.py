@@ -171,7 +171,10 @@ class _PolicyThreads:
         with self._idle:
             self._running += 1
         try:
-            return act(turn)
+            answer = act(turn)
+            # trio refuses an awaitable as a thread's result (``lambda turn: async_policy(turn)``,
+            # a plain decorator around one): handed back wrapped, it is awaited in the run
+            return _Awaiting(answer) if inspect.isawaitable(answer) else answer
         finally:
             with self._idle:
                 self._running -= 1
@@ -183,12 +186,20 @@ class _PolicyThreads:
             return self._idle.wait_for(lambda: self._running == 0, timeout)
 
 
+@dataclass(frozen=True)
+class _Awaiting:
+    """What a policy that looked synchronous returned: an awaitable, its answer to come."""
+
+    answer: Awaitable[Any]
+
+
 POLICY_THREADS = _PolicyThreads()
 
 
 async def in_worker_thread(act: Callable[[Turn], Any], turn: Turn) -> Any:
     """Run a synchronous policy in a thread the clock can abandon, counted in ``POLICY_THREADS``."""
-    return await trio.to_thread.run_sync(POLICY_THREADS.call, act, turn, abandon_on_cancel=True)
+    answer = await trio.to_thread.run_sync(POLICY_THREADS.call, act, turn, abandon_on_cancel=True)
+    return await answer.answer if isinstance(answer, _Awaiting) else answer
 
 
 class LocalSeat:
@@ -214,6 +225,8 @@ class LocalSeat:
             answer = await in_worker_thread(self._act, turn)
         else:
             answer = self._act(turn)
+            if inspect.isawaitable(answer):  # a plain function handing on to an async one
+                answer = await answer
         return as_move(answer)
 
     async def end(self, result: Mapping[str, Any]) -> None:

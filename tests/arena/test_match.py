@@ -57,6 +57,22 @@ async def test_a_complete_match_records_returns_outcomes_and_the_action_log() ->
 
 
 @pytest.mark.trio
+@pytest.mark.parametrize("threaded", [True, False])
+async def test_a_plain_function_handing_on_to_an_async_policy_is_awaited(threaded: bool) -> None:
+    """``lambda turn: policy(turn)`` looks synchronous: run in a worker thread, its coroutine was
+    refused by trio (TypeError) and the seat forfeited for a crash (found by a QA helper)."""
+
+    async def policy(turn: Turn) -> str:
+        await trio.sleep(0)
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    seats = [LocalSeat(lambda turn: policy(turn), name=name, threaded=threaded) for name in ("x", "o")]
+    result = await play_match(TicTacToe, seats, seed=5)
+    assert (result.status, result.reason, result.forfeit_seat) == ("finished", "complete", None)
+
+
+@pytest.mark.trio
 async def test_an_accepted_variant_of_an_action_is_recorded_in_its_canonical_form() -> None:
     """ "B2" was stored as sent, outside its own turn's legal actions, while the match played b2."""
     result = await play_match(TicTacToe, [scripted(["A1", "A2", " a3 "], "x"), scripted(["zz", "B1", "b2"], "o")], seed=5)
