@@ -511,8 +511,10 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
     """The move's fields, its frame within ``cap`` bytes: the server drops a longer one and the
     seat loses on time, so the audit trail gives way, never the action: first the head of the
     raw reply (a model ends it with its action), then the prompt; a prompt too long even with
-    no raw reply left goes first, so that the raw reply loses only what it must. ValueError
-    if still over."""
+    no raw reply left goes first, so that the raw reply loses only what it must. Log-probs that
+    alone overflow it (a long reply's, in 8 bytes each) go whole, before either: the frame's
+    limit is the server's soft cap, below the 16,384 the protocol allows. ValueError if still
+    over."""
 
     def over(move: dict[str, Any]) -> int:
         frame = p.encode(p.message("move", **move), binary)
@@ -526,6 +528,9 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
         return {**move, "raw": CUT + raw[len(raw) - keep :]} if keep else without(move, "raw")
 
     excess = over(move)  # one encoding for a move that fits, as nearly every one does
+    if excess > 0 and "logprobs" in move and over(without(without(move, "raw"), "prompt")) > 0:
+        move = without(move, "logprobs")
+        excess = over(move)
     if excess > 0 and "prompt" in move and over(without(move, "raw")) > 0:
         move = without(move, "prompt")
         excess = over(move)

@@ -413,6 +413,16 @@ def test_a_reply_of_wide_characters_over_the_cap_keeps_the_tail_that_fits(binary
     assert kept["raw"] == "short [a1]" and "prompt" not in kept
 
 
+@pytest.mark.parametrize("binary", [True, False])
+def test_log_probs_no_frame_holds_go_and_the_move_is_still_played(binary: bool) -> None:
+    """8,000 log-probs (allowed: up to 16,384) are over a 64 KiB frame alone: the move raised
+    and the bot resigned a legal move (found by a QA helper). Those that fit are kept."""
+    move = {"match": "m", "seat": 0, "step": 0, "attempt": 0, "action": "a1", "raw": "reply [a1]"}
+    kept = _within_cap({**move, "logprobs": [-0.123456789] * 8_000}, binary, 65_536)
+    assert kept == move
+    assert _within_cap({**move, "logprobs": [-0.5] * 1_000}, binary, 65_536)["logprobs"] == [-0.5] * 1_000
+
+
 @pytest.mark.trio
 async def test_a_bot_told_to_stop_plays_out_its_match_and_takes_no_other(arena: Arena) -> None:
     """Walking away mid-match made the opponent wait out the reconnection window, and the
