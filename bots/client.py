@@ -73,9 +73,9 @@ more): it kept every one, a kilobyte each, for as long as the bot ran."""
 @dataclass
 class BotRun:
     """What a run of the SDK saw: its matches' ends (every one when the run has a number of
-    matches, else the last ``RESULTS_KEPT`` at least), how many ended, the matches lost to a
-    server that forgot the bot's session (restarted: it voided them, and no end came), and
-    the errors it sent."""
+    matches, else the last ``RESULTS_KEPT`` at least), how many ended, the matches lost while
+    the bot was away (no end came: forfeited past the reconnection window, or voided by a
+    restarted server; the server's match record says which), and the errors it sent."""
 
     results: list[dict[str, Any]] = field(default_factory=list)
     ended: int = 0
@@ -606,7 +606,12 @@ async def _receive(
             if state.replaying:
                 state.replaying = False
                 for match in sorted(state.missing - state.matches.keys()):
-                    log.warning("match %s is lost: the server no longer knows it (restarted?)", match)
+                    log.warning(
+                        "match %s is lost: the server has it in play no more (it ended while this bot was away"
+                        " past the reconnection window, or a restarted server voided it); /api/matches/%s says how",
+                        match,
+                        match,
+                    )
                     run.lost.append(match)
                 state.missing.clear()
                 if finished():  # stopped while away, and the replay brought no match
