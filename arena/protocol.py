@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import urllib.request
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
@@ -83,6 +84,14 @@ def http_base(url: str) -> str:
     if scheme is None or not parts.hostname:
         raise ValueError(f"bad server URL {url!r}: give its base URL, ws://host:port")
     return scheme + endpoint(url, "").removeprefix(parts.scheme)
+
+
+def get_json(url: str, path: str, timeout: float) -> Any:
+    """``GET`` the JSON at ``path`` of the server at websocket URL ``url``. Blocking: call it in
+    a thread. Raises what urllib raises (HTTPError for a 404 and such, URLError unreachable)."""
+    request = urllib.request.Request(f"{http_base(url)}{path}", headers={"Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read().decode("utf-8"))
 
 
 def server_full_wait(error: BaseException) -> float | None:

@@ -74,8 +74,9 @@ more): it kept every one, a kilobyte each, for as long as the bot ran."""
 class BotRun:
     """What a run of the SDK saw: its matches' ends (every one when the run has a number of
     matches, else the last ``RESULTS_KEPT`` at least), how many ended, the matches lost while
-    the bot was away (no end came: forfeited past the reconnection window, or voided by a
-    restarted server; the server's match record says which), and the errors it sent."""
+    the bot was away whose end no message brought and no record on the server showed (one
+    forfeited past the reconnection window, or voided by a restarted server, is read from its
+    record into the results), and the errors it sent."""
 
     results: list[dict[str, Any]] = field(default_factory=list)
     ended: int = 0
@@ -103,7 +104,7 @@ class _State:
     answered: set[tuple[str, int, int, int]] = field(default_factory=set)
     # answers not yet known to have arrived, by turn: sent again after a resume
     unsent: dict[tuple[str, int, int, int], tuple[str, dict[str, Any]]] = field(default_factory=dict)
-    missing: set[str] = field(default_factory=set)  # live before a refused resume, not yet heard of since
+    missing: dict[str, int] = field(default_factory=dict)  # live before a refused resume, not heard of since: its seat
     session: str | None = None
     welcomes: int = 0  # connections logged in so far
     welcomed_at: float = 0.0  # when the last welcome came
@@ -118,6 +119,7 @@ class _State:
     hello_wait: float = 0.0  # what the server's refusal of the last hello asked to wait (its retry_after)
     at_once: int | None = None  # the most matches in play at once (None: the server's limit)
     send: Callable[..., Awaitable[None]] | None = None  # on the connection now open, if any
+    url: str = ""  # the server's, whose match records tell how a match ended while the bot was away
     thinking: dict[tuple[str, int, int, int], trio.CancelScope] = field(default_factory=dict)  # policies at work
 
 
@@ -191,7 +193,7 @@ async def run_bot(
     except ValueError as error:
         raise BotStopped(str(error)) from None
     run = BotRun(keep_all=matches is not None)
-    state = _State(at_once=at_once)
+    state = _State(at_once=at_once, url=url)
     policy, is_async = policy_callable(policy)
     delays = retry_delays()
 
@@ -385,7 +387,7 @@ async def _session(
         the run winds down (told to stop, or an LLM bot at its spending cap)."""
         if _winding_down(policy, state):
             return 0
-        in_play = len(state.matches.keys() | state.missing)  # a match the replay may still bring back is in play
+        in_play = len(state.matches.keys() | state.missing.keys())  # a match the replay may still bring back is in play
         room = 1 if matches is None else matches - run.played - in_play
         if state.at_once is not None:
             room = min(room, state.at_once - in_play)
@@ -547,6 +549,26 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
     return move
 
 
+RECORD_TIMEOUT_S = 5.0
+"""How long the SDK waits for the record of a match that ended while it was away."""
+
+
+async def _end_on_record(url: str, match: str, seat: int) -> dict[str, Any] | None:
+    """The ``match_end`` the seat would have been sent, made from the match's record on the
+    server (``/api/matches/{id}``, section 12): a match forfeited while the bot was away past
+    the reconnection window, or voided by a restart, whose end no message will bring. None
+    when the record cannot be read or shows no end."""
+    try:
+        record = await trio.to_thread.run_sync(p.get_json, url, f"/api/matches/{match}", RECORD_TIMEOUT_S)
+    except (OSError, ValueError) as error:  # HTTPError and URLError are OSErrors; ValueError: not JSON
+        log.warning("the record of match %s could not be read: %s", match, error)
+        return None
+    if not isinstance(record, dict) or record.get("status") not in ("finished", "void"):
+        return None
+    keys = ("status", "reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
+    return p.message("match_end", match=match, seat=seat, **{key: record.get(key) for key in keys})
+
+
 async def _seek_after(seconds: float, seek: Callable[..., Awaitable[None]]) -> None:
     """Seek afresh once a match that could not start has spent a seek: its seeks still waiting
     are withdrawn first (``new_match``), since the one spent need not be the one waiting now."""
@@ -570,16 +592,19 @@ async def _receive(
 ) -> None:
     """Dispatch the server's messages until the connection ends or the work is done."""
 
-    async def handle(msg: dict[str, Any]) -> bool:
-        """Act on one message; True when the run's work is done."""
-        seq = int(msg.get("seq", 0))
-        # a welcome says where the numbering stands (it restarts with a restarted server)
-        state.last_seq = seq if msg.get("t") == "welcome" else max(state.last_seq, seq)
+    def tell(msg: dict[str, Any]) -> None:
         if on_message is not None:
             try:
                 on_message(msg)
             except Exception:  # the caller's hook, not the game: said, and the matches in play go on
                 log.exception("the on_message hook failed on a %r message; the bot plays on", msg.get("t"))
+
+    async def handle(msg: dict[str, Any]) -> bool:
+        """Act on one message; True when the run's work is done."""
+        seq = int(msg.get("seq", 0))
+        # a welcome says where the numbering stands (it restarts with a restarted server)
+        state.last_seq = seq if msg.get("t") == "welcome" else max(state.last_seq, seq)
+        tell(msg)
         kind = msg.get("t")
         if kind == "welcome":
             state.session = msg["session"]
@@ -594,7 +619,8 @@ async def _receive(
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
             else:  # the server lost our session: it sends every live match and open turn again
-                state.missing |= state.matches.keys()  # lost, unless the replay brings them back
+                # ended while away, or lost, unless the replay brings them back
+                state.missing |= {match: start["seat"] for match, start in state.matches.items()}
                 for scope in state.thinking.values():
                     scope.cancel()
                 state.matches.clear()
@@ -605,14 +631,22 @@ async def _receive(
         elif kind == "pong":
             if state.replaying:
                 state.replaying = False
-                for match in sorted(state.missing - state.matches.keys()):
-                    log.warning(
-                        "match %s is lost: the server has it in play no more (it ended while this bot was away"
-                        " past the reconnection window, or a restarted server voided it); /api/matches/%s says how",
-                        match,
-                        match,
-                    )
-                    run.lost.append(match)
+                for match, seat in sorted(state.missing.items()):
+                    if match in state.matches:
+                        continue
+                    end = await _end_on_record(state.url, match, seat)
+                    if end is None:
+                        log.warning(
+                            "match %s is lost: the server has it in play no more, and no record of its end"
+                            " could be read (/api/matches/%s)",
+                            match,
+                            match,
+                        )
+                        run.lost.append(match)
+                        continue
+                    log.warning("match %s ended while this bot was away: %s %s", match, end["reason"], end["detail"])
+                    run.record(end)
+                    tell(end)
                 state.missing.clear()
                 if finished():  # stopped while away, and the replay brought no match
                     return True

@@ -11,8 +11,6 @@ again for what it needs once connected (the server sends a fresh ``lobby`` by it
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -162,12 +160,6 @@ class Feed:
                 return
 
 
-def _get(url: str, path: str, timeout: float) -> Any:
-    request = urllib.request.Request(f"{p.http_base(url)}{path}", headers={"Accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read().decode("utf-8"))
-
-
 def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
     """The server's newest ``limit`` ended match records (``GET /api/matches``), newest
     first. Blocking: call it in a thread. It lets the lobby list results older than this
@@ -183,7 +175,7 @@ def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout
     while len(records) < limit:
         want = min(limit - len(records), API_PAGE)
         after = {"before": last} if last else {}
-        data = _get(url, f"/api/matches?{urlencode({'limit': want} | ({'game': game} if game else {}) | after)}", timeout)
+        data = p.get_json(url, f"/api/matches?{urlencode({'limit': want} | ({'game': game} if game else {}) | after)}", timeout)
         if not isinstance(data, list):
             raise ValueError("/api/matches did not answer a list")
         page = [r for r in data if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"] not in seen]
@@ -201,7 +193,7 @@ def fetch_stored_games(url: str, timeout: float = 5.0) -> list[str]:
     """The games with at least one stored match. Blocking: call it in a thread. The newest
     page of matches may hold only a few games; the game filter must reach every one, and
     the server has no count per game, so each game it knows is asked for its newest match."""
-    specs = _get(url, "/api/games", timeout)
+    specs = p.get_json(url, "/api/games", timeout)
     if not isinstance(specs, list):
         raise ValueError("/api/games did not answer a list")
     names = [spec["name"] for spec in specs if isinstance(spec, dict) and isinstance(spec.get("name"), str)]

@@ -106,6 +106,45 @@ async def test_a_move_thought_out_while_the_connection_dropped_is_sent_after_the
 
 
 @pytest.mark.trio
+async def test_a_match_forfeited_while_the_bot_was_away_is_reported_from_its_record(arena_factory: ArenaFactory) -> None:
+    """Away past the reconnection window, the seat forfeited; back with its resume refused, the
+    SDK counted the match lost to a restart and its end reached neither the results nor the
+    CLI's line (found by a QA helper)."""
+    arena = await arena_factory(limits=Limits(grace_ms=300))
+    names = ["away", "stays"]
+    tokens = [await arena.register(name) for name in names]
+    thinking = trio.Event()
+    runs: dict[str, BotRun] = {}
+    told: list[dict[str, Any]] = []
+
+    async def thinker(turn: Turn) -> str:
+        thinking.set()
+        await trio.sleep_forever()  # cancelled once the bot is back and the match is gone
+        raise AssertionError
+
+    async def play(name: str, token: str, policy: Policy, **options: Any) -> None:
+        runs[name] = await run_bot(policy, arena.url, name, token, games=[], matches=1, **options)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            away = functools.partial(play, retry_delays=lambda: itertools.repeat(1.0), on_message=told.append)
+            nursery.start_soon(away, "away", tokens[0], thinker)
+            nursery.start_soon(play, "stays", tokens[1], first_legal)
+            await arena.connected(names)
+            async with arena.admin() as admin:
+                await admin.send("create_match", bots=names, game="tic-tac-toe", clock={"move_ms": 4_000})
+                match = (await admin.expect("match_created"))["match"]
+            await thinking.wait()
+            connection = arena.server.sessions["away"].connection
+            assert connection is not None
+            connection.close(p.CLOSE_GOING_AWAY, "a proxy restarts")
+    [end] = runs["away"].results
+    assert runs["away"].lost == [] and [msg for msg in told if msg["t"] == "match_end"] == [end]
+    assert (end["match"], end["seat"], end["status"], end["reason"]) == (match, 0, "finished", "disconnect")
+    assert end["outcomes"] == ["forfeit", "win"] == runs["stays"].results[0]["outcomes"]
+
+
+@pytest.mark.trio
 async def test_a_move_lost_in_flight_when_the_connection_drops_is_sent_again_after_the_resume(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:

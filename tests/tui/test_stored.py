@@ -73,7 +73,7 @@ def test_a_server_that_ignores_before_is_listed_once_not_page_after_page_of_repe
         asked.append(path)
         return first_page  # what a server from before paging answers, whatever ``before`` says
 
-    monkeypatch.setattr(feed, "_get", older_server)
+    monkeypatch.setattr(feed.p, "get_json", older_server)
     monkeypatch.setattr(feed, "API_PAGE", 3)
     assert [record["id"] for record in fetch_matches("http://old", limit=10)] == [r["id"] for r in first_page]
     assert len(asked) == 2 and "before=" in asked[1]
@@ -90,7 +90,7 @@ def test_live_matches_are_paged_past_not_counted_among_the_stored_results(monkey
         older = [r for r in store if before is None or r["id"] < before]
         return older[: int(query["limit"][0])]
 
-    monkeypatch.setattr(feed, "_get", server)
+    monkeypatch.setattr(feed.p, "get_json", server)
     monkeypatch.setattr(feed, "API_PAGE", 3)
     assert [int(record["id"], 16) for record in fetch_matches("http://busy", limit=4)] == [5, 4, 3, 2]
 
