@@ -293,7 +293,7 @@ class RemoteSeat:
             session.close_slot(slot)
 
     async def end(self, result: Mapping[str, Any]) -> None:
-        self.session.send("match_end", **{"match": self.match_id, "seat": self.seat, **_public_result(result)})
+        self.session.send("match_end", **{"match": self.match_id, "seat": self.seat, **match_end_fields(result)})
 
 
 def match_start_fields(info: Mapping[str, Any], seat: int) -> dict[str, Any]:
@@ -303,6 +303,7 @@ def match_start_fields(info: Mapping[str, Any], seat: int) -> dict[str, Any]:
     return {"match": info["match_id"], "seat": seat, "clock": told, **{key: info[key] for key in keys}}
 
 
-def _public_result(result: Mapping[str, Any]) -> dict[str, Any]:
+def match_end_fields(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What a seat's ``match_end`` tells of a result (a match's summary, or its stored record)."""
     keys = ("status", "reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
-    return {key: result[key] for key in keys}
+    return {key: result.get(key) for key in keys}

@@ -25,7 +25,7 @@ from websockets.trio.client import connect
 
 from arena import protocol as p
 from arena.match import CRASH
-from arena.seats import Move, SeatForfeit, Turn, as_move, in_worker_thread, policy_callable
+from arena.seats import Move, SeatForfeit, Turn, as_move, in_worker_thread, match_end_fields, policy_callable
 from games.api import Observation
 
 log = logging.getLogger("arena.bot")
@@ -565,8 +565,7 @@ async def _end_on_record(url: str, match: str, seat: int) -> dict[str, Any] | No
         return None
     if not isinstance(record, dict) or record.get("status") not in ("finished", "void"):
         return None
-    keys = ("status", "reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
-    return p.message("match_end", match=match, seat=seat, **{key: record.get(key) for key in keys})
+    return p.message("match_end", match=match, seat=seat, **match_end_fields(record))
 
 
 async def _seek_after(seconds: float, seek: Callable[..., Awaitable[None]]) -> None:
