@@ -60,12 +60,16 @@ BOT_PATH, WATCH_PATH = "/bot", "/watch"
 def endpoint(url: str, path: str) -> str:
     """The websocket address of ``path`` on a server given by its base URL (``ws://host:port``,
     with the prefix of a reverse proxy if any) or by one endpoint's address, the form
-    PROTOCOL.md gives bots (``ws://host:port/bot``): clients take either."""
-    base = url.rstrip("/")
+    PROTOCOL.md gives bots (``ws://host:port/bot``): clients take either. A query (a proxy may
+    route or admit by it) stays on the address; a fragment, which a websocket URI may not
+    carry (RFC 6455), is dropped."""
+    parts = urlsplit(url)
+    base = parts.path.rstrip("/")
     for known in (BOT_PATH, WATCH_PATH):
         if base.endswith(known):
-            return base.removesuffix(known) + path
-    return base + path
+            base = base.removesuffix(known)
+            break
+    return parts._replace(path=base + path, fragment="").geturl()
 
 
 def http_base(url: str) -> str:
@@ -83,7 +87,7 @@ def http_base(url: str) -> str:
         raise ValueError(f"bad server URL {url!r}: its clients speak websocket: give {said}")
     if scheme is None or not parts.hostname:
         raise ValueError(f"bad server URL {url!r}: give its base URL, ws://host:port")
-    return scheme + endpoint(url, "").removeprefix(parts.scheme)
+    return scheme + endpoint(parts._replace(query="").geturl(), "").removeprefix(parts.scheme)
 
 
 def get_json(url: str, path: str, timeout: float) -> Any:

@@ -16,6 +16,10 @@ from arena import protocol as p
         ("ws://h:8765/watch/", "ws://h:8765/bot", "ws://h:8765/watch", "http://h:8765"),
         ("wss://h/arena/bot", "wss://h/arena/bot", "wss://h/arena/watch", "https://h/arena"),  # behind a proxy's prefix
         ("ws://h/robot", "ws://h/robot/bot", "ws://h/robot/watch", "http://h/robot"),  # a prefix that ends like one
+        # a proxy's query stays on the websocket addresses, off the HTTP base that paths are added to
+        ("ws://h:8765/bot?k=1", "ws://h:8765/bot?k=1", "ws://h:8765/watch?k=1", "http://h:8765"),
+        ("ws://h:8765/?k=1", "ws://h:8765/bot?k=1", "ws://h:8765/watch?k=1", "http://h:8765"),
+        ("ws://h:8765/bot#top", "ws://h:8765/bot", "ws://h:8765/watch", "http://h:8765"),  # no fragment in a ws URI
     ],
 )
 def test_every_endpoint_and_the_http_base_follow_from_either_form(url: str, bot: str, watch: str, http: str) -> None:
