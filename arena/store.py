@@ -22,6 +22,7 @@ import os
 import queue
 import secrets
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -265,9 +266,16 @@ WRITER_THREAD = "store writer"  # the name of StoreWriter's thread, before the s
 def _create_private(path: Path) -> None:
     """Make a new store file readable by its owner alone (SQLite gives its -wal and -shm the
     same mode): with the umask's 0644, any account on the machine read the seeds of live
-    matches, which deal their hidden cards, and the token hashes. An existing file is left as it is."""
+    matches, which deal their hidden cards, and the token hashes. An existing file is left as it is,
+    and must be a plain file: SQLite opened a device (``/dev/null``) and left its journal beside it."""
     with contextlib.suppress(OSError):  # there already, or no such folder: SQLite says which, as before
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: SQLite's own error says it
+        raise StoreError(f"cannot use {path} as a store: it is not a regular file", "schema")
 
 
 def _connect(path: Path, read_only: bool) -> sqlite3.Connection:

@@ -338,6 +338,24 @@ def test_a_writer_refusing_a_file_leaves_it_byte_for_byte_as_it_was(
     assert db.read_bytes() == before  # it was switched to WAL: other programs then found their file changed
 
 
+def hold_for_serving(path: Path) -> None:
+    with serving_lock(path):
+        pass
+
+
+@pytest.mark.parametrize("opens", [Store, hold_for_serving])
+def test_a_path_that_is_no_plain_file_is_refused_and_nothing_is_left_beside_it(
+    tmp_path: Path, opens: Callable[[Path], object]
+) -> None:
+    """`--db /dev/null` was opened by SQLite, which failed with "disk I/O error" and left
+    /dev/null-journal behind (found by QA); a FIFO held `arena serve` forever, waiting for a reader."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(StoreError, match=r"cannot use .*pipe as a store: it is not a regular file"):
+        opens(fifo)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pipe"]
+
+
 def test_a_key_reused_in_another_group_says_both_groups_in_words() -> None:
     """A group given with no size was said as "group 'g' of None"."""
     assert regrouped({"group_id": "g", "group_size": 2}, "g", 2) is None
