@@ -239,6 +239,7 @@ async def run_bot(
                     )
                     if done():
                         return
+                    why = closed_by(ws.close_code, ws.close_reason)  # a close iteration ends quietly on: 1000, 1001
             except ConnectionClosed as closed:
                 code = closed.rcvd.code if closed.rcvd else None
                 reason = closed.rcvd.reason if closed.rcvd else ""
@@ -246,7 +247,7 @@ async def run_bot(
                     raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason})") from None
                 if code == p.CLOSE_SUPERSEDED:
                     raise BotStopped("another connection logged in with this token") from None
-                why = f" (closed: {code} {reason})".replace(" )", ")") if code is not None else " (connection lost)"
+                why = closed_by(code, reason)
                 if not state.welcomes and code != p.CLOSE_TRY_AGAIN:  # a full arena says 1013, and is waited for
                     unanswered += 1
                     if code == p.CLOSE_NO_HELLO or unanswered >= UNANSWERED_HELLOS:  # it retried for ever
@@ -298,6 +299,12 @@ async def run_bot(
     if stopped is not None:
         raise stopped
     return run
+
+
+def closed_by(code: int | None, reason: str) -> str:
+    """How a connection ended, as the reconnect line says it: the server's close code and reason
+    (a restart says 1001 and why), or that it was lost with no close at all."""
+    return f" (closed: {code} {reason})".replace(" )", ")") if code is not None else " (connection lost)"
 
 
 def connect_failure(error: BaseException) -> str:

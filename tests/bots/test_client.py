@@ -743,6 +743,29 @@ async def test_a_server_that_drops_each_connection_once_welcomed_is_retried_with
 
 
 @pytest.mark.trio
+@pytest.mark.parametrize(("code", "said"), [(1001, "(closed: 1001 restarting for an upgrade)"), (1011, "(closed: 1011 crashed)")])
+async def test_the_reconnect_line_says_the_servers_close_code_and_reason(
+    caplog: pytest.LogCaptureFixture, code: int, said: str
+) -> None:
+    """A server going away (1001) ends websockets' iteration without an exception, and the line
+    said only "reconnects in 1.0 s", not the reason the server gave (found by QA)."""
+
+    async def script(peer: Peer) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await peer.log_in()
+            await peer.ws.aclose(code, "restarting for an upgrade" if code == 1001 else "crashed")
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url, trio.open_nursery() as nursery:
+            delays = RecordedBackoff(0.01)
+            nursery.start_soon(functools.partial(run_bot, first_legal, url, "a", "t", games=["nim"], retry_delays=delays))
+            await wait_until(lambda: "reconnects to" in caplog.text)
+            nursery.cancel_scope.cancel()
+    line = next(record.getMessage() for record in caplog.records if "reconnects to" in record.getMessage())
+    assert line.endswith(said), line
+
+
+@pytest.mark.trio
 @pytest.mark.parametrize(
     ("answer", "said"),
     [
