@@ -113,9 +113,17 @@ VOID_RETRY_S = 5.0
 """How often a void the store could not take when its match ended (a full disk) is written
 again: left live, the match showed as live on /api after its seats had been told it was void."""
 MAX_DETAIL_CHARS = 300
-"""A resignation's ``detail`` is cut to this many characters: it goes into the match's
-``detail``, which every spectator's lobby lists with the recent results (twenty resignations
-of 65,000 control characters, escaped six times over in JSON, made each lobby 7.8 MB)."""
+"""A resignation's ``detail`` and an abort's ``reason`` are cut to this many characters: they go
+into the match's ``detail``, which every spectator's lobby lists with the recent results
+(twenty resignations of 65,000 control characters, escaped six times over in JSON, made each
+lobby 7.8 MB)."""
+
+
+def short_detail(text: str) -> str:
+    """``text`` cut to ``MAX_DETAIL_CHARS``, its last one then ``…``."""
+    return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
+
+
 FULL_RETRY_S = 5
 """The ``Retry-After`` (seconds) of a handshake refused because the server holds as many
 connections as it may: places free as clients leave, and a client retrying at once would be
@@ -1247,10 +1255,7 @@ class ArenaServer:
     async def _on_resign(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         if msg["match"] not in session.matches:
             raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {msg['match']}")
-        detail = msg.get("detail", "")
-        if len(detail) > MAX_DETAIL_CHARS:
-            detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
-        session.resign(msg["match"], detail)
+        session.resign(msg["match"], short_detail(msg.get("detail", "")))
 
     # ---- admin ---------------------------------------------------------------------------
 
@@ -1304,7 +1309,8 @@ class ArenaServer:
             raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.group_size' needs 'group', the id its matches share")
         key = msg.get("key")
         if key is not None:
-            existing = await self._store(lambda s: s.match_for_key(key, msg.get("group"), msg.get("group_size")))
+            variant = variant_of(msg["game"], make_config(games.get(msg["game"]).Config, config).overrides())
+            existing = await self._store(lambda s: s.match_for_key(key, variant, msg.get("group"), msg.get("group_size")))
             if existing is not None:
                 session.send("match_created", match=existing["id"], existing=True, key=key)
                 return
@@ -1332,7 +1338,8 @@ class ArenaServer:
         live = self.live.get(msg["match"])
         if live is None:
             raise p.ProtocolError(p.UNKNOWN_MATCH, f"no live match {msg['match']!r}")
-        live.void_reason = live.void_reason or msg.get("reason") or "aborted by the admin"  # the first cause stands
+        # the first cause stands; an empty reason is none
+        live.void_reason = live.void_reason or short_detail(msg.get("reason") or "aborted by the admin")
         live.scope.cancel()
         await live.ended.wait()
         if live.result is not None:  # its game had ended, the result on its way to the store: it stands

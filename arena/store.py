@@ -567,7 +567,9 @@ class Store:
         with self.atomic():
             key = row.get("caller_key")
             # "" is a key as any other
-            existing = self.match_for_key(key, row.get("group_id"), row.get("group_size")) if key is not None else None
+            existing = (
+                None if key is None else self.match_for_key(key, row["variant"], row.get("group_id"), row.get("group_size"))
+            )
             if existing is not None:
                 return str(existing["id"])
             self._insert_match({**row, "status": LIVE})
@@ -590,13 +592,19 @@ class Store:
             columns[key] = json.dumps(columns[key])
         self.conn.execute(_insert_sql("matches", tuple(columns)), tuple(columns.values()))
 
-    def match_for_key(self, key: str, group: str | None, size: int | None) -> dict[str, Any] | None:
-        """The live or finished match made under ``key``, to stand for one asked now in ``group``
-        of ``size``; StoreError (kind "schedule") when it was made in another (``regrouped``).
+    def match_for_key(self, key: str, variant: str, group: str | None, size: int | None) -> dict[str, Any] | None:
+        """The live or finished match made under ``key``, to stand for one of ``variant`` asked
+        now in ``group`` of ``size``; StoreError (kind "schedule") when it was made of another
+        game or config, or in another group (``regrouped``): a caller told ``existing`` for a
+        game it never asked for took that match's result for its own.
         Asked again as the match is opened: two requests under one key at once both passed
         the server's first look, and the second was given the first's match of another group."""
         found = self.find_by_key(key)
-        conflict = None if found is None else regrouped(found, group, size)
+        conflict = None
+        if found is not None and found["variant"] != variant:
+            conflict = f"the match made under this key is {found['variant']}, and this one asks for {variant}"
+        elif found is not None:
+            conflict = regrouped(found, group, size)
         if conflict is not None:
             raise StoreError(f"key {key!r}: {conflict}", "schedule")
         return found
@@ -607,7 +615,7 @@ class Store:
     def find_by_key(self, key: str) -> dict[str, Any] | None:
         """The live or finished match made under a caller key; voided ones do not count."""
         row = self.conn.execute(
-            "SELECT id, status, group_id, group_size FROM matches WHERE caller_key = ? AND status != ?"
+            "SELECT id, status, variant, group_id, group_size FROM matches WHERE caller_key = ? AND status != ?"
             " ORDER BY created_at LIMIT 1",
             (key, VOID),
         ).fetchone()

@@ -520,6 +520,26 @@ async def test_an_aborted_match_is_void_and_unrated_and_keeps_the_turns_it_playe
     assert [(turn["seat"], turn["step"], turn["action"], turn["accepted"]) for turn in record["turns"]] == [(0, 0, "b2", True)]
 
 
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("reason", "detail"), [("x" * 50_000, "x" * 299 + "…"), ("", "aborted by the admin")], ids=["long", "empty"]
+)
+async def test_an_aborts_reason_is_cut_as_a_resignations_and_an_empty_one_is_the_default(
+    arena: Arena, reason: str, detail: str
+) -> None:
+    """A reason of 50,000 characters went whole into the record and every spectator's lobby,
+    where a resignation's detail is cut to 300 (found by QA)."""
+    async with arena.bot("a1") as a, arena.bot("b1"), arena.admin() as admin:
+        await admin.send("create_match", bots=["a1", "b1"], game="tic-tac-toe")
+        match = (await admin.expect("match_created"))["match"]
+        await a.expect("turn", match=match)
+        await admin.send("abort_match", match=match, reason=reason)
+        await admin.expect("match_aborted", match=match)
+        assert (await a.expect("match_end", match=match))["detail"] == detail
+    record = Store(arena.db, read_only=True).match(match, turns=False)
+    assert record is not None and record["detail"] == detail
+
+
 async def aborted_at_its_first_turn(arena: Arena, bots: tuple[str, str]) -> str:
     """A tic-tac-toe match the admin makes and aborts ("testing") once its first turn is asked;
     its id, once its first seat was told it is void."""
@@ -1230,6 +1250,36 @@ async def test_admins_racing_under_one_key_in_two_groups_get_one_match_and_refus
     assert len(answers) == 8 and len(set(made)) == 1
     assert all(answer["code"] == p.BAD_CONFIG for size, answer in answers if size != made[0])
     assert Store(arena.db, read_only=True).count("matches", caller_key="cup/r") == 1
+
+
+@pytest.mark.trio
+async def test_a_key_names_the_match_of_one_game_and_config_even_asked_at_once(arena: Arena) -> None:
+    """Under a key made for one game, a request for another game, or the same game with another
+    config, was told `existing: true` with a match it never asked for; asked at once, four
+    games under one key made one match and three callers took it for theirs (found by QA)."""
+    answers: dict[str, dict[str, Any]] = {}
+
+    async def create(name: str, game: str, config: dict[str, Any]) -> None:
+        async with arena.admin() as admin:
+            await admin.send("create_match", bots=["k1", "k2"], game=game, config=config, key="cup/k")
+            while (answer := await admin.receive(10))["t"] not in ("match_created", "error"):
+                pass
+            answers[name] = answer
+
+    asked = {"nim": ("nim", {}), "heaps": ("nim", {"heaps": [1, 2]}), "kuhn": ("kuhn-poker", {}), "ttt": ("tic-tac-toe", {})}
+    async with arena.bot("k1"), arena.bot("k2"):
+        async with trio.open_nursery() as nursery:
+            for name, (game, config) in asked.items():
+                nursery.start_soon(create, name, game, config)
+        made = [name for name, answer in answers.items() if answer["t"] == "match_created"]
+        assert len(made) == 1 and all(answers[name]["code"] == p.BAD_CONFIG for name in asked if name not in made)
+        for name, (game, config) in asked.items():  # asked again, each after the other: the same answers
+            await create(name, game, config)
+            assert answers[name]["t"] == ("match_created" if name in made else "error")
+    assert answers[made[0]]["existing"] is True
+    other = next(name for name in asked if name not in made)
+    assert "the match made under this key is" in answers[other]["message"]
+    assert Store(arena.db, read_only=True).count("matches", caller_key="cup/k") == 1
 
 
 @pytest.mark.trio
