@@ -807,10 +807,6 @@ def _refuse_store_files(out: str, db: str) -> None:
 def _open_store(path: str) -> Any:
     from arena.store import Store, StoreError
 
-    if not os.path.exists(path):
-        raise UsageError(f"no store at {path}")
-    if os.path.isdir(path):
-        raise UsageError(f"{path} is a folder, not a store; give the store's file, such as {os.path.join(path, 'arena.db')}")
     try:
         return Store(path, read_only=True)
     except StoreError as error:

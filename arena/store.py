@@ -266,15 +266,23 @@ WRITER_THREAD = "store writer"  # the name of StoreWriter's thread, before the s
 def _create_private(path: Path) -> None:
     """Make a new store file readable by its owner alone (SQLite gives its -wal and -shm the
     same mode): with the umask's 0644, any account on the machine read the seeds of live
-    matches, which deal their hidden cards, and the token hashes. An existing file is left as it is,
-    and must be a plain file: SQLite opened a device (``/dev/null``) and left its journal beside it."""
+    matches, which deal their hidden cards, and the token hashes. An existing file is left as it is."""
     with contextlib.suppress(OSError):  # there already, or no such folder: SQLite says which, as before
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    check_store_path(path)
+
+
+def check_store_path(path: Path) -> None:
+    """Refuse, in words, a store path that names no plain file. SQLite said "disk I/O error" or
+    "unable to open database file" for a folder, depending on the command; it opened a device
+    (``/dev/null``) and left its journal beside it, and a FIFO held the server for ever."""
     try:
         mode = path.stat().st_mode
-    except OSError:
+    except OSError:  # not there: a writer makes it, a reader says so
         return
-    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a folder: SQLite's own error says it
+    if stat.S_ISDIR(mode):
+        raise StoreError(f"{path} is a folder, not a store; give the store's file, such as {path / 'arena.db'}", "schema")
+    if not stat.S_ISREG(mode):
         raise StoreError(f"cannot use {path} as a store: it is not a regular file", "schema")
 
 
@@ -359,7 +367,9 @@ class Store:
         if read_only and not self.path.exists():
             raise StoreError(f"no store at {self.path}", "unknown")
         self.read_only = read_only
-        if not read_only:
+        if read_only:
+            check_store_path(self.path)
+        else:
             _create_private(self.path)
         try:
             self.conn = _connect(self.path, read_only)

@@ -343,17 +343,30 @@ def hold_for_serving(path: Path) -> None:
         pass
 
 
-@pytest.mark.parametrize("opens", [Store, hold_for_serving])
-def test_a_path_that_is_no_plain_file_is_refused_and_nothing_is_left_beside_it(
-    tmp_path: Path, opens: Callable[[Path], object]
+def read_only(path: Path) -> None:
+    Store(path, read_only=True).close()
+
+
+@pytest.mark.parametrize("opens", [Store, read_only, hold_for_serving])
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (os.mkfifo, r"cannot use .*given as a store: it is not a regular file"),
+        (os.mkdir, r"given is a folder, not a store; give the store's file, such as .*given/arena\.db"),
+    ],
+    ids=["fifo", "folder"],
+)
+def test_a_path_that_is_no_plain_file_is_refused_in_words_and_nothing_is_left_beside_it(
+    tmp_path: Path, opens: Callable[[Path], object], make: Callable[[Path], None], said: str
 ) -> None:
     """`--db /dev/null` was opened by SQLite, which failed with "disk I/O error" and left
-    /dev/null-journal behind (found by QA); a FIFO held `arena serve` forever, waiting for a reader."""
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    with pytest.raises(StoreError, match=r"cannot use .*pipe as a store: it is not a regular file"):
-        opens(fifo)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["pipe"]
+    /dev/null-journal behind, and a folder was "disk I/O error" or "unable to open database
+    file" as the command went (found by QA); a FIFO held `arena serve` for ever, waiting for a reader."""
+    given = tmp_path / "given"
+    make(given)
+    with pytest.raises(StoreError, match=said):
+        opens(given)
+    assert [path.name for path in tmp_path.iterdir()] == ["given"]
 
 
 def test_a_key_reused_in_another_group_says_both_groups_in_words() -> None:
