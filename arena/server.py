@@ -574,8 +574,8 @@ class ArenaServer:
             return response
         try:
             # percent-decoded as the query is: a client may escape any character of a path
-            # blank values kept: `status=` is a wrong status, not no filter
-            query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+            # a blank field is as absent, whichever it is: a form sends `game=` or `status=` for "any"
+            query = urllib.parse.parse_qs(url.query)
             status, body = await self._api(urllib.parse.unquote(url.path), query)
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
@@ -623,10 +623,7 @@ class ArenaServer:
 
             def page(store: Store) -> tuple[list[dict[str, Any]], set[str]] | StoreError:
                 try:
-                    # a blank game or bot is no filter, as on the leaderboard (a form sends `game=` for any game)
-                    found = store.matches(
-                        game=arg("game") or None, bot=arg("bot") or None, status=status, limit=limit, before=arg("before")
-                    )
+                    found = store.matches(game=arg("game"), bot=arg("bot"), status=status, limit=limit, before=arg("before"))
                 except StoreError as error:  # no match `before`: the caller's fault, unlike failing to open the store
                     return error
                 return found, store.deals_to_play(record["id"] for record in found)

@@ -1673,9 +1673,13 @@ async def test_api_matches_pages_by_the_last_id_and_filters_by_status(arena: Are
     assert status == 400 and error == {"error": "bad_message", "message": "no match 'nope' to list the matches before"}
     status, error = await http_get(arena.url, "/api/matches?status=done")
     assert status == 400 and error["message"] == "status must be live, finished or void"  # type: ignore[index]
-    for blank_or_loose in ("status=", "before=", "limit=", "limit=1_0", "limit=%201"):  # were taken as no filter, or 10
-        status, error = await http_get(arena.url, f"/api/matches?{blank_or_loose}")
-        assert status == 400 and error["error"] == "bad_message", blank_or_loose  # type: ignore[index]
+    for loose in ("limit=1_0", "limit=%201", "limit=+1", "limit=1.5"):  # int() took 10, 1 and 1 ("+" reads as a space)
+        status, error = await http_get(arena.url, f"/api/matches?{loose}")
+        assert status == 400 and error["error"] == "bad_message", loose  # type: ignore[index]
+    # a blank field is as absent, as a form sends one for "any": status and before were a 400 where game was no filter
+    everything = (await http_get(arena.url, "/api/matches"))[1]
+    for blank in ("status=", "before=", "limit=", "game=&bot=&status=&before=&limit="):
+        assert await http_get(arena.url, f"/api/matches?{blank}") == (200, everything), blank
     # clamped to 1..1000, however many digits (int() refused 5,000 of them: a 500)
     for limit, count in ((f"-{'9' * 5000}", 1), ("9" * 5000, 2), ("0" * 5000 + "1", 1), ("-0", 1)):
         status, listed = await http_get(arena.url, f"/api/matches?limit={limit}")
