@@ -1483,7 +1483,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--db", default="arena.db", help="the SQLite store (default arena.db); one server per store, any number --read-only"
     )
-    serve.add_argument("--read-only", action="store_true", help="serve replays and /api from an existing store; no bots")
+    serve.add_argument(
+        "--read-only",
+        action="store_true",
+        help="serve replays and /api from an existing store, no bots; it writes nothing stored"
+        " (SQLite makes the -wal and -shm it reads through beside the store if they are not there)",
+    )
     serve.add_argument(
         "--admin-token-file",
         help="read the admin token from this file instead of making one; it replaces the store's for good, also for"
