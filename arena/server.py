@@ -1501,11 +1501,13 @@ class ArenaServer:
                     turns=live.turns,
                 )
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
+                cause = "the store failed" if isinstance(error, sqlite3.Error) else "server fault"
                 if isinstance(error, sqlite3.Error):  # a full disk, a lost file: one line, as at a match's start
-                    log.warning("match %s is void: the store failed: %s", live.id, error)
+                    log.warning("match %s is void: %s: %s", live.id, cause, error)
                 else:
                     log.exception("match %s failed", live.id)
-                live.void_reason = self._told(f"server fault: {type(error).__name__}: {error}")
+                # the store's failure said as such: another program's lock on it is no fault of the server
+                live.void_reason = self._told(f"{cause}: {type(error).__name__}: {error}")
         live.result = result
         with trio.CancelScope(shield=True):
             if result is None:  # cancelled (abort, shutdown) or a fault of ours: seats were not told yet

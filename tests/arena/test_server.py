@@ -2148,6 +2148,19 @@ async def test_admin_messages_the_store_cannot_write_get_store_unavailable_not_b
 
 
 @pytest.mark.trio
+async def test_a_match_whose_end_the_store_cannot_take_is_void_saying_the_store_failed(arena: Arena) -> None:
+    """Another program's lock on the store, or a full disk, voided the match as a "server fault" (found by QA)."""
+    async with arena.bot("locked1") as a, arena.bot("locked2") as b:
+        match = await start_direct_match(arena, "nim", ["locked1", "locked2"], config={"heaps": [1]}, seed=1)
+        await a.expect("turn", match=match)
+        await refuse_writes(arena, True)
+        await a.send("move", match=match, seat=0, step=0, attempt=0, action="take 1 from 1")
+        for client in (a, b):
+            end = await client.expect("match_end", match=match)
+            assert end["status"] == "void" and end["detail"].startswith("the store failed: OperationalError: "), end
+
+
+@pytest.mark.trio
 async def test_a_match_that_cannot_be_voided_in_the_store_is_told_void_and_left_for_the_next_start(arena: Arena) -> None:
     async with arena.bot("late1") as a, arena.bot("late2") as b, arena.admin() as admin:
         await admin.send("create_match", bots=["late1", "late2"], game="nim")
