@@ -62,7 +62,7 @@ def _ip_address(text: str) -> str:
     return address
 
 
-def _int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+def int_from(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     """An argparse type for an integer in a range, so that a negative count or an impossible
     port is a usage error naming the option, not a surprise later (a port past 65535 used
     to wrap around to another one)."""
@@ -95,10 +95,10 @@ def _positive_number(maximum: float) -> Callable[[str], float]:
     return parse
 
 
-PORT = _int_from(0, 65_535)
-COUNT = _int_from(0)
-POSITIVE = _int_from(1)
-RESAMPLES = _int_from(2, 100_000)  # two draws at least for a percentile bootstrap; 100,000 take minutes
+PORT = int_from(0, 65_535)
+COUNT = int_from(0)
+POSITIVE = int_from(1)
+RESAMPLES = int_from(2, 100_000)  # two draws at least for a percentile bootstrap; 100,000 take minutes
 
 
 def _parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
@@ -1495,19 +1495,19 @@ def build_parser() -> argparse.ArgumentParser:
         " later starts without the file (with --read-only: in place of the store's, for this run only)",
     )
     serve.add_argument(
-        "--move-ms", type=_int_from(1, MAX_CLOCK_MS), default=10_000, help="time per move in ms for lobby matches (default 10000)"
+        "--move-ms", type=int_from(1, MAX_CLOCK_MS), default=10_000, help="time per move in ms for lobby matches (default 10000)"
     )
     serve.add_argument(
         "--grace-ms",
-        type=_int_from(0, MAX_CLOCK_MS),
+        type=int_from(0, MAX_CLOCK_MS),
         default=30_000,
         help="how long a disconnected bot may resume (default 30000)",
     )
     serve.add_argument(
-        "--retries", type=_int_from(0, MAX_RETRIES), default=2, help="illegal answers retried before a forfeit (default 2)"
+        "--retries", type=int_from(0, MAX_RETRIES), default=2, help="illegal answers retried before a forfeit (default 2)"
     )
     serve.add_argument(
-        "--max-matches", type=_int_from(1, MAX_CLOCK_MS), default=8, help="matches one bot may play at once (default 8)"
+        "--max-matches", type=int_from(1, MAX_CLOCK_MS), default=8, help="matches one bot may play at once (default 8)"
     )
     serve.add_argument(
         "--rate",
@@ -1517,30 +1517,30 @@ def build_parser() -> argparse.ArgumentParser:
         " fast scripted bots in many matches at once (a remote tournament) play faster with a higher one",
     )
     serve.add_argument(
-        "--burst", type=_int_from(1, MAX_CLOCK_MS), default=100, help="messages one connection may send at once (default 100)"
+        "--burst", type=int_from(1, MAX_CLOCK_MS), default=100, help="messages one connection may send at once (default 100)"
     )
     serve.add_argument(
         "--max-connections",
-        type=_int_from(1, MAX_CLOCK_MS),
+        type=int_from(1, MAX_CLOCK_MS),
         default=10_000,
         help="open websockets, bots and spectators, at once (default 10000)",
     )
     serve.add_argument(
         "--max-per-address",
-        type=_int_from(1, MAX_CLOCK_MS),
+        type=int_from(1, MAX_CLOCK_MS),
         default=1_000,
         help="open websockets from one client address (default 1000); behind a reverse proxy every client has"
         " the proxy's address: name the proxy with --trusted-proxy, or raise this",
     )
     serve.add_argument(
         "--max-spectators",
-        type=_int_from(1, MAX_CLOCK_MS),
+        type=int_from(1, MAX_CLOCK_MS),
         default=5_000,
         help="open /watch websockets at once (default 5000): spectators need no token, and must leave the bots room",
     )
     serve.add_argument(
         "--login-attempts",
-        type=_int_from(1, 1_000_000),
+        type=int_from(1, 1_000_000),
         default=10,
         help="failed tries to log in as one bot from one address before that bot is locked from there for the"
         " rest of --login-window (default 10); behind a reverse proxy, name it with --trusted-proxy, or every"
@@ -1548,7 +1548,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--login-window",
-        type=_int_from(1, MAX_CLOCK_MS // 1000),
+        type=int_from(1, MAX_CLOCK_MS // 1000),
         default=60,
         metavar="SECONDS",
         help="how long the failed tries to log in are counted from the first (default 60)",
@@ -1713,7 +1713,7 @@ def build_parser() -> argparse.ArgumentParser:
     init_model.add_argument("dir", help="the folder to write")
     init_model.add_argument("--size", default="tiny", help="tiny (2 layers, 64 wide; the default) or small (4 layers, 256 wide)")
     init_model.add_argument(
-        "--seed", type=_int_from(0, MAX_SEED), default=0, help="the seed of the weights and the tokenizer's corpus (default 0)"
+        "--seed", type=int_from(0, MAX_SEED), default=0, help="the seed of the weights and the tokenizer's corpus (default 0)"
     )
     init_model.add_argument("--force", action="store_true", help="replace a model already in DIR")
     init_model.set_defaults(run=cmd_train_init_model)

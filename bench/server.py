@@ -22,7 +22,8 @@ legal action. After a warm-up, over ``--seconds``:
 
 The peer, in the same run afterwards: a bare ``websockets.trio`` echo server in its own
 process, as many connections from as many worker processes, each connection doing
-request/response round trips of a real turn frame captured from the arena run. The ratio
+request/response round trips of a real turn frame captured from the arena run (the one
+nearest the mean size of its turn frames, reported as ``turn_frame``'s ``peer_value``). The ratio
 is moves relayed per second over echo round trips per second. Both servers decline
 permessage-deflate (the arena does; an echo that compressed would be handicapped), and the
 clients of both offer it, as the SDK does. The bots say ``"acks": false`` in their hello,
@@ -32,7 +33,9 @@ as the SDK does: a move then costs the arena one frame in (``move``) and one out
 By default the arena server is started by this module (``ArenaServer`` exactly as ``arena
 serve`` builds it) with the per-connection rate limit raised, so that a small run with
 fast bots is not throttled; ``--cli`` runs ``python -m arena.cli serve`` itself instead
-(50 messages/s per bot then caps the load).
+(its 50 messages/s per bot then caps the load: the bots keep to the rate the welcome
+states, a little under it). A server's log goes to a file beside its store, and the last
+line of it ends the one-line error of a server that did not start.
 
 Both servers share the machine with their clients, so a neighbour's load moves either
 phase by a fifth or more. ``--rounds N`` runs the pair N times in turn (a fresh store and
@@ -68,13 +71,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.cli import int_from
 from bench import game_name, non_negative_float, positive_float, positive_int, quiet_interrupt
 
 HOST = "127.0.0.1"
 URL_LINE = re.compile(r"serving on ws://127\.0\.0\.1:(\d+)")
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 10.0
+MAX_BOTS = 10_000
+"""Each bot is a connection the server holds, beside its worker's end of it: past the open
+files one process may have (the server raises its limit towards 65,536, and this machine's
+hard limit may be lower) the run failed after a minute in thousands of tracebacks."""
+UNPACED_RATE = 10_000.0
+"""A server's per-connection rate (messages a second) from which the bots no longer pace
+themselves: the bench's own server is started with a rate no bot reaches."""
 RTT_NOTE = "server-side: turn queued for the bot -> its move taken (think_ms of the turns of matches ended in the window)"
+
+
+class BenchFailed(Exception):
+    """The run could not be measured (a server that did not start, workers that did not get
+    ready): said in one line, status 1, not a traceback."""
 
 
 def log(text: str) -> None:
@@ -174,16 +190,31 @@ class LineReader:
 
 
 def wait_for_port(out_file: Path, proc: subprocess.Popen[bytes], timeout: float = START_TIMEOUT_S) -> int:
-    """The port a server prints in its 'serving on ws://127.0.0.1:PORT' line."""
+    """The port a server prints in its 'serving on ws://127.0.0.1:PORT' line; its stderr goes to
+    ``out_file`` with the suffix ``.err``, whose last line a failure quotes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = URL_LINE.search(out_file.read_text(errors="replace")) if out_file.exists() else None
         if found:
             return int(found.group(1))
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with status {proc.returncode} before listening")
+            raise BenchFailed(f"the server exited with status {proc.returncode} before listening{last_words(out_file)}")
         time.sleep(0.05)
-    raise RuntimeError(f"the server did not print its port within {timeout:g} s")
+    raise BenchFailed(f"the server did not print its port within {timeout:g} s{last_words(out_file)}")
+
+
+def last_words(out_file: Path) -> str:
+    """The last line a server wrote on stderr, as the end of a sentence saying it failed."""
+    errors = out_file.with_suffix(".err")
+    lines = errors.read_text(errors="replace").strip().splitlines() if errors.exists() else []
+    return f": {lines[-1]}" if lines else ""
+
+
+def start_server(procs: Procs, argv: list[str], out_file: Path) -> subprocess.Popen[bytes]:
+    """A server process, its stdout in ``out_file`` and its stderr (its log: a line per match
+    from ``arena serve``) beside it, off the bench's own progress lines."""
+    with out_file.open("wb") as out, out_file.with_suffix(".err").open("wb") as err:
+        return procs.start(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
 
 
 def rss_mib(pid: int) -> float:
@@ -270,7 +301,7 @@ def start_workers(procs: Procs, role: str, slices: list[tuple[int, int]], common
     for reader in readers:
         line = reader.line(START_TIMEOUT_S)
         if line != "ready":
-            raise RuntimeError(f"a {role} worker did not get ready (said {line!r}, exit status {reader.proc.poll()})")
+            raise BenchFailed(f"a {role} worker did not get ready (said {line!r}, exit status {reader.proc.poll()})")
     return readers
 
 
@@ -293,7 +324,7 @@ def finish_workers(procs: Procs, readers: list[LineReader]) -> list[dict[str, An
         procs.stop(reader.proc)
         lines = [line for line in text.splitlines() if line.startswith("{")]
         if not lines:
-            raise RuntimeError(f"a worker ended without a report (exit status {reader.proc.returncode})")
+            raise BenchFailed(f"a worker ended without a report (exit status {reader.proc.returncode})")
         reports.append(json.loads(lines[-1]))
     return reports
 
@@ -323,9 +354,8 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         argv += ["--max-matches", str(max_matches)]
         if args.profile_server:
             argv += ["--profile-server", args.profile_server]
-    log(f"arena: starting the server ({'arena serve' if args.cli else 'ArenaServer, rate limit raised'}), {args.bots} bots")
-    with out_file.open("wb") as out:
-        server = procs.start(argv, stdin=subprocess.DEVNULL, stdout=out)
+    log(f"arena: starting the server ({server_kind(args)}), {args.bots} bots")
+    server = start_server(procs, argv, out_file)
     port = wait_for_port(out_file, server)
     rss_start = rss_mib(server.pid)
     url = f"ws://{HOST}:{port}"
@@ -359,6 +389,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     frames = sum(after[key] - before[key] for key in ("frames_in", "frames_out")) / window
     sent = sum(report["moves_in_window"] / report["window_s"] for report in reports if report["window_s"])
     turn_frames = [bytes.fromhex(report["turn_frame"]) for report in reports if report["turn_frame"]]
+    mean_turn_frame = sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports))
     log(f"arena: {moves:.0f} moves/s relayed (bots sent {sent:.0f}/s), {len(rtts)} turn round trips timed")
     return {
         "moves_per_s": moves,
@@ -378,9 +409,16 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "clients_cpu": (cpu1[1] - cpu0[1]) / window,
         "store_writer_cpu": (cpu1[2] - cpu0[2]) / window,
         "frames_per_s": frames,
-        "turn_frame": turn_frames[0] if turn_frames else b"",
-        "turn_frame_bytes": sum(r["turn_frame_bytes"] for r in reports) / max(1, sum(r["turn_frames"] for r in reports)),
+        "turn_frame": typical(turn_frames, mean_turn_frame),
+        "turn_frame_bytes": mean_turn_frame,
     }
+
+
+def typical(frames: Sequence[bytes], mean: float) -> bytes:
+    """The frame whose size is nearest ``mean`` (b"" for none): the echo's payload. The first
+    turn of a match, the first one seen, is its shortest (its history is empty), which gave
+    the echo frames 25-50% smaller than the arena's in the games that keep a transcript."""
+    return min(frames, key=lambda frame: abs(len(frame) - mean), default=b"")
 
 
 def merged_counts(counts: Sequence[dict[str, int]]) -> dict[str, int]:
@@ -404,8 +442,7 @@ def run_echo(args: argparse.Namespace, procs: Procs, tmp: Path, payload: bytes) 
     payload_file.write_bytes(payload)
     out_file = tmp / "echo.out"
     log(f"echo: starting the websockets echo server, {args.bots} connections, {len(payload)}-byte frames")
-    with out_file.open("wb") as out:
-        server = procs.start(module_argv("--role", "echo-server"), stdin=subprocess.DEVNULL, stdout=out)
+    server = start_server(procs, module_argv("--role", "echo-server"), out_file)
     port = wait_for_port(out_file, server)
     common = ["--url", f"ws://{HOST}:{port}", "--payload", str(payload_file)]
     readers = start_workers(procs, "echo-worker", split(args.bots, args.workers), common)
@@ -523,7 +560,7 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "unit": "moves/cpu-s",
             "peer": "websockets-echo",
             "peer_value": r(echo_eff),
-            "ratio": round(ours_eff / echo_eff, 3) if echo_eff == echo_eff and echo_eff else None,
+            "ratio": round(ours_eff / echo_eff, 3) if math.isfinite(ours_eff) and math.isfinite(echo_eff) and echo_eff else None,
             "note": "throughput per CPU-second of the server process: the ratio that does not depend on spare cores",
         },
         {"name": "server_cpu", "value": r(ours["server_cpu"], 2), "unit": "cores", "peer_value": r(echo["server_cpu"], 2)},
@@ -536,7 +573,13 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             " runs under the event loop's GIL, so it slows the loop by more than its own share",
         },
         {"name": "matches_finished", "value": r(ours["matches_per_s"]), "unit": "matches/s"},
-        {"name": "turn_frame", "value": r(ours["turn_frame_bytes"]), "unit": "bytes (msgpack, mean)"},
+        {
+            "name": "turn_frame",
+            "value": r(ours["turn_frame_bytes"]),
+            "unit": "bytes (msgpack, mean)",
+            "peer": "the echo's payload: the arena's turn frame nearest this mean",
+            "peer_value": len(ours["turn_frame"]),
+        },
     ]
     return {
         "bench": "server",
@@ -548,9 +591,16 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
         "game": args.game,
         "workers": args.workers,
         "matches_per_bot": args.matches_per_bot,
-        "server": "arena serve (CLI)" if args.cli else "ArenaServer (bench launcher, rate limit raised)",
+        "server": server_kind(args),
+        "warmup": args.warmup,
         "results": results,
     }
+
+
+def server_kind(args: argparse.Namespace) -> str:
+    if args.cli:
+        return "arena serve (CLI)"
+    return "ArenaServer (bench launcher, rate limit raised)" + (", under cProfile" if args.profile_server else "")
 
 
 class Interrupted(Exception):
@@ -574,7 +624,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         log(f"round {index + 1} of {args.rounds}")
                     ours = run_arena(args, procs, Path(tempfile.mkdtemp(prefix=f"round-{index}-", dir=tmp)))
                     if not ours["turn_frame"]:
-                        raise RuntimeError("the arena run saw no turn frame to size the echo payload")
+                        raise BenchFailed("the arena run saw no turn frame to size the echo payload")
                     rounds.append((ours, run_echo(args, procs, tmp, ours["turn_frame"])))
             finally:
                 procs.stop_all()
@@ -633,10 +683,12 @@ def arena_worker(args: argparse.Namespace) -> None:
     from websockets.exceptions import ConnectionClosed, InvalidHandshake
     from websockets.trio.client import connect
 
+    from arena.server import RateLimit
+
     pairs = json.loads(Path(args.tokens).read_text())[args.first : args.first + args.count]
     rng = random.Random(args.seed)
     packb, unpackb = msgpack.packb, msgpack.unpackb
-    stats: dict[str, Any] = {"moves": 0, "errors": 0, "codes": {}, "turns": 0, "turn_bytes": 0, "frame": b""}
+    stats: dict[str, Any] = {"moves": 0, "errors": 0, "codes": {}, "turn_bytes": 0, "frames": []}
     ready = trio.Event()
     welcomed = [0]
     free_game: Any = None
@@ -669,7 +721,16 @@ def arena_worker(args: argparse.Namespace) -> None:
             await trio.sleep(0.1)
 
     async def play(ws: Any, name: str, token: str, first: bool) -> None:
-        send = ws.send
+        pace = None  # set by the welcome when the server's rate limit would bind (arena serve's 50 a second)
+
+        async def send(frame: bytes) -> None:
+            """Within the rate the welcome states, as a well-behaved bot keeps: a message refused
+            as rate_limited is dropped, and its match then stood still until its move timed out."""
+            if pace is not None:
+                while (wait := pace.take(trio.current_time(), trio.current_time())) > 0:
+                    await trio.sleep(wait)
+            await ws.send(frame)
+
         await send(packb({"t": "hello", "v": 1, "bot": name, "token": token, "acks": False}))
         seek = packb({"t": "seek", "v": 1, "games": [args.game]})
         async for frame in ws:
@@ -678,11 +739,9 @@ def arena_worker(args: argparse.Namespace) -> None:
             if kind == "turn":
                 legal = msg.get("legal")
                 action = rng.choice(legal) if legal else free_action(msg)
-                if stats["turns"] < 1000:
-                    stats["turns"] += 1
+                if len(stats["frames"]) < 1000:
+                    stats["frames"].append(frame)
                     stats["turn_bytes"] += len(frame)
-                    if not stats["frame"]:
-                        stats["frame"] = frame
                 move = {"t": "move", "v": 1, "match": msg["match"], "seat": msg["seat"], "step": msg["step"]}
                 move["attempt"] = msg["attempt"]
                 move["action"] = action
@@ -691,6 +750,9 @@ def arena_worker(args: argparse.Namespace) -> None:
             elif kind == "match_end":
                 await send(seek)
             elif kind == "welcome":
+                limits = msg.get("limits") or {}
+                if limits.get("rate", math.inf) < UNPACED_RATE:  # under a tenth of it, and half the burst: a margin
+                    pace = RateLimit(limits["rate"] * 0.9, max(1, limits["burst"] // 2))
                 for _ in range(args.matches_per_bot):
                     await send(seek)
                 if first:
@@ -714,8 +776,8 @@ def arena_worker(args: argparse.Namespace) -> None:
         "error_codes": stats["codes"],
         "moves_in_window": moves,
         "window_s": window,
-        "turn_frame": stats["frame"].hex(),
-        "turn_frames": stats["turns"],
+        "turn_frame": typical(stats["frames"], stats["turn_bytes"] / max(1, len(stats["frames"]))).hex(),
+        "turn_frames": len(stats["frames"]),
         "turn_frame_bytes": stats["turn_bytes"],
     }
     print(json.dumps(out), flush=True)
@@ -834,7 +896,12 @@ ROLES = {"arena-worker": arena_worker, "echo-worker": echo_worker, "echo-server"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.server", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bots", type=positive_int, default=200, help="bots (and echo connections) at once (default 200)")
+    parser.add_argument(
+        "--bots",
+        type=int_from(1, MAX_BOTS),
+        default=200,
+        help=f"bots (and echo connections) at once, up to {MAX_BOTS:,} (default 200)",
+    )
     parser.add_argument("--seconds", type=positive_float, default=20.0, help="measured window of each phase (default 20)")
     parser.add_argument(
         "--warmup", type=non_negative_float, default=None, help="seconds before measuring (default: a fifth, 1 to 3)"
@@ -847,7 +914,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--game", type=game_name, default="tic-tac-toe", help="the game the bots play (default tic-tac-toe)")
     parser.add_argument("--workers", type=positive_int, default=None, help="client processes per phase (default 2 to 4, by CPUs)")
-    parser.add_argument("--matches-per-bot", type=positive_int, default=2, help="matches each bot keeps going (default 2)")
+    from arena.server import Limits
+
+    most = Limits().max_seeks  # each is a seek the bot keeps waiting; past the server's limit they were refused
+    parser.add_argument(
+        "--matches-per-bot", type=int_from(1, most), default=2, help=f"matches each bot keeps going, up to {most} (default 2)"
+    )
     parser.add_argument("--cli", action="store_true", help="run the server as `python -m arena.cli serve` (default limits)")
     parser.add_argument("--profile-server", metavar="FILE", help="cProfile the arena server's event loop into FILE")
     hidden = argparse.SUPPRESS
@@ -875,14 +947,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any] | None:
     if args.workers is None:
         args.workers = max(2, min(4, (os.cpu_count() or 2) // 2))
     args.workers = max(1, min(args.workers, args.bots))
-    if args.profile_server:
-        args.profile_server = str(Path(args.profile_server).resolve())
+    if args.profile_server is not None:
+        target = Path(args.profile_server).resolve()
+        if args.cli:
+            parser.error("argument --profile-server: it profiles the bench's own server; --cli runs arena serve unprofiled")
+        if not args.profile_server or target.is_dir() or not target.parent.is_dir():
+            parser.error(f"argument --profile-server: no file can be written at {args.profile_server!r}")
+        args.profile_server = str(target)
     return run(args)
 
 
 if __name__ == "__main__":
-    with quiet_interrupt("bench.server", Interrupted, cleaned=True):
-        result = main()
+    try:
+        with quiet_interrupt("bench.server", Interrupted, cleaned=True):
+            result = main()
+    except BenchFailed as failure:
+        print(f"bench.server: error: {failure}", file=sys.stderr)
+        sys.exit(1)
     if result is not None:
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")

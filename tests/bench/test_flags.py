@@ -29,6 +29,12 @@ BAD_FLAGS = [
     ("server", ["--workers", "0"]),
     ("server", ["--matches-per-bot", "0"]),
     ("server", ["--game", "tic-tac-to"]),
+    # a run that would hang then fail in tracebacks: past the open files, past the seeks a bot may keep (found by QA)
+    ("server", ["--bots", "10001"]),
+    ("server", ["--matches-per-bot", "33"]),
+    ("server", ["--profile-server", "/no-such-folder/server.prof"]),  # measured, then no profile and status 0
+    ("server", ["--profile-server", ""]),  # no profile, silently
+    ("server", ["--cli", "--profile-server", "server.prof"]),  # --cli's server was never profiled
     ("learning", ["--scale", "0"]),
     ("learning", ["--threads", "0"]),
     ("learning", ["--only", "z"]),

@@ -15,10 +15,13 @@ import pytest
 import trio
 
 from arena.store import WRITER_THREAD, StoreWriter
-from bench.server import report, thread_cpu_s
+from bench.server import report, thread_cpu_s, typical
 
 
-def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> None:
+@pytest.mark.parametrize("echo_cpu", [0.0, 0.8], ids=["neither-timed", "echo-timed"])
+def test_a_window_with_no_finished_match_reports_null_latencies_not_nan(echo_cpu: float) -> None:
+    """With the echo's CPU read and the arena's not (`--cli` at a standstill), the CPU ratio was
+    NaN: its guard looked at the echo's figure alone (found by QA)."""
     nan = math.nan
     ours = {
         "moves_per_s": 1000.0,
@@ -38,9 +41,12 @@ def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> Non
         "store_writer_cpu": 0.0,
         "matches_per_s": 0.0,
         "turn_frame_bytes": 300.0,
+        "turn_frame": b"t" * 301,
     }
-    echo = {"round_trips_per_s": 4000.0, "rtt_p50": 0.4, "rtt_p99": 1.3, "errors": 0, "server_cpu": 0.0, "clients_cpu": 0.0}
-    args = argparse.Namespace(bots=2, seconds=0.01, rounds=1, game="hanabi", workers=2, matches_per_bot=1, cli=False)
+    echo = {"round_trips_per_s": 4000.0, "rtt_p50": 0.4, "rtt_p99": 1.3, "errors": 0, "server_cpu": echo_cpu, "clients_cpu": 0.0}
+    args = argparse.Namespace(
+        bots=2, seconds=0.01, rounds=1, game="hanabi", workers=2, matches_per_bot=1, cli=False, warmup=0.0, profile_server=None
+    )
     result = report(args, [(ours, echo)])
     text = json.dumps(result, allow_nan=False)
     figures = {row["name"]: row for row in json.loads(text)["results"]}
@@ -48,7 +54,16 @@ def test_a_window_with_no_finished_match_reports_null_latencies_not_nan() -> Non
     assert figures["turn_rtt_p99"]["samples"] == 0
     assert figures["turn_rtt_p50"]["peer_value"] == 0.4
     assert figures["server_rss_end"]["value"] is None
-    assert figures["moves_per_server_cpu_s"]["value"] is None
+    assert figures["moves_per_server_cpu_s"]["value"] is None and figures["moves_per_server_cpu_s"]["ratio"] is None
+    assert (figures["turn_frame"]["value"], figures["turn_frame"]["peer_value"]) == (300.0, 301)
+
+
+def test_the_echo_sends_the_turn_frame_nearest_the_mean_not_the_first() -> None:
+    """The first turn of a match, the first seen, is its shortest: the echo's frames were 25-50%
+    smaller than the arena's in games that keep a transcript (found by QA)."""
+    frames = [b"a" * 100, b"b" * 290, b"c" * 320, b"d" * 500]
+    assert typical(frames, 302.5) == b"b" * 290
+    assert typical([], 300.0) == b""
 
 
 def _spin(seconds: float) -> None:
