@@ -507,7 +507,17 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
         if not admin_token:
             raise UsageError(f"--url needs --admin-token, or the {ADMIN_TOKEN_ENV} environment variable")
         _check_server_url(args.url)
-        token = _admin_request(args.url, admin_token, args.action, name=args.name)["token"]
+        answer = _admin_request(args.url, admin_token, args.action, name=args.name)
+        token = answer["token"]
+        if answer.get("connected") or answer.get("playing"):
+            playing = answer.get("playing") or 0
+            print(
+                f"arena: note: {args.name} was connected"
+                + (f" and plays {playing} match{'es' * (playing != 1)}" if playing else "")
+                + ": its connection is closed; log it in with the new token"
+                + (", or those matches are forfeited as their clocks run out" if playing else ""),
+                file=sys.stderr,
+            )
     print(f"{'registered' if args.action == 'register' else 'new token for'} {args.name}; keep this token, it is shown once:")
     print(token)
     return 0

@@ -1274,9 +1274,12 @@ class ArenaServer:
         token = await self._store(lambda s: s.rotate_token(name, msg.get("owner")))
         self._rotations[name] += 1
         holder = self.sessions.get(name)
+        connected = holder is not None and holder.connection is not None
         if holder is not None and holder.connection is not None:
             holder.connection.close(p.CLOSE_AUTH_FAILED, "the token was rotated")
-        session.send("rotated", name=name, token=token)
+        # said, so that whoever rotates learns what the bot now stands to lose on time
+        playing = 0 if holder is None else len(holder.matches)
+        session.send("rotated", name=name, token=token, connected=connected, playing=playing)
 
     async def _on_create_match(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         config = self._check_game(msg["game"], msg.get("config"))

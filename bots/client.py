@@ -244,7 +244,9 @@ async def run_bot(
                 code = closed.rcvd.code if closed.rcvd else None
                 reason = closed.rcvd.reason if closed.rcvd else ""
                 if code in FATAL_CLOSES:
-                    raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason})") from None
+                    left = len(state.matches)  # forfeited as their clocks run out, unless it logs in again
+                    lost = f"; its {left} match{'es' * (left != 1)} in play will be forfeited" if left else ""
+                    raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason}){lost}") from None
                 if code == p.CLOSE_SUPERSEDED:
                     raise BotStopped("another connection logged in with this token") from None
                 why = closed_by(code, reason)

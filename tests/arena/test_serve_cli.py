@@ -141,9 +141,20 @@ async def test_register_and_rotate_through_a_running_server_with_the_admin_token
     assert code == 0 and err == "" and " " not in token
     async with arena.bot("remote", token) as client:
         assert client.welcome["bot"] == "remote"
-    code, out, _ = await run_in_thread(capsys, "bot", "rotate", "remote", *admin)
+    code, out, err = await run_in_thread(capsys, "bot", "rotate", "remote", *admin)
     fresh = out.splitlines()[-1]
-    assert code == 0 and fresh != token
+    assert code == 0 and fresh != token and err == ""  # not connected: nothing to say
+    async with arena.bot("remote", fresh) as client, arena.bot("partner"), arena.admin() as creator:
+        assert client.welcome["bot"] == "remote"
+        await creator.send("create_match", bots=["remote", "partner"], game="nim")
+        await creator.expect("match_created")
+        code, out, err = await run_in_thread(capsys, "bot", "rotate", "remote", *admin)
+        fresh = out.splitlines()[-1]
+    # the match it was cut off from is said, on stderr: the token stays alone on the last line of stdout
+    assert err == (
+        "arena: note: remote was connected and plays 1 match: its connection is closed; log it in with the new token,"
+        " or those matches are forfeited as their clocks run out\n"
+    )
     async with arena.bot("remote", fresh) as client:
         assert client.welcome["bot"] == "remote"
     code, out, err = await run_in_thread(capsys, "bot", "register", "remote", *admin)

@@ -1322,6 +1322,42 @@ async def test_admins_register_and_rotate_tokens_and_the_old_token_dies(arena: A
 
 
 @pytest.mark.trio
+async def test_rotating_a_playing_bots_token_says_what_it_stands_to_lose_to_both_sides(arena: Arena) -> None:
+    """The admin learned nothing of the match the rotation cut off, and the SDK stopped saying
+    only that the token was refused, while its match was forfeited on time (found by QA)."""
+    token = await arena.register("busy")
+    stopped: list[str] = []
+
+    async def thinker(turn: Turn) -> str:
+        await trio.sleep(60)
+        return "never"
+
+    async def play() -> None:
+        with pytest.raises(BotStopped) as stop:
+            await run_bot(thinker, arena.url, "busy", token, games=["nim"])
+        stopped.append(str(stop.value))
+
+    async with arena.bot("calm"), arena.admin() as admin, trio.open_nursery() as nursery:
+        nursery.start_soon(play)
+        with trio.fail_after(10):
+            while "busy" not in arena.server.sessions or arena.server.sessions["busy"].connection is None:
+                await trio.sleep(0.01)
+        await admin.send("rotate", name="calm")
+        assert {k: v for k, v in (await admin.expect("rotated")).items() if k in ("connected", "playing")} == {
+            "connected": True,
+            "playing": 0,
+        }
+        async with arena.bot("calm2"):
+            await admin.send("create_match", bots=["busy", "calm2"], game="nim")
+            await admin.expect("match_created")
+            await admin.send("rotate", name="busy")
+            rotated = await admin.expect("rotated")
+    assert (rotated["connected"], rotated["playing"]) == (True, 1)
+    said = "the server refused the token of bot 'busy' (the token was rotated); its 1 match in play will be forfeited"
+    assert stopped == [said]
+
+
+@pytest.mark.trio
 async def test_a_login_checked_as_its_token_is_rotated_does_not_outlive_the_rotation(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
