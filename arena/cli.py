@@ -714,7 +714,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     # SDK's own line saying the bot reconnects and why: stderr keeps one line per event
     logging.getLogger("websockets.client").setLevel(logging.CRITICAL)
     # the SDK's warnings quote the server (why it closed, what it refused): shown, never obeyed
-    _log_visibly("%(message)s")
+    _log_visibly("arena: %(message)s")  # as every line the command prints itself
 
     async def main() -> Any:
         async with trio.open_nursery() as nursery:

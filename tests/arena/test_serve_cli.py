@@ -474,6 +474,26 @@ async def test_bot_run_stopped_by_sigterm_while_seeking_says_so_and_exits_0(aren
 
 
 @pytest.mark.trio
+async def test_bot_run_says_a_server_going_away_with_its_reason_in_its_own_voice(arena: Arena) -> None:
+    """The reconnect line had no `arena:` as every other line of the command, and after a
+    server's 1001 it gave no reason (found by QA)."""
+    bot = bot_run_process(arena.url, "left", await arena.register("left"), "--game", "nim")
+    try:
+        with trio.fail_after(15):
+            while arena.server.lobby.waiting_of("left") != 1:
+                await trio.sleep(0.01)
+            await arena.server.shutdown("the server restarts for an upgrade")
+            assert bot.stderr is not None
+            said = [await trio.to_thread.run_sync(bot.stderr.readline) for _ in range(2)]
+    finally:
+        bot.kill()
+        bot.communicate()
+    assert said[0] == f"arena: left connected to {arena.url}; seeking nim\n"
+    assert said[1].startswith(f"arena: bot left reconnects to {arena.url} in ")
+    assert said[1].endswith(" s (closed: 1001 the server restarts for an upgrade)\n"), said
+
+
+@pytest.mark.trio
 @pytest.mark.parametrize("signals", ["once", "echoed", "twice"])
 async def test_bot_run_stopped_mid_match_plays_it_out_unless_told_twice(arena: Arena, signals: str) -> None:
     """Ctrl-C or SIGTERM left the match to the reconnection window, and then to a forfeit; the
