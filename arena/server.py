@@ -639,7 +639,10 @@ class ArenaServer:
                     return 404, {"error": error.code, "message": error.message}
             return 200, [self._withheld(record, to_play) for record in found]
         if path.startswith("/api/matches/"):
-            match_id = path.removeprefix("/api/matches/")
+            try:  # a prefix, as the lobby and the TUI show ids, stands for its match as on /watch
+                match_id = await self._resolve(path.removeprefix("/api/matches/"))
+            except p.ProtocolError as error:  # a prefix of several
+                return 404, {"error": error.code, "message": error.message}
             async with self._replays:  # a match's record, its turns, is a replay's size
                 record, to_play = await self._read(lambda s: (s.match(match_id), s.deals_to_play([match_id])))
                 if record is None:

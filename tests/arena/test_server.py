@@ -39,6 +39,7 @@ from bots.registry import make_bot
 from games.api import Observation
 from games.tic_tac_toe import TicTacToe
 from tests.conftest import Arena, ArenaFactory, Client, http_get, http_raw
+from tests.tui.stores import play as play_stored
 
 
 def random_policy(seed: int):  # type: ignore[no-untyped-def]
@@ -1692,6 +1693,19 @@ async def test_an_exhausted_policy_ends_its_run_once_its_match_is_over(arena: Ar
     # the seek made when its match started was withdrawn at once, not left for a pairing it must resign
     # (the first cancel, as its match started, found its seek already taken by that match)
     assert [msg["count"] for msg in heard if msg["t"] == "cancelled"] == [0, 1]
+
+
+@pytest.mark.trio
+async def test_a_match_record_is_found_by_a_unique_prefix_of_its_id_as_the_lobby_shows_it(arena: Arena) -> None:
+    """The TUI and the lobby show ids cut to 8 characters, which /watch took and HTTP answered
+    with a 404 (found by QA)."""
+    ids = await trio.to_thread.run_sync(play_stored, arena.db, "nim", 17)  # 17 ids over 16 hex digits: two share their first
+    shared = next(a for a in ids if any(b != a and b[0] == a[0] for b in ids))[0]
+    status, record = await http_get(arena.url, f"/api/matches/{ids[0][:8]}")
+    assert status == 200 and record["id"] == ids[0] and record["turns"]  # type: ignore[index]
+    status, error = await http_get(arena.url, f"/api/matches/{shared}")
+    assert status == 404 and error["error"] == p.UNKNOWN_MATCH  # type: ignore[index]
+    assert f"match id prefix '{shared}' is ambiguous" in error["message"]  # type: ignore[index]
 
 
 @pytest.mark.trio
