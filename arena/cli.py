@@ -509,15 +509,13 @@ def cmd_bot_token(args: argparse.Namespace) -> int:
         _check_server_url(args.url)
         answer = _admin_request(args.url, admin_token, args.action, name=args.name)
         token = answer["token"]
-        if answer.get("connected") or answer.get("playing"):
-            playing = answer.get("playing") or 0
-            print(
-                f"arena: note: {args.name} was connected"
-                + (f" and plays {playing} match{'es' * (playing != 1)}" if playing else "")
-                + ": its connection is closed; log it in with the new token"
-                + (", or those matches are forfeited as their clocks run out" if playing else ""),
-                file=sys.stderr,
-            )
+        facts = ["was connected (its connection is closed)"] if answer.get("connected") else []
+        playing = answer.get("playing") or 0
+        if playing:  # a bot away within the reconnection window holds them too
+            facts.append(f"holds {playing} match{'es' * (playing != 1)} in play")
+        if facts:
+            advice = ": log it in with the new token, or they are forfeited as their clocks run out" if playing else ""
+            print(f"arena: note: {args.name} {' and '.join(facts)}{advice}", file=sys.stderr)
     print(f"{'registered' if args.action == 'register' else 'new token for'} {args.name}; keep this token, it is shown once:")
     print(token)
     return 0
@@ -1331,6 +1329,8 @@ def cmd_export_store(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out} is a folder; name a file in it, such as {target / 'arena-backup.db'}")
     if not target.parent.is_dir():
         raise UsageError(f"--out {args.out}: no folder {target.parent}")
+    if target.exists() and not target.is_file():  # the copy replaces it: /dev/null became a file, a FIFO hung the check below
+        raise UsageError(f"--out {args.out} is not a regular file; name a file to write the copy to")
     if target.exists() and is_served(target):
         raise UsageError(f"--out {args.out} is a store a server is serving; stop the server before replacing its store")
     if os.path.realpath(args.db) in side_files(target):  # removed with the store replaced

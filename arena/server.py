@@ -119,6 +119,13 @@ into the match's ``detail``, which every spectator's lobby lists with the recent
 lobby 7.8 MB)."""
 
 
+def config_and_variant(game: str, config: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """A game's whole config, and its variant (the game and the keys that differ from its
+    defaults): what ratings are kept per, and what a create_match key is held to."""
+    made = make_config(games.get(game).Config, config)
+    return made.to_dict(), variant_of(game, made.overrides())
+
+
 def short_detail(text: str) -> str:
     """``text`` cut to ``MAX_DETAIL_CHARS``, its last one then ``…``."""
     return text if len(text) <= MAX_DETAIL_CHARS else text[: MAX_DETAIL_CHARS - 1] + "…"
@@ -1277,12 +1284,12 @@ class ArenaServer:
         token = await self._store(lambda s: s.rotate_token(name, msg.get("owner")))
         self._rotations[name] += 1
         holder = self.sessions.get(name)
-        connected = holder is not None and holder.connection is not None
-        if holder is not None and holder.connection is not None:
-            holder.connection.close(p.CLOSE_AUTH_FAILED, "the token was rotated")
+        connection = None if holder is None else holder.connection
+        if connection is not None:
+            connection.close(p.CLOSE_AUTH_FAILED, "the token was rotated")
         # said, so that whoever rotates learns what the bot now stands to lose on time
         playing = 0 if holder is None else len(holder.matches)
-        session.send("rotated", name=name, token=token, connected=connected, playing=playing)
+        session.send("rotated", name=name, token=token, connected=connection is not None, playing=playing)
 
     async def _on_create_match(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         config = self._check_game(msg["game"], msg.get("config"))
@@ -1312,7 +1319,7 @@ class ArenaServer:
             raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.group_size' needs 'group', the id its matches share")
         key = msg.get("key")
         if key is not None:
-            variant = variant_of(msg["game"], make_config(games.get(msg["game"]).Config, config).overrides())
+            variant = config_and_variant(msg["game"], config)[1]
             existing = await self._store(lambda s: s.match_for_key(key, variant, msg.get("group"), msg.get("group_size")))
             if existing is not None:
                 session.send("match_created", match=existing["id"], existing=True, key=key)
@@ -1439,14 +1446,13 @@ class ArenaServer:
         """Take the bots' seats for a new match at once (no await), and the row to record."""
         if self._closing:
             raise p.ProtocolError(p.BUSY, "the server is shutting down")
-        game = games.get(game_name)
-        cfg = make_config(game.Config, config)
+        whole, variant = config_and_variant(game_name, config)
         live = LiveMatch(
             id=uuid.uuid4().hex,
-            game=game,
+            game=games.get(game_name),
             bots=tuple(bots),
-            config=cfg.to_dict(),
-            variant=variant_of(game_name, cfg.overrides()),
+            config=whole,
+            variant=variant,
             seed=self.rng.getrandbits(62) if seed is None else seed,
             clock=clock or self.clock,
             max_retries=self.max_retries if max_retries is None else max_retries,

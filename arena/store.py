@@ -267,8 +267,9 @@ def _create_private(path: Path) -> None:
     """Make a new store file readable by its owner alone (SQLite gives its -wal and -shm the
     same mode): with the umask's 0644, any account on the machine read the seeds of live
     matches, which deal their hidden cards, and the token hashes. An existing file is left as it is."""
+    # made where a link points: O_EXCL refuses a link even to nothing, and SQLite then made its target under the umask
     with contextlib.suppress(OSError):  # there already, or no such folder: SQLite says which, as before
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.close(os.open(os.path.realpath(path), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     check_store_path(path)
 
 

@@ -683,7 +683,7 @@ def arena_worker(args: argparse.Namespace) -> None:
     from websockets.exceptions import ConnectionClosed, InvalidHandshake
     from websockets.trio.client import connect
 
-    from arena.server import RateLimit
+    from bots.client import Pacer
 
     pairs = json.loads(Path(args.tokens).read_text())[args.first : args.first + args.count]
     rng = random.Random(args.seed)
@@ -727,8 +727,7 @@ def arena_worker(args: argparse.Namespace) -> None:
             """Within the rate the welcome states, as a well-behaved bot keeps: a message refused
             as rate_limited is dropped, and its match then stood still until its move timed out."""
             if pace is not None:
-                while (wait := pace.take(trio.current_time(), trio.current_time())) > 0:
-                    await trio.sleep(wait)
+                await pace.wait()
             await ws.send(frame)
 
         await send(packb({"t": "hello", "v": 1, "bot": name, "token": token, "acks": False}))
@@ -751,8 +750,8 @@ def arena_worker(args: argparse.Namespace) -> None:
                 await send(seek)
             elif kind == "welcome":
                 limits = msg.get("limits") or {}
-                if limits.get("rate", math.inf) < UNPACED_RATE:  # under a tenth of it, and half the burst: a margin
-                    pace = RateLimit(limits["rate"] * 0.9, max(1, limits["burst"] // 2))
+                if limits.get("rate", math.inf) < UNPACED_RATE:  # as the SDK paces a bot, a margin under the limit
+                    pace = Pacer(limits)
                 for _ in range(args.matches_per_bot):
                     await send(seek)
                 if first:

@@ -812,6 +812,18 @@ def test_export_store_refuses_to_replace_a_store_a_server_is_serving(capsys: pyt
     assert code == 2 and "is a store a server is serving; stop the server" in err
 
 
+def test_export_store_refuses_an_out_that_is_no_regular_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--out /dev/null, as root, replaced the device with a file of the copy, and a FIFO held
+    the command for ever in the check that no server serves it (found by a review)."""
+    backup, fifo = tmp_path / "backup.db", tmp_path / "pipe"
+    assert main(["bot", "register", "kept", "--db", str(backup)]) == 0
+    capsys.readouterr()
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "export", "store", "--db", str(backup), "--out", str(fifo))
+    assert code == 2 and err == f"arena: error: --out {fifo} is not a regular file; name a file to write the copy to\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["backup.db", "pipe"] and not fifo.is_file()
+
+
 def test_export_store_refuses_a_store_named_as_a_file_of_the_copys_own(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

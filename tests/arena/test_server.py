@@ -529,7 +529,8 @@ async def test_an_aborts_reason_is_cut_as_a_resignations_and_an_empty_one_is_the
     arena: Arena, reason: str, detail: str
 ) -> None:
     """A reason of 50,000 characters went whole into the record and every spectator's lobby,
-    where a resignation's detail is cut to 300 (found by QA)."""
+    where a resignation's detail is cut to 300 (found by QA). The empty reason is a control:
+    it read as the default before too, and must go on doing so past the cut."""
     async with arena.bot("a1") as a, arena.bot("b1"), arena.admin() as admin:
         await admin.send("create_match", bots=["a1", "b1"], game="tic-tac-toe")
         match = (await admin.expect("match_created"))["match"]

@@ -429,11 +429,15 @@ def test_a_new_store_and_its_wal_are_readable_by_their_owner_alone(tmp_path: Pat
         Store(shared).close()
         with serving_lock(tmp_path / "served.db"):  # as arena serve opens a new store: the lock first (found by a QA helper)
             Store(tmp_path / "served.db").close()
+        # a link to a store still to be made: O_EXCL refused the link, and SQLite made its target 0644 (found by a review)
+        (tmp_path / "link.db").symlink_to(tmp_path / "target.db")
+        Store(tmp_path / "link.db").close()
     finally:
         os.umask(previous)
     assert modes == {"arena.db": 0o600, "arena.db-wal": 0o600, "arena.db-shm": 0o600}
     assert stat.S_IMODE(shared.stat().st_mode) == 0o640
     assert stat.S_IMODE((tmp_path / "served.db").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "target.db").stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("name", ["admin", "admin.", "admin_", "a-d-m-i-n"])
