@@ -1513,12 +1513,13 @@ class ArenaServer:
                     turns=live.turns,
                 )
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
-                cause = "the store failed" if isinstance(error, sqlite3.Error) else "server fault"
                 if isinstance(error, sqlite3.Error):  # a full disk, a lost file: one line, as at a match's start
+                    # said as the store's: another program's lock on it is no fault of the server
+                    cause = "the store failed"
                     log.warning("match %s is void: %s: %s", live.id, cause, error)
                 else:
+                    cause = "server fault"
                     log.exception("match %s failed", live.id)
-                # the store's failure said as such: another program's lock on it is no fault of the server
                 live.void_reason = self._told(f"{cause}: {type(error).__name__}: {error}")
         live.result = result
         with trio.CancelScope(shield=True):
