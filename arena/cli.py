@@ -635,9 +635,11 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         args.token = os.environ.get(TOKEN_ENV)
         if not args.token:
             raise UsageError(f"give the bot's token with --token or the {TOKEN_ENV} environment variable (unseen by `ps`)")
-    for flag, value in (("--name", args.name), ("--token", args.token)):
+    for flag, value in (("--name", args.name), ("--token", args.token), ("--challenge", args.challenge)):
         if value is not None and not _is_text(value):
             raise UsageError(f"{flag} must be text (UTF-8): it goes into the hello")
+    if args.challenge is not None and (len(args.game) != 1 or args.self_play):
+        raise UsageError("--challenge plays one --game against another bot: give --game once, without --self-play")
     cap = 0.0  # a spending cap (the openai bot's max_cost), the same for every game
     for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
         game = games.get(name)
@@ -698,6 +700,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             welcomes += 1
             if welcomes == 1:  # once: until another bot seeks the game, nothing else is said
                 seeking = f"seeking {', '.join(args.game)}" if args.game else "waiting for matches made for it"
+                if args.challenge is not None:
+                    seeking = f"challenging {args.challenge} to {args.game[0]}"
                 print(f"arena: {msg.get('bot', args.name)} connected to {args.url}; {seeking}", file=sys.stderr, flush=True)
         elif msg["t"] == "match_end":
             policy.finish(msg["match"])
@@ -728,6 +732,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
                     matches=args.matches,
                     at_once=args.at_once if args.at_once is not None or cap <= 0 else 1,
                     self_play=args.self_play,
+                    challenge=args.challenge,
                     delay_ms=args.delay,
                     on_message=report,
                     stop=stop,
@@ -1639,6 +1644,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--delay", type=COUNT, default=0, metavar="MS", help="wait this long before each move (at most half its time)"
     )
     run_bot.add_argument("--self-play", action="store_true", help="allow matches against itself")
+    run_bot.add_argument(
+        "--challenge",
+        metavar="BOT",
+        help="instead of seeking: challenge this bot to each match, in the one --game, taking one of its seeks"
+        " (refused while it is away or not seeking: tried again every few seconds)",
+    )
     run_bot.add_argument(
         "--json",
         action="store_true",

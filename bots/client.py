@@ -36,8 +36,13 @@ UNANSWERED_HELLOS = 3
 websocket server that is no arena's closed every one, and the bot retried for ever."""
 FATAL_CLOSES = {p.CLOSE_AUTH_FAILED: "the server refused the token", p.CLOSE_BAD_VERSION: "protocol version mismatch"}
 FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE})
-"""A seek refused for one of these would be refused again: waiting for a match is pointless."""
+"""A seek or challenge refused for one of these would be refused again: waiting for a match is
+pointless. A challenge refused for another reason (the opponent not connected, not seeking the
+game, or busy) is sent again, as the opponent may come back to the lobby at any moment."""
 
+
+CHALLENGE_RETRY_S, CHALLENGE_RETRY_MOST_S = 0.5, 5.0
+"""The first wait before a refused challenge is sent again, and the longest."""
 
 STABLE_S = 1.0
 """A connection that stayed up this long after its welcome was a working one: the reconnection
@@ -110,6 +115,9 @@ class _State:
     welcomed_at: float = 0.0  # when the last welcome came
     last_seq: int = 0
     seeking: bool = False
+    challenging: bool = False  # a challenge sent whose match_start or refusal has not come yet
+    challenge_delays: Iterator[float] | None = None  # waits between refused challenges; reset by a match
+    refused_for: str | None = None  # why the last challenge was refused: said when it changes, not at every try
     stopping: bool = False  # told to stop: no new match, the ones in play are played out
     cancels: int = 0  # sent and not yet answered: a match paired from a seek before it comes first
     replaying: bool = False  # a welcome came: the server's replay is read once the ping sent then is answered
@@ -156,6 +164,7 @@ async def run_bot(
     matches: int | None = None,
     at_once: int | None = None,
     self_play: bool = False,
+    challenge: str | None = None,
     delay_ms: int = 0,
     binary: bool = True,
     retry_delays: Callable[[], Iterator[float]] = backoff,
@@ -175,6 +184,11 @@ async def run_bot(
     With no ``games`` the bot seeks nothing and plays the matches made for it (by an
     admin's ``create_match``; a challenge takes one of its seeks, so it never meets one).
 
+    ``challenge`` names a bot to play instead of seeking: each match is a ``challenge`` of it in
+    the one game of ``games``, which takes one of its waiting seeks. A challenge refused because
+    that bot is not connected, not seeking the game or busy is sent again a few seconds later
+    (it is said once in the log): a bot between two matches seeks again at once.
+
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
     move, so a person can follow (at most half the move's time left, which the policy is
     then told it no longer has). ``binary`` speaks msgpack (else JSON). Messages are paced
@@ -188,6 +202,8 @@ async def run_bot(
     An admin's ``create_match`` may seat the bot beyond either. ``on_message`` sees every message
     the server sends; an exception it raises is logged, and the bot plays on.
     """
+    if challenge is not None and (len(games) != 1 or self_play):
+        raise ValueError("a challenge is for one game (give games=[its name]) against another bot (not self_play)")
     try:
         p.http_base(url)
     except ValueError as error:
@@ -232,6 +248,7 @@ async def run_bot(
                         config,
                         matches,
                         self_play,
+                        challenge,
                         delay_ms,
                         binary,
                         on_message,
@@ -350,7 +367,7 @@ async def _cancel(state: _State) -> None:
 def _finished(policy: Callable[..., Any], run: BotRun, state: _State, matches: int | None) -> bool:
     """The run is over once no match is in play and its matches are played, or it winds
     down: such a bot seeks no more, and waiting on would hold the command forever."""
-    if state.matches or state.seats or state.cancels or state.replaying:  # a match may still come or end
+    if state.matches or state.seats or state.cancels or state.replaying or state.challenging:  # a match may come or end
         return False
     # A void end counts: a scheduled run of N matches must end, whatever the server does
     return _winding_down(policy, state) or (matches is not None and run.played >= matches)
@@ -368,6 +385,7 @@ async def _session(
     config: Mapping[str, Any] | None,
     matches: int | None,
     self_play: bool,
+    challenge: str | None,
     delay_ms: int,
     binary: bool,
     on_message: Callable[[dict[str, Any]], None] | None,
@@ -404,8 +422,17 @@ async def _session(
 
     async def seek(new_match: bool = False) -> None:
         """A seek the closing connection cannot take is moot (the server drops seeks with it,
-        and the next welcome seeks again): the messages still to read are read."""
+        and the next welcome seeks again): the messages still to read are read. A challenge
+        stands in for the seek of a bot that names its opponent: one at a time, answered at
+        once by the match it starts or by its refusal."""
         with contextlib.suppress(ConnectionClosed):
+            if challenge is not None:
+                if new_match:  # its answer, or an admin's match: the next challenge is sent now
+                    state.challenging, state.challenge_delays = False, None
+                if not state.challenging and not state.replaying and wanted() > 0:  # replayed: the pong's seek
+                    state.challenging = True
+                    await send("challenge", bot=challenge, game=games[0], config=dict(config or {}))
+                return
             if new_match and state.seeking:
                 # the match may not have come from the seek (an admin's match): one
                 # left waiting would seat the bot in more matches than it asked for
@@ -585,6 +612,19 @@ async def _seek_after(seconds: float, seek: Callable[..., Awaitable[None]]) -> N
         await seek(new_match=True)
 
 
+async def _challenge_again(state: _State, refusal: Mapping[str, Any], seek: Callable[..., Awaitable[None]]) -> None:
+    """Challenge again after a wait, growing while the refusals go on. Only a new reason is said:
+    an opponent between two matches refuses one now and then, and a line each time is noise."""
+    if refusal.get("code") != state.refused_for:
+        state.refused_for = refusal.get("code")
+        log.warning("challenge refused (%s): %s; trying again every few seconds", refusal.get("code"), refusal.get("message"))
+    if state.challenge_delays is None:
+        state.challenge_delays = backoff(CHALLENGE_RETRY_S, CHALLENGE_RETRY_MOST_S)
+    await trio.sleep(max(float(refusal.get("retry_after") or 0), next(state.challenge_delays)))
+    with contextlib.suppress(ConnectionClosed):  # the next welcome challenges anyway
+        await seek()
+
+
 async def _receive(
     ws: Any,
     state: _State,
@@ -627,6 +667,7 @@ async def _receive(
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
             else:  # the server lost our session: it sends every live match and open turn again
+                state.challenging = False  # a match it started comes back with the others
                 # ended while away, or lost, unless the replay brings them back
                 state.missing |= {match: start["seat"] for match, start in state.matches.items()}
                 for scope in state.thinking.values():
@@ -639,6 +680,7 @@ async def _receive(
         elif kind == "pong":
             if state.replaying:
                 state.replaying = False
+                state.challenging = False  # unanswered in the replay: it never reached the server
                 for match, seat in sorted(state.missing.items()):
                     if match in state.matches:
                         continue
@@ -694,7 +736,9 @@ async def _receive(
             await seek()
         elif kind == "error":
             run.errors.append(msg)
-            if msg.get("code") == p.READ_ONLY or (msg.get("ref") == "seek" and msg.get("code") in FATAL_SEEK_ERRORS):
+            if msg.get("code") == p.READ_ONLY or (
+                msg.get("ref") in ("seek", "challenge") and msg.get("code") in FATAL_SEEK_ERRORS
+            ):
                 what = msg.get("ref") or "hello"
                 raise BotStopped(f"the server refused this bot's {what} ({msg.get('code')}): {msg.get('message')}")
             if msg.get("ref") == "hello" and msg.get("retry_after") is not None:  # too many failed logins from here
@@ -708,6 +752,9 @@ async def _receive(
                 nursery.start_soon(_seek_after, float(msg["retry_after"]), seek)
             elif msg.get("ref") == "seek":
                 state.seeking = False
+            elif msg.get("ref") == "challenge":
+                state.challenging = False  # nothing is on its way: a stopping run need not wait
+                nursery.start_soon(_challenge_again, state, msg, seek)
         return False
 
     with trio.move_on_after(WELCOME_WAIT_S) as waiting:

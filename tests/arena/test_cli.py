@@ -146,6 +146,8 @@ def test_an_admin_token_file_of_another_account_is_refused(capsys: pytest.Captur
         ("tournament run any.toml --url ws://127.0.0.1:abc --admin-token x", "bad server URL 'ws://127.0.0.1:abc': Port could"),
         ("bot register zz --url ws://[::1 --admin-token x", "bad server URL 'ws://[::1': Invalid IPv6 URL"),
         ("bot run random --name r\udcff --token x --game nim", "--name must be text (UTF-8)"),
+        ("bot run random --token x --game nim --game tic-tac-toe --challenge rival", "--challenge plays one --game"),
+        ("bot run random --token x --game nim --self-play --challenge rival", "--challenge plays one --game against another"),
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
         ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
         ("demo --delay 100", "--delay paces the bots of --watch; add --watch"),  # it was ignored

@@ -570,6 +570,27 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
 
 
 @pytest.mark.trio
+async def test_bot_run_challenges_the_bot_it_names_and_plays_it_alone(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
+    tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
+    seen: list[BotRun] = []
+
+    async def sdk() -> None:
+        seen.append(await run_bot(random_policy("nim", 1), arena.url, "sdk-bot", tokens["sdk-bot"], games=["nim"], matches=2))
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sdk)
+            code, out, err = await run_in_thread(
+                capsys,
+                *("bot", "run", "random", "--url", arena.url, "--name", "cli-bot", "--token", tokens["cli-bot"]),
+                *("--game", "nim", "--matches", "2", "--challenge", "sdk-bot"),
+            )
+    assert code == 0, err
+    assert "cli-bot connected to" in err and "; challenging sdk-bot to nim" in err
+    assert sorted(line.split(":")[0] for line in out.splitlines()) == sorted(f"match {end['match']}" for end in seen[0].results)
+
+
+@pytest.mark.trio
 async def test_bot_run_playing_itself_gives_each_seat_a_bot_of_its_own(
     arena: Arena, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import itertools
 import json
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -944,3 +945,72 @@ async def test_an_on_message_hook_that_raises_is_logged_and_the_bot_plays_on(
             run = await run_bot(first_legal, arena.url, "hooked", tokens["hooked"], games=["nim"], matches=1, on_message=broken)
     assert [end["status"] for end in run.results] == ["finished"]
     assert "the on_message hook failed" in caplog.text
+
+
+@pytest.mark.trio
+async def test_a_bot_challenges_a_named_bot_till_it_seeks_and_plays_only_it(
+    arena: Arena, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A person pitting a bot against one other bot had to write websocket code: the SDK only
+    sought, and the lobby pairs a seek with anyone. Challenged before its opponent is even
+    connected, the bot keeps trying (said once, not at every try) and then plays it alone."""
+    tokens = {name: await arena.register(name) for name in ("challenger", "target", "bystander")}
+    runs: dict[str, BotRun] = {}
+
+    async def play(name: str, **options: Any) -> None:
+        runs[name] = await run_bot(first_legal, arena.url, name, tokens[name], games=["tic-tac-toe"], **options)
+
+    with trio.fail_after(30), caplog.at_level("WARNING", logger="arena.bot"):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(functools.partial(play, "challenger", challenge="target", matches=3))
+            await wait_until(lambda: sum("challenge refused" in r.message for r in caplog.records) == 1)
+            await trio.sleep(1.5)  # a few more refusals, not said again
+            nursery.start_soon(functools.partial(play, "bystander", matches=1))  # seeks, but is never challenged
+            nursery.start_soon(functools.partial(play, "target", matches=4))
+            await wait_until(lambda: "challenger" in runs)
+            nursery.cancel_scope.cancel()
+    refusals = [r.message.split(")")[0] for r in caplog.records if "challenge refused" in r.message]
+    assert refusals[0] == "challenge refused (bot_offline" and len(refusals) == len(set(refusals)), refusals
+    assert arena.server.lobby.waiting_of("challenger") == 0  # it never sought
+    assert len(runs["challenger"].results) == 3
+    store = Store(arena.db, read_only=True)
+    for end in runs["challenger"].results:
+        record = store.match(end["match"], turns=False)
+        assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["challenger", "target"]
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("opponent", "game", "said"),
+    [("challenger", "nim", "challenge (bad_message)"), ("target", "chess", "challenge (unknown_game)")],
+    ids=["itself", "unknown-game"],
+)
+async def test_a_challenge_that_can_never_be_taken_stops_the_run_saying_why(
+    arena: Arena, opponent: str, game: str, said: str
+) -> None:
+    token = await arena.register("challenger")
+    with trio.fail_after(10), pytest.raises(BotStopped, match=rf"refused this bot's {re.escape(said)}"):
+        await run_bot(first_legal, arena.url, "challenger", token, games=[game], challenge=opponent)
+
+
+@pytest.mark.trio
+async def test_a_challenging_bot_told_to_stop_while_refused_returns_at_once(arena: Arena) -> None:
+    token = await arena.register("challenger")
+    stop = trio.Event()
+    result: list[BotRun] = []
+
+    async def play() -> None:
+        result.append(await run_bot(first_legal, arena.url, "challenger", token, games=["nim"], challenge="away", stop=stop))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play)
+            await wait_until(lambda: arena.server.metrics.errors >= 1)  # refused: nobody called "away" is connected
+            stop.set()
+        assert result and result[0].played == 0
+
+
+def test_a_challenge_is_for_one_game_against_another_bot() -> None:
+    for options in ({"games": ["nim", "tic-tac-toe"]}, {"games": ["nim"], "self_play": True}):
+        with pytest.raises(ValueError, match="a challenge is for one game"):
+            trio.run(functools.partial(run_bot, first_legal, "ws://127.0.0.1:9", "me", "t", challenge="you", **options))
