@@ -638,8 +638,15 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     for flag, value in (("--name", args.name), ("--token", args.token), ("--challenge", args.challenge)):
         if value is not None and not _is_text(value):
             raise UsageError(f"{flag} must be text (UTF-8): it goes into the hello")
-    if args.challenge is not None and (len(args.game) != 1 or args.self_play):
-        raise UsageError("--challenge plays one --game against another bot: give --game once, without --self-play")
+    if args.challenge is not None:
+        from arena.store import BOT_NAME_PATTERN, valid_bot_name
+
+        if len(args.game) != 1 or args.self_play:
+            raise UsageError("--challenge plays one --game against another bot: give --game once, without --self-play")
+        if not valid_bot_name(args.challenge):  # no registered bot is called so: it would be waited for in vain
+            raise UsageError(f"--challenge {args.challenge!r} is no bot's name: names are {BOT_NAME_PATTERN}")
+        if args.challenge == (args.name or spec.name):
+            raise UsageError("--challenge names this bot itself; to play itself, seek with --self-play")
     cap = 0.0  # a spending cap (the openai bot's max_cost), the same for every game
     for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
         game = games.get(name)

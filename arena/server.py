@@ -1225,7 +1225,16 @@ class ArenaServer:
             raise p.ProtocolError(p.BAD_MESSAGE, "a bot cannot challenge itself; seek with self_play instead")
         if self._players_needed(msg["game"], config) != 2:
             raise p.ProtocolError(p.BAD_CONFIG, f"a challenge is for two players; {msg['game']} with this config needs more")
-        self._require_ready([session.bot, opponent])
+        try:
+            self._require_ready([session.bot, opponent])
+        except p.ProtocolError as error:  # a name nobody registered (a typo) is said so: it will never connect
+            if (
+                error.code == p.BOT_OFFLINE
+                and opponent not in self.sessions
+                and not await self._read(lambda s: s.bot_exists(opponent))
+            ):
+                raise p.ProtocolError(p.UNKNOWN_BOT, f"no bot named {opponent!r} is registered on this server") from None
+            raise
         if self.lobby.take(opponent, msg["game"], _as_given(msg.get("config") or {}, [config])) is None:
             raise p.ProtocolError(
                 p.NOT_SEEKING, f"bot {opponent!r} has no seek waiting for {msg['game']} with this config: a challenge takes one"

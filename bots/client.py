@@ -35,7 +35,7 @@ UNANSWERED_HELLOS = 3
 """Connections a run that was never welcomed lets the server close before it stops: a
 websocket server that is no arena's closed every one, and the bot retried for ever."""
 FATAL_CLOSES = {p.CLOSE_AUTH_FAILED: "the server refused the token", p.CLOSE_BAD_VERSION: "protocol version mismatch"}
-FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE})
+FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE, p.UNKNOWN_BOT})
 """A seek or challenge refused for one of these would be refused again: waiting for a match is
 pointless. A challenge refused for another reason (the opponent not connected, not seeking the
 game, or busy) is sent again, as the opponent may come back to the lobby at any moment."""
@@ -43,6 +43,9 @@ game, or busy) is sent again, as the opponent may come back to the lobby at any 
 
 CHALLENGE_RETRY_S, CHALLENGE_RETRY_MOST_S = 0.5, 5.0
 """The first wait before a refused challenge is sent again, and the longest."""
+CHALLENGE_QUIET_S = 2.0
+"""How long a challenger is refused before it says why: between two matches an opponent is
+busy or not seeking for a moment, and a line each time was noise."""
 
 STABLE_S = 1.0
 """A connection that stayed up this long after its welcome was a working one: the reconnection
@@ -116,8 +119,11 @@ class _State:
     last_seq: int = 0
     seeking: bool = False
     challenging: bool = False  # a challenge sent whose match_start or refusal has not come yet
+    challenge_waits: bool = False  # a refused challenge waits to be sent again: nothing else sends one
     challenge_delays: Iterator[float] | None = None  # waits between refused challenges; reset by a match
-    refused_for: str | None = None  # why the last challenge was refused: said when it changes, not at every try
+    refused_since: float | None = None  # when challenges began to be refused, since the last match began
+    refusals_said: set[str] = field(default_factory=set)  # the reasons said since then, each once
+    server_max: int | None = None  # the most matches the server lets a bot play at once (its welcome says)
     stopping: bool = False  # told to stop: no new match, the ones in play are played out
     cancels: int = 0  # sent and not yet answered: a match paired from a seek before it comes first
     replaying: bool = False  # a welcome came: the server's replay is read once the ping sent then is answered
@@ -416,8 +422,9 @@ async def _session(
             return 0
         in_play = len(state.matches.keys() | state.missing.keys())  # a match the replay may still bring back is in play
         room = 1 if matches is None else matches - run.played - in_play
-        if state.at_once is not None:
-            room = min(room, state.at_once - in_play)
+        for most in (state.at_once, state.server_max):  # past the server's, a challenge is only refused (busy)
+            if most is not None:
+                room = min(room, most - in_play)
         return max(0, room)
 
     async def seek(new_match: bool = False) -> None:
@@ -428,8 +435,10 @@ async def _session(
         with contextlib.suppress(ConnectionClosed):
             if challenge is not None:
                 if new_match:  # its answer, or an admin's match: the next challenge is sent now
-                    state.challenging, state.challenge_delays = False, None
-                if not state.challenging and not state.replaying and wanted() > 0:  # replayed: the pong's seek
+                    state.challenging, state.challenge_delays, state.refused_since = False, None, None
+                    state.refusals_said.clear()
+                # after a refusal, the wait is not cut short by a match's end; after a replay, the pong seeks
+                if not (state.challenging or state.challenge_waits or state.replaying) and wanted() > 0:
                     state.challenging = True
                     await send("challenge", bot=challenge, game=games[0], config=dict(config or {}))
                 return
@@ -613,15 +622,21 @@ async def _seek_after(seconds: float, seek: Callable[..., Awaitable[None]]) -> N
 
 
 async def _challenge_again(state: _State, refusal: Mapping[str, Any], seek: Callable[..., Awaitable[None]]) -> None:
-    """Challenge again after a wait, growing while the refusals go on. Only a new reason is said:
-    an opponent between two matches refuses one now and then, and a line each time is noise."""
-    if refusal.get("code") != state.refused_for:
-        state.refused_for = refusal.get("code")
-        log.warning("challenge refused (%s): %s; trying again every few seconds", refusal.get("code"), refusal.get("message"))
+    """Challenge again after a wait that grows while the refusals go on. Why is said once the
+    refusals have lasted ``CHALLENGE_QUIET_S``, each reason once until a match begins."""
+    now, code = trio.current_time(), str(refusal.get("code"))
+    if state.refused_since is None:
+        state.refused_since = now
+    if now - state.refused_since >= CHALLENGE_QUIET_S and code not in state.refusals_said:
+        state.refusals_said.add(code)
+        log.warning("challenge refused (%s): %s; trying again every few seconds", code, refusal.get("message"))
     if state.challenge_delays is None:
         state.challenge_delays = backoff(CHALLENGE_RETRY_S, CHALLENGE_RETRY_MOST_S)
-    await trio.sleep(max(float(refusal.get("retry_after") or 0), next(state.challenge_delays)))
-    with contextlib.suppress(ConnectionClosed):  # the next welcome challenges anyway
+    try:
+        await trio.sleep(max(float(refusal.get("retry_after") or 0), next(state.challenge_delays)))
+    finally:  # cut off with its connection: the next welcome challenges
+        state.challenge_waits = False
+    with contextlib.suppress(ConnectionClosed):
         await seek()
 
 
@@ -661,6 +676,7 @@ async def _receive(
             limits = msg.get("limits") or {}
             state.pacer = Pacer(limits)
             state.soft_cap = int(limits.get("soft_cap", state.soft_cap))
+            state.server_max = limits.get("max_matches")
             state.grace_s = float(limits.get("grace_ms", state.grace_s * 1000)) / 1000
             state.seeking, state.cancels = False, 0  # the server drops a bot's seeks when its connection ends
             if msg.get("resumed"):
@@ -754,7 +770,9 @@ async def _receive(
                 state.seeking = False
             elif msg.get("ref") == "challenge":
                 state.challenging = False  # nothing is on its way: a stopping run need not wait
-                nursery.start_soon(_challenge_again, state, msg, seek)
+                if not state.challenge_waits:  # one wait at a time: every refusal started one, and they overlapped
+                    state.challenge_waits = True
+                    nursery.start_soon(_challenge_again, state, msg, seek)
         return False
 
     with trio.move_on_after(WELCOME_WAIT_S) as waiting:

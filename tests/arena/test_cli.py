@@ -148,6 +148,9 @@ def test_an_admin_token_file_of_another_account_is_refused(capsys: pytest.Captur
         ("bot run random --name r\udcff --token x --game nim", "--name must be text (UTF-8)"),
         ("bot run random --token x --game nim --game tic-tac-toe --challenge rival", "--challenge plays one --game"),
         ("bot run random --token x --game nim --self-play --challenge rival", "--challenge plays one --game against another"),
+        ("bot run random --token x --game nim --challenge Rival", "--challenge 'Rival' is no bot's name: names are lowercase"),
+        ("bot run random --name me --token x --game nim --challenge me", "--challenge names this bot itself"),
+        ("bot run random --token x --game nim --challenge random", "--challenge names this bot itself"),  # the spec's name
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
         ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
         ("demo --delay 100", "--delay paces the bots of --watch; add --watch"),  # it was ignored

@@ -762,8 +762,12 @@ async def test_a_challenge_takes_a_seek_of_the_named_bot_and_starts_a_match_at_o
         start = await target.expect("match_start")
         assert sorted(start["players"]) == ["challenger", "target"] and start["game"] == "kuhn-poker"
         assert arena.server.lobby.seeks == []  # the seek is spent: it stands for one match
-        await challenger.send("challenge", bot="nobody", game="kuhn-poker")
+        await arena.register("away")
+        await challenger.send("challenge", bot="away", game="kuhn-poker")
         assert (await challenger.expect("error"))["code"] == p.BOT_OFFLINE
+        await challenger.send("challenge", bot="nobody", game="kuhn-poker")  # a typo: it will never connect
+        refused = await challenger.expect("error")
+        assert (refused["code"], refused["message"]) == (p.UNKNOWN_BOT, "no bot named 'nobody' is registered on this server")
 
 
 @pytest.mark.trio

@@ -28,7 +28,7 @@ from arena.server import Limits, bound_port, open_listeners
 from arena.sessions import BotSession
 from arena.store import Store
 from bots import client
-from bots.client import CUT, RESULTS_KEPT, BotRun, BotStopped, _within_cap, backoff, connect_failure, run_bot
+from bots.client import CHALLENGE_RETRY_S, CUT, RESULTS_KEPT, BotRun, BotStopped, _within_cap, backoff, connect_failure, run_bot
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -982,8 +982,12 @@ async def test_a_bot_challenges_a_named_bot_till_it_seeks_and_plays_only_it(
 @pytest.mark.trio
 @pytest.mark.parametrize(
     ("opponent", "game", "said"),
-    [("challenger", "nim", "challenge (bad_message)"), ("target", "chess", "challenge (unknown_game)")],
-    ids=["itself", "unknown-game"],
+    [
+        ("challenger", "nim", "challenge (bad_message)"),
+        ("target", "chess", "challenge (unknown_game)"),
+        ("nobody", "nim", "challenge (unknown_bot): no bot named 'nobody' is registered"),
+    ],
+    ids=["itself", "unknown-game", "unregistered"],
 )
 async def test_a_challenge_that_can_never_be_taken_stops_the_run_saying_why(
     arena: Arena, opponent: str, game: str, said: str
@@ -996,6 +1000,7 @@ async def test_a_challenge_that_can_never_be_taken_stops_the_run_saying_why(
 @pytest.mark.trio
 async def test_a_challenging_bot_told_to_stop_while_refused_returns_at_once(arena: Arena) -> None:
     token = await arena.register("challenger")
+    await arena.register("away")  # and never connected
     stop = trio.Event()
     result: list[BotRun] = []
 
@@ -1005,7 +1010,7 @@ async def test_a_challenging_bot_told_to_stop_while_refused_returns_at_once(aren
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(play)
-            await wait_until(lambda: arena.server.metrics.errors >= 1)  # refused: nobody called "away" is connected
+            await wait_until(lambda: arena.server.metrics.errors >= 1)  # refused: "away" is not connected
             stop.set()
         assert result and result[0].played == 0
 
@@ -1014,3 +1019,31 @@ def test_a_challenge_is_for_one_game_against_another_bot() -> None:
     for options in ({"games": ["nim", "tic-tac-toe"]}, {"games": ["nim"], "self_play": True}):
         with pytest.raises(ValueError, match="a challenge is for one game"):
             trio.run(functools.partial(run_bot, first_legal, "ws://127.0.0.1:9", "me", "t", challenge="you", **options))
+
+
+@pytest.mark.trio
+async def test_a_challenger_keeps_to_the_servers_limit_and_waits_between_refusals(arena_factory: ArenaFactory) -> None:
+    """Challenged past the server's limit of matches at once, every challenge was refused
+    (busy, naming the challenger), and each refusal started a wait of its own while each
+    match's end sent one more: refusals came ten a second instead of backing off."""
+    arena = await arena_factory(limits=Limits(max_matches=2))
+    tokens = {name: await arena.register(name) for name in ("challenger", "target")}
+    refused: list[tuple[float, str]] = []
+
+    def note(msg: dict[str, Any]) -> None:
+        if msg["t"] == "error" and msg.get("ref") == "challenge":
+            refused.append((trio.current_time(), msg["message"]))
+
+    runs: dict[str, BotRun] = {}
+
+    async def play(name: str, **options: Any) -> None:
+        runs[name] = await run_bot(first_legal, arena.url, name, tokens[name], games=["nim"], matches=12, **options)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(functools.partial(play, "target"))
+            nursery.start_soon(functools.partial(play, "challenger", challenge="target", on_message=note))
+    assert len(runs["challenger"].results) == 12
+    assert not [said for _, said in refused if "'challenger' plays" in said]
+    gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(refused)]
+    assert all(gap >= CHALLENGE_RETRY_S / 2 - 0.01 for gap in gaps), gaps
