@@ -544,16 +544,17 @@ async def test_bot_run_stopped_mid_match_plays_it_out_unless_told_twice(arena: A
         assert bot.returncode == 130 and "arena: interrupted" in err and out == "", (bot.returncode, err)
 
 
-@pytest.mark.trio
-async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
+async def bot_run_against_sdk_bot(
+    arena: Arena, capsys: pytest.CaptureFixture[str], game: str, matches: int, *options: str
+) -> tuple[int, str, str, BotRun]:
+    """``arena bot run random`` as "cli-bot" against an SDK bot "sdk-bot" seeking ``game``, each
+    playing ``matches``: the command's status, stdout and stderr, and the SDK bot's run."""
     tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
-    result: dict[str, Any] = {}
+    seen: list[BotRun] = []
 
     async def sdk() -> None:
-        run = await run_bot(
-            random_policy("tic-tac-toe", 1), arena.url, "sdk-bot", tokens["sdk-bot"], games=["tic-tac-toe"], matches=1
-        )
-        result.update(run.results[0])
+        policy = random_policy(game, 1)
+        seen.append(await run_bot(policy, arena.url, "sdk-bot", tokens["sdk-bot"], games=[game], matches=matches))
 
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
@@ -561,9 +562,16 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
             code, out, err = await run_in_thread(
                 capsys,
                 *("bot", "run", "random", "--url", arena.url, "--name", "cli-bot", "--token", tokens["cli-bot"]),
-                *("--game", "tic-tac-toe", "--matches", "1"),
+                *("--game", game, "--matches", str(matches), *options),
             )
+    return code, out, err, seen[0]
+
+
+@pytest.mark.trio
+async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err, sdk = await bot_run_against_sdk_bot(arena, capsys, "tic-tac-toe", 1)
     assert code == 0, err
+    (result,) = sdk.results
     assert f"match {result['match']}: finished" in out
     record = Store(arena.db, read_only=True).match(result["match"])
     assert record is not None and record["status"] == "finished" and sorted(record["players"]) == ["cli-bot", "sdk-bot"]
@@ -571,23 +579,10 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
 
 @pytest.mark.trio
 async def test_bot_run_challenges_the_bot_it_names_and_plays_it_alone(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
-    tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
-    seen: list[BotRun] = []
-
-    async def sdk() -> None:
-        seen.append(await run_bot(random_policy("nim", 1), arena.url, "sdk-bot", tokens["sdk-bot"], games=["nim"], matches=2))
-
-    with trio.fail_after(20):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(sdk)
-            code, out, err = await run_in_thread(
-                capsys,
-                *("bot", "run", "random", "--url", arena.url, "--name", "cli-bot", "--token", tokens["cli-bot"]),
-                *("--game", "nim", "--matches", "2", "--challenge", "sdk-bot"),
-            )
+    code, out, err, sdk = await bot_run_against_sdk_bot(arena, capsys, "nim", 2, "--challenge", "sdk-bot")
     assert code == 0, err
     assert "cli-bot connected to" in err and "; challenging sdk-bot to nim" in err
-    assert sorted(line.split(":")[0] for line in out.splitlines()) == sorted(f"match {end['match']}" for end in seen[0].results)
+    assert sorted(line.split(":")[0] for line in out.splitlines()) == sorted(f"match {end['match']}" for end in sdk.results)
 
 
 @pytest.mark.trio
