@@ -193,7 +193,8 @@ async def run_bot(
     ``challenge`` names a bot to play instead of seeking: each match is a ``challenge`` of it in
     the one game of ``games``, which takes one of its waiting seeks. A challenge refused because
     that bot is not connected, not seeking the game or busy is sent again a few seconds later
-    (it is said once in the log): a bot between two matches seeks again at once.
+    (why is logged once refusals have lasted two seconds): a bot between two matches seeks
+    again at once.
 
     ``url`` is the server's base URL (``ws://host:port``). ``delay_ms`` waits before each
     move, so a person can follow (at most half the move's time left, which the policy is
@@ -683,7 +684,6 @@ async def _receive(
                 for key, (kind, fields) in list(state.unsent.items()):
                     nursery.start_soon(deliver, kind, fields, key)
             else:  # the server lost our session: it sends every live match and open turn again
-                state.challenging = False  # a match it started comes back with the others
                 # ended while away, or lost, unless the replay brings them back
                 state.missing |= {match: start["seat"] for match, start in state.matches.items()}
                 for scope in state.thinking.values():
