@@ -673,6 +673,9 @@ async def _receive(
         if kind == "welcome":
             state.session = msg["session"]
             state.welcomes += 1
+            if state.welcomes > 1:  # the reconnect line said the bot was away: this one says it is back
+                kept = "its session resumed" if msg.get("resumed") else "in a new session (the server forgot the old one)"
+                log.warning("bot %s is back on %s, %s", msg.get("bot"), state.url, kept)
             state.welcomed_at = trio.current_time()
             limits = msg.get("limits") or {}
             state.pacer = Pacer(limits)

@@ -768,6 +768,38 @@ async def test_the_reconnect_line_says_the_servers_close_code_and_reason(
 
 
 @pytest.mark.trio
+async def test_a_bot_that_reconnected_says_it_is_back(caplog: pytest.LogCaptureFixture) -> None:
+    """The log said "reconnects in 3.6 s" and then nothing till the next match's line: an
+    operator could not tell a bot back at work from one still trying (found by QA)."""
+    connections = 0
+
+    async def script(peer: Peer) -> None:
+        nonlocal connections
+        connections += 1
+        with contextlib.suppress(ConnectionClosed):
+            await peer.log_in()
+            if connections == 1:
+                await peer.ws.aclose(1001, "restarting")
+            await trio.sleep_forever()
+
+    with trio.fail_after(10):
+        async with scripted_server(script) as url, trio.open_nursery() as nursery:
+            delays = RecordedBackoff(0.01)
+            nursery.start_soon(functools.partial(run_bot, first_legal, url, "a", "t", games=[], retry_delays=delays))
+            await wait_until(lambda: "is back on" in caplog.text)
+            nursery.cancel_scope.cancel()
+    said = [
+        record.getMessage()
+        for record in caplog.records
+        if "reconnects to" in record.getMessage() or "back on" in record.getMessage()
+    ]
+    assert said == [
+        f"bot a reconnects to {url} in 0.0 s (closed: 1001 restarting)",
+        f"bot a is back on {url}, in a new session (the server forgot the old one)",
+    ]
+
+
+@pytest.mark.trio
 @pytest.mark.parametrize(
     ("answer", "said"),
     [
