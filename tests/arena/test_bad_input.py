@@ -8,6 +8,7 @@ bot written in another language would, including the ways it can get it wrong.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -377,8 +378,11 @@ async def test_messages_that_waited_while_the_server_was_busy_are_not_taken_for_
             await trio.sleep(1 / 15)
         assert await answers(ws, 31) == ["leaderboard"] + ["pong"] * 30
     async with arena.socket("/watch") as ws:  # a flood is still a flood
-        for _ in range(10):
-            await ws.send(p.encode(p.message("ping"), True))
+        # the third refusal closes the connection, which a loaded machine may let the server
+        # reach before the last pings are sent; what it answered before closing is still read
+        with contextlib.suppress(ConnectionClosed):
+            for _ in range(10):
+                await ws.send(p.encode(p.message("ping"), True))
         assert await answers(ws, 8) == ["pong"] * 5 + ["error"] * 3
 
 
