@@ -635,7 +635,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         args.token = os.environ.get(TOKEN_ENV)
         if not args.token:
             raise UsageError(f"give the bot's token with --token or the {TOKEN_ENV} environment variable (unseen by `ps`)")
-    for flag, value in (("--name", args.name), ("--token", args.token), ("--challenge", args.challenge)):
+    for flag, value in (("--name", args.name), ("--token", args.token)):
         if value is not None and not _is_text(value):
             raise UsageError(f"{flag} must be text (UTF-8): it goes into the hello")
     if args.challenge is not None:

@@ -35,7 +35,7 @@ UNANSWERED_HELLOS = 3
 """Connections a run that was never welcomed lets the server close before it stops: a
 websocket server that is no arena's closed every one, and the bot retried for ever."""
 FATAL_CLOSES = {p.CLOSE_AUTH_FAILED: "the server refused the token", p.CLOSE_BAD_VERSION: "protocol version mismatch"}
-FATAL_SEEK_ERRORS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE, p.UNKNOWN_BOT})
+FATAL_REFUSALS = frozenset({p.UNKNOWN_GAME, p.BAD_CONFIG, p.BAD_MESSAGE, p.UNKNOWN_BOT})
 """A seek or challenge refused for one of these would be refused again: waiting for a match is
 pointless. A challenge refused for another reason (the opponent not connected, not seeking the
 game, or busy) is sent again, as the opponent may come back to the lobby at any moment."""
@@ -755,9 +755,7 @@ async def _receive(
             await seek()
         elif kind == "error":
             run.errors.append(msg)
-            if msg.get("code") == p.READ_ONLY or (
-                msg.get("ref") in ("seek", "challenge") and msg.get("code") in FATAL_SEEK_ERRORS
-            ):
+            if msg.get("code") == p.READ_ONLY or (msg.get("ref") in ("seek", "challenge") and msg.get("code") in FATAL_REFUSALS):
                 what = msg.get("ref") or "hello"
                 raise BotStopped(f"the server refused this bot's {what} ({msg.get('code')}): {msg.get('message')}")
             if msg.get("ref") == "hello" and msg.get("retry_after") is not None:  # too many failed logins from here
