@@ -79,10 +79,13 @@ BOARD_WAIT_S = 8.0
 store's board takes longer than the 10 s websockets gives an HTTP answer, which it then
 dropped with an empty reply, and a spectator's later messages waited behind it."""
 BOARD_DUTY = 0.1
-"""A computed leaderboard is served again for ``BOARD_TTL_S``, or for as long as keeps its
-computing to ``BOARD_DUTY`` of the time if that is longer. A game's Nash bootstrap takes
-seconds over tens of thousands of matches, in a thread that shares the interpreter lock
-with the event loop: twenty requests at once, which anyone may send, slowed every live match."""
+"""A computed leaderboard is served again until a match of its game ends on this server, or
+for ``BOARD_TTL_S`` (what other writers of the store do goes unseen), and boards are computed
+at most ``BOARD_DUTY`` of the time, all games together: till then the last one is served. A
+game's Nash bootstrap takes seconds over tens of thousands of matches, in a thread that shares
+the interpreter lock with the event loop: twenty requests at once, which anyone may send,
+slowed every live match. Served for a fixed 5 s instead, the board a spectator opened as
+the match it watched ended did not have it."""
 REPLAYS_AT_ONCE = 2
 """Replays (and HTTP match records) made at once, server-wide. A 1,000-round match's replay is
 tens of megabytes, and its objects several times that while it is made: a hundred spectators
@@ -483,7 +486,9 @@ class ArenaServer:
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
         self._lobby_changed = trio.Event()  # since the last lobby message to spectators
-        self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (served until, leaderboard)
+        self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (computation began, leaderboard)
+        self._ended_at: dict[str | None, float] = {}  # game (None: any) -> when a match of it last ended here
+        self._boards_next = -math.inf  # no board is computed again before (BOARD_DUTY)
         self._boards_lock = trio.Lock()  # one board computed at a time
         self._boards_coming: dict[str | None, _Board] = {}  # game -> the computation of its board under way
         self._replays = trio.Semaphore(REPLAYS_AT_ONCE)
@@ -708,12 +713,14 @@ class ArenaServer:
         return _without_result({k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")})
 
     async def _leaderboard(self, game: str | None) -> dict[str, Any]:
-        """A game's board as last computed, while it is fresh (``BOARD_DUTY``); else the one
-        being computed, if it comes within ``BOARD_WAIT_S``. Boards are computed one at a time,
-        each once however many ask for it, in a task of the server's own that outlives them."""
+        """A game's board as last computed, while it is current or the next may not be computed
+        yet (``BOARD_DUTY``); else the one being computed, if it comes within ``BOARD_WAIT_S``.
+        Boards are computed one at a time, each once however many ask for it, in a task of the
+        server's own that outlives them."""
         game = game or None
         cached = self._boards.get(game)
-        if cached is not None and trio.current_time() < cached[0]:
+        now = trio.current_time()
+        if cached is not None and (self._board_current(game, cached[0], now) or now < self._boards_next):
             return cached[1]
         if game is not None:  # a made-up name (anyone may send one) is answered now, not queued behind real boards
             await self._known_game(game)
@@ -731,6 +738,14 @@ class ArenaServer:
             raise p.ProtocolError(p.COMPUTING, f"{which} is being computed; {later}", retry_after=BOARD_WAIT_S)
         return coming.board
 
+    def _board_current(self, game: str | None, began: float, now: float) -> bool:
+        """Whether a board begun at ``began`` has every match of its game that ended here."""
+        return now < began + BOARD_TTL_S and self._ended_at.get(game, -math.inf) < began
+
+    def _board_changed(self, game: str) -> None:
+        """A match of ``game`` ended: its board, and every game's, lack it."""
+        self._ended_at[game] = self._ended_at[None] = trio.current_time()
+
     async def _known_game(self, game: str) -> None:
         """ProtocolError ``unknown_game`` (with a did-you-mean) for a name neither installed nor
         in the store: a game whose plugin was uninstalled since still has its stored matches."""
@@ -747,8 +762,9 @@ class ArenaServer:
                 began = trio.current_time()
                 board = await self._read(functools.partial(leaderboard, game=game))
                 done = trio.current_time()
+                self._boards_next = done + (done - began) * (1 / BOARD_DUTY - 1)
             if game is None or game in games.names():  # not a stored game no longer installed: a name anyone may send
-                self._boards[game] = (done + max(BOARD_TTL_S, (done - began) / BOARD_DUTY), board)
+                self._boards[game] = (began, board)
             coming.board = board
         except Exception as error:  # the store unreadable: told to whoever waits, the server goes on
             coming.error = error
@@ -1573,6 +1589,7 @@ class ArenaServer:
         with trio.CancelScope(shield=True):
             # committed before anyone hears the result
             rated, to_play = await self._store(lambda s: (s.finish_match(result), s.deals_to_play([live.id])))
+        self._board_changed(result.game)
         for (bot, variant), rating in rated.items():
             self.skill[(bot, variant)] = rating.mu
         if result.status == "finished":
@@ -1614,6 +1631,7 @@ class ArenaServer:
             if not self._unrecorded_voids:
                 self._spawn(self._record_voids_later)
             self._unrecorded_voids[live.id] = (reason, live.turns)
+        self._board_changed(live.game.spec.name)  # its twins, held while it was live, are shown now
         self.metrics.matches_voided += 1
         summary = {
             "match": live.id,
