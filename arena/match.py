@@ -8,7 +8,8 @@ the failure rules are the same everywhere and are recorded with every result:
 - timeout: the server owns a monotonic clock; a seat that has not answered when its
   deadline plus the grace has passed forfeits;
 - a seat that gives up (``SeatForfeit``: resignation, disconnection) or whose policy
-  crashes forfeits with that reason;
+  crashes forfeits with that reason; one that gives up while others are asked
+  (``Forfeits``: a bot's resignation off its turn) forfeits there and then;
 - a fault of the engine itself (a game raising anything but IllegalAction) voids the match.
 
 A forfeiting seat, and its team, get the game's minimum return; in a two-seat zero-sum
@@ -222,6 +223,35 @@ class _Forfeit(Exception):
         self.detail = detail
 
 
+class Forfeits:
+    """Seats that give up while they are not asked (a bot resigning off its turn), for the
+    caller of ``play_match`` to report from another task: the step being asked is stopped and
+    the first of them forfeits, as a seat that gave up on its own turn does. One reported
+    between steps forfeits as the next one begins."""
+
+    def __init__(self) -> None:
+        self.first: _Forfeit | None = None
+        self._step: trio.CancelScope | None = None
+
+    def give_up(self, seat: int, gave_up: SeatForfeit) -> None:
+        if self.first is None:
+            self.first = _Forfeit(seat, gave_up.reason, gave_up.detail)
+            if self._step is not None:
+                self._step.cancel()
+
+    async def ask_all(self, match: _Match, movers: Sequence[int]) -> dict[int, str]:
+        """``match.ask_all(movers)``, unless a seat gave up before or gives up meanwhile."""
+        if self.first is None:
+            with trio.CancelScope() as step:
+                self._step = step
+                try:
+                    return await match.ask_all(movers)
+                finally:
+                    self._step = None
+        assert self.first is not None  # the step's scope is cancelled by give_up alone
+        raise self.first
+
+
 REASON_CHARS = 500
 """A rejection reason is cut to this many characters: a game quotes the action it refuses, and
 a reason quoting a huge one whole went back to the seat, into its next prompt, and into the store."""
@@ -425,6 +455,7 @@ async def play_match(
     on_event: EventHandler | None = None,
     max_steps: int = MAX_STEPS,
     turns: list[TurnRecord] | None = None,
+    forfeits: Forfeits | None = None,
 ) -> MatchResult:
     """Play one match of ``game`` between ``seats`` (one per player, in seat order).
 
@@ -432,6 +463,7 @@ async def play_match(
     that goes wrong afterwards ends in a result with its reason, never an exception.
     ``turns``, when given, receives each turn record as it is taken (the result holds the
     same list): a caller that cancels the match keeps the turns played until then.
+    ``forfeits`` takes the seats that give up while they are not asked.
     """
     check_max_retries(max_retries)
     state = game.new(config, seed)
@@ -463,7 +495,7 @@ async def play_match(
             if state.step_count >= max_steps:
                 raise _Void(f"the match reached {max_steps} steps without ending")
             movers = state.to_move()
-            actions = await match.ask_all(movers)
+            actions = await (match.ask_all(movers) if forfeits is None else forfeits.ask_all(match, movers))
             rewards = state.step(actions)
             if rewards is not None:
                 match.credit(rewards)

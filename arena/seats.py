@@ -278,8 +278,7 @@ class RemoteSeat:
         try:
             while slot.move is None:
                 if self.match_id in session.resigned:
-                    cause = session.resigned[self.match_id]
-                    raise SeatForfeit("resign", f"{self.name} resigned: {cause}" if cause else f"{self.name} resigned")
+                    raise resignation(self.name, session.resigned[self.match_id])
                 if session.connected:
                     await slot.changed()
                     continue
@@ -294,6 +293,11 @@ class RemoteSeat:
 
     async def end(self, result: Mapping[str, Any]) -> None:
         self.session.send("match_end", **{"match": self.match_id, "seat": self.seat, **match_end_fields(result)})
+
+
+def resignation(bot: str, cause: str) -> SeatForfeit:
+    """How a bot's ``resign`` forfeits its seat; ``cause`` is the bot's own account."""
+    return SeatForfeit("resign", f"{bot} resigned: {cause}" if cause else f"{bot} resigned")
 
 
 def match_start_fields(info: Mapping[str, Any], seat: int) -> dict[str, Any]:

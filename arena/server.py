@@ -46,10 +46,20 @@ from arena import protocol as p
 from arena.direct_read import ArenaConnection
 from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby, config_key
-from arena.match import MAX_CLOCK_MS, MAX_STEPS, Clock, MatchEvent, MatchResult, TurnRecord, check_max_retries, play_match
+from arena.match import (
+    MAX_CLOCK_MS,
+    MAX_STEPS,
+    Clock,
+    Forfeits,
+    MatchEvent,
+    MatchResult,
+    TurnRecord,
+    check_max_retries,
+    play_match,
+)
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
-from arena.seats import Move, RemoteSeat, match_start_fields
+from arena.seats import Move, RemoteSeat, match_start_fields, resignation
 from arena.sessions import BotSession, Connection
 from arena.store import (
     ADMIN,
@@ -401,6 +411,7 @@ class LiveMatch:
     result: MatchResult | None = None  # how it ended; None: stopped by the server (void)
     turns: list[TurnRecord] = field(default_factory=list)  # as play_match takes them: kept if it is stopped
     opened: bool = False  # recorded live in the store, where Store.deals_to_play sees it
+    forfeits: Forfeits = field(default_factory=Forfeits)  # its seats that resign off their turn
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -1285,9 +1296,15 @@ class ArenaServer:
         self.metrics.moves_relayed += 1
 
     async def _on_resign(self, session: BotSession, msg: Mapping[str, Any]) -> None:
-        if msg["match"] not in session.matches:
-            raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {msg['match']}")
-        session.resign(msg["match"], short_detail(msg.get("detail", "")))
+        match_id = msg["match"]
+        if match_id not in session.matches:
+            raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {match_id}")
+        session.resign(match_id, short_detail(msg.get("detail", "")))
+        seats = session.matches[match_id]
+        live = self.live.get(match_id)
+        if live is not None and not any((match_id, seat) in session.slots for seat in seats):
+            # no turn of its own is open to take it: the match would wait for the others' moves first
+            live.forfeits.give_up(seats[0], resignation(session.bot, session.resigned[match_id]))
 
     # ---- admin ---------------------------------------------------------------------------
 
@@ -1536,6 +1553,7 @@ class ArenaServer:
                     on_event=functools.partial(self._on_match_event, live),
                     max_steps=self.limits.max_steps,
                     turns=live.turns,
+                    forfeits=live.forfeits,
                 )
             except Exception as error:  # a fault of ours (the store, the network layer): void, never a result
                 if isinstance(error, sqlite3.Error):  # a full disk, a lost file: one line, as at a match's start

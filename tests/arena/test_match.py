@@ -13,7 +13,7 @@ import pytest
 import trio
 
 import games
-from arena.match import Clock, MatchEvent, outcomes_of, play_match
+from arena.match import Clock, Forfeits, MatchEvent, outcomes_of, play_match
 from arena.seats import LocalSeat, Move, RemoteSeat, SeatForfeit, Turn
 from arena.sessions import BotSession, Connection
 from arena.store import Store
@@ -601,3 +601,27 @@ def test_returns_equal_but_for_float_noise_share_a_rank(
     """One payoff summed in two orders must not rank one seat above the other: the stored ranks
     and outcomes read a match as the ratings do."""
     assert outcomes_of(games.get(game), returns, None) == (words, ranks)
+
+
+@pytest.mark.trio
+async def test_a_seat_that_gives_up_while_another_is_asked_forfeits_there_and_then() -> None:
+    forfeits = Forfeits()
+    asked: list[int] = []
+
+    async def thinks_for_ever(turn: Turn) -> str:
+        asked.append(turn.seat)
+        if turn.seat == 1:
+            forfeits.give_up(0, SeatForfeit("resign", "x resigned: bored"))  # as the server does from another task
+            await trio.sleep_forever()
+        return turn.legal_actions[0]
+
+    seats = [LocalSeat(thinks_for_ever, name=name) for name in ("x", "o")]
+    with trio.fail_after(5):
+        result = await play_match(TicTacToe, seats, clock=Clock(move_ms=60_000), forfeits=forfeits)
+    assert (result.reason, result.forfeit_seat, result.detail) == ("resign", 0, "x resigned: bored")
+    assert result.outcomes == ["forfeit", "win"] and asked == [0, 1]
+    assert [(turn.seat, turn.accepted) for turn in result.turns] == [(0, True)]  # the turn it stopped is not one
+    forfeits = Forfeits()
+    forfeits.give_up(1, SeatForfeit("resign", "o resigned"))  # before the first step: no seat is asked
+    result = await play_match(TicTacToe, seats, forfeits=forfeits)
+    assert (result.reason, result.forfeit_seat, result.turns) == ("resign", 1, [])

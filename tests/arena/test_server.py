@@ -886,6 +886,27 @@ async def test_a_long_resignation_is_cut_before_it_goes_into_the_record_and_ever
 
 
 @pytest.mark.trio
+async def test_a_resignation_off_its_turn_ends_the_match_at_once(arena: Arena) -> None:
+    """It took effect when the seat was next asked: a bot that gave up while its opponent
+    thought held the match, and its place among the bot's matches, until the opponent moved."""
+    async with arena.bot("quitter") as quitter, arena.bot("thinker") as thinker:
+        match = await start_direct_match(arena, "nim", ["quitter", "thinker"], seed=3, clock={"move_ms": 60_000})
+        turn = await quitter.expect("turn", match=match)
+        await quitter.send("move", match=match, seat=0, step=turn["step"], attempt=0, action=turn["legal"][0])
+        asked = await thinker.expect("turn", match=match)
+        with trio.fail_after(5):
+            await quitter.send("resign", match=match, detail="bored")
+            ends = [await quitter.expect("match_end", match=match), await thinker.expect("match_end", match=match)]
+        await thinker.send("move", match=match, seat=1, step=asked["step"], attempt=0, action=asked["legal"][0])
+        late = await thinker.expect("error")
+    assert [(end["reason"], end["forfeit_seat"], end["detail"]) for end in ends] == [("resign", 0, "quitter resigned: bored")] * 2
+    assert [msg["step"] for msg in quitter.seen if msg["t"] == "turn"] == [turn["step"]]  # no turn came to take it
+    assert late["code"] == p.NOT_YOUR_MATCH
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["reason"] == "resign" and [t["seat"] for t in record["turns"]] == [0]
+
+
+@pytest.mark.trio
 async def test_a_second_resignation_does_not_rewrite_the_first(arena: Arena) -> None:
     """Both sent during the other seat's turn, the second's account replaced the first's (found by QA)."""
     async with arena.bot("rash") as rash, arena.bot("slow") as slow:
