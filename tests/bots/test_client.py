@@ -981,11 +981,12 @@ async def test_an_on_message_hook_that_raises_is_logged_and_the_bot_plays_on(
 
 @pytest.mark.trio
 async def test_a_bot_challenges_a_named_bot_till_it_seeks_and_plays_only_it(
-    arena: Arena, caplog: pytest.LogCaptureFixture
+    arena: Arena, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A person pitting a bot against one other bot had to write websocket code: the SDK only
     sought, and the lobby pairs a seek with anyone. Challenged before its opponent is even
     connected, the bot keeps trying (said once, not at every try) and then plays it alone."""
+    monkeypatch.setattr(client, "CHALLENGE_RETRY_MOST_S", 1.0)  # its opponent found a second later, not five
     tokens = {name: await arena.register(name) for name in ("challenger", "target", "bystander")}
     runs: dict[str, BotRun] = {}
 
