@@ -225,31 +225,18 @@ class _Forfeit(Exception):
 
 class Forfeits:
     """Seats that give up while they are not asked (a bot resigning off its turn), for the
-    caller of ``play_match`` to report from another task: the step being asked is stopped and
-    the first of them forfeits, as a seat that gave up on its own turn does. One reported
-    between steps forfeits as the next one begins."""
+    caller of ``play_match`` to report from another task: the match is stopped wherever it
+    waits (another seat's turn, a seat's start) and the first of them forfeits, as a seat
+    that gave up on its own turn does. Reported once the last step is taken, it changes nothing."""
 
     def __init__(self) -> None:
         self.first: _Forfeit | None = None
-        self._step: trio.CancelScope | None = None
+        self.scope = trio.CancelScope()  # around the seats' starts and the steps: once per match, not per step
 
     def give_up(self, seat: int, gave_up: SeatForfeit) -> None:
         if self.first is None:
             self.first = _Forfeit(seat, gave_up.reason, gave_up.detail)
-            if self._step is not None:
-                self._step.cancel()
-
-    async def ask_all(self, match: _Match, movers: Sequence[int]) -> dict[int, str]:
-        """``match.ask_all(movers)``, unless a seat gave up before or gives up meanwhile."""
-        if self.first is None:
-            with trio.CancelScope() as step:
-                self._step = step
-                try:
-                    return await match.ask_all(movers)
-                finally:
-                    self._step = None
-        assert self.first is not None  # the step's scope is cancelled by give_up alone
-        raise self.first
+            self.scope.cancel()
 
 
 REASON_CHARS = 500
@@ -485,24 +472,30 @@ async def play_match(
     await match.emit("start", **info)
 
     status, reason, detail, forfeit_seat = "finished", COMPLETE, "", None
+    stop = trio.CancelScope() if forfeits is None else forfeits.scope
     try:
-        for index, seat in enumerate(seats):
-            try:
-                await seat.start({**info, "seat": index})
-            except SeatForfeit as gave_up:
-                raise _Forfeit(index, gave_up.reason, gave_up.detail) from gave_up
-        while not state.is_over:
-            if state.step_count >= max_steps:
-                raise _Void(f"the match reached {max_steps} steps without ending")
-            movers = state.to_move()
-            actions = await (match.ask_all(movers) if forfeits is None else forfeits.ask_all(match, movers))
-            rewards = state.step(actions)
-            if rewards is not None:
-                match.credit(rewards)
-            if on_event is not None:
-                paid = None if rewards is None else list(rewards)
-                attempts = {seat: record.attempt for seat in actions if (record := match.last_turn[seat]) is not None}
-                await match.emit("step", actions=actions, attempts=attempts, rewards=paid, clocks=list(match.bank_ms))
+        with stop:
+            for index, seat in enumerate(seats):
+                try:
+                    await seat.start({**info, "seat": index})
+                except SeatForfeit as gave_up:
+                    raise _Forfeit(index, gave_up.reason, gave_up.detail) from gave_up
+            while not state.is_over:
+                await trio.lowlevel.checkpoint_if_cancelled()  # given up between steps: no seat is asked again
+                if state.step_count >= max_steps:
+                    raise _Void(f"the match reached {max_steps} steps without ending")
+                movers = state.to_move()
+                actions = await match.ask_all(movers)
+                rewards = state.step(actions)
+                if rewards is not None:
+                    match.credit(rewards)
+                if on_event is not None:
+                    paid = None if rewards is None else list(rewards)
+                    attempts = {seat: record.attempt for seat in actions if (record := match.last_turn[seat]) is not None}
+                    await match.emit("step", actions=actions, attempts=attempts, rewards=paid, clocks=list(match.bank_ms))
+        if stop.cancelled_caught and not state.is_over:  # given up after the last step, it came too late
+            assert forfeits is not None and forfeits.first is not None  # give_up alone cancels it
+            raise forfeits.first
         returns = list(state.returns())
     except _Forfeit as forfeit:
         reason, detail, forfeit_seat = forfeit.reason, forfeit.detail, forfeit.seat

@@ -624,4 +624,4 @@ async def test_a_seat_that_gives_up_while_another_is_asked_forfeits_there_and_th
     forfeits = Forfeits()
     forfeits.give_up(1, SeatForfeit("resign", "o resigned"))  # before the first step: no seat is asked
     result = await play_match(TicTacToe, seats, forfeits=forfeits)
-    assert (result.reason, result.forfeit_seat, result.turns) == ("resign", 1, [])
+    assert (result.reason, result.forfeit_seat, result.turns, asked) == ("resign", 1, [], [0, 1])  # nobody asked
