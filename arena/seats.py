@@ -276,9 +276,11 @@ class RemoteSeat:
             clocks=list(turn.clocks),
         )
         try:
-            while slot.move is None:
-                if self.match_id in session.resigned:
+            while True:
+                if self.match_id in session.resigned:  # before a move that came with it, or after it
                     raise resignation(self.name, session.resigned[self.match_id])
+                if slot.move is not None:
+                    return slot.move
                 if session.connected:
                     await slot.changed()
                     continue
@@ -287,7 +289,6 @@ class RemoteSeat:
                     raise SeatForfeit("disconnect", f"{self.name} stayed away past the {session.grace_s:g} s reconnection window")
                 with trio.move_on_after(left):
                     await slot.changed()
-            return slot.move
         finally:
             session.close_slot(slot)
 

@@ -90,8 +90,9 @@ store's board takes longer than the 10 s websockets gives an HTTP answer, which 
 dropped with an empty reply, and a spectator's later messages waited behind it."""
 BOARD_DUTY = 0.1
 """A computed leaderboard is served again until a match of its game ends on this server, or
-for ``BOARD_TTL_S`` (what other writers of the store do goes unseen), and boards are computed
-at most ``BOARD_DUTY`` of the time, all games together: till then the last one is served. A
+for ``BOARD_TTL_S`` (what other writers of the store do goes unseen), and once each game has
+one, boards are computed at most ``BOARD_DUTY`` of the time, all games together: till then
+the last one is served. A
 game's Nash bootstrap takes seconds over tens of thousands of matches, in a thread that shares
 the interpreter lock with the event loop: twenty requests at once, which anyone may send,
 slowed every live match. Served for a fixed 5 s instead, the board a spectator opened as
@@ -770,12 +771,15 @@ class ArenaServer:
     async def _compute_board(self, game: str | None, coming: _Board) -> None:
         try:
             async with self._boards_lock:
+                cached = self._boards.get(game)
+                if cached is not None and trio.current_time() < self._boards_next:  # asked together with others'
+                    coming.board = cached[1]
+                    return
                 began = trio.current_time()
                 board = await self._read(functools.partial(leaderboard, game=game))
                 done = trio.current_time()
                 self._boards_next = done + (done - began) * (1 / BOARD_DUTY - 1)
-            if game is None or game in games.names():  # not a stored game no longer installed: a name anyone may send
-                self._boards[game] = (began, board)
+            self._boards[game] = (began, board)  # the games told apart by _known_game: installed or stored
             coming.board = board
         except Exception as error:  # the store unreadable: told to whoever waits, the server goes on
             coming.error = error

@@ -907,6 +907,32 @@ async def test_a_resignation_off_its_turn_ends_the_match_at_once(arena: Arena) -
 
 
 @pytest.mark.trio
+async def test_a_resignation_handled_with_a_move_of_its_own_wins_whichever_came_first(arena: Arena) -> None:
+    """Read in one go, a move and a resign left the resigning seat's slot open with its move
+    taken: the move was played and the resignation waited for the opponent (found by QA)."""
+    for resign_first in (True, False):
+        bots = [f"quick-{resign_first}".lower(), f"slow-{resign_first}".lower()]
+        async with arena.bot(bots[0]) as quick, arena.bot(bots[1]):
+            match = await start_direct_match(arena, "nim", bots, seed=3, clock={"move_ms": 60_000})
+            turn = await quick.expect("turn", match=match)
+            session = arena.server.sessions[bots[0]]
+            move = {"t": "move", "match": match, "seat": 0, "step": turn["step"], "attempt": 0, "action": turn["legal"][0]}
+            resign = arena.server._on_resign(session, {"t": "resign", "match": match, "detail": "bored"})
+            if resign_first:
+                await resign
+                arena.server._on_move(session, move)
+            else:
+                arena.server._on_move(session, move)
+                await resign
+            with trio.fail_after(5):
+                end = await quick.expect("match_end", match=match)
+        assert (end["reason"], end["forfeit_seat"]) == ("resign", 0)
+        assert [msg["step"] for msg in quick.seen if msg["t"] == "turn"] == [turn["step"]]
+        record = Store(arena.db, read_only=True).match(match)
+        assert record is not None and not [t for t in record["turns"] if t["accepted"]]
+
+
+@pytest.mark.trio
 async def test_a_second_resignation_does_not_rewrite_the_first(arena: Arena) -> None:
     """Both sent during the other seat's turn, the second's account replaced the first's (found by QA)."""
     async with arena.bot("rash") as rash, arena.bot("slow") as slow:
@@ -1592,14 +1618,18 @@ async def test_a_leaderboard_has_the_match_that_just_ended_unless_computing_it_w
         watcher = Client(ws, binary=False)
         await watcher.send("leaderboard")
         every = await watcher.expect("leaderboard")
-        monkeypatch.setattr(server_module, "BOARD_DUTY", 1e-9)  # the next computation holds back the one after it
         await play_fixed_match(arena, True, ("fresh-e", "fresh-f"))
         await watcher.send("leaderboard")
         assert (await watcher.expect("leaderboard"))["bots"] != every["bots"]
     assert computed == ["kuhn-poker", "kuhn-poker", None, None]
-    await play_fixed_match(arena, True, ("fresh-g", "fresh-h"))
-    assert await bots_on_board() == {"fresh-a", "fresh-b", "fresh-c", "fresh-d"}  # the last board, not computed again
-    assert len(computed) == 4
+    await play_fixed_match(arena, True, ("fresh-g", "fresh-h"))  # both boards lack it
+    monkeypatch.setattr(server_module, "BOARD_DUTY", 1e-9)  # the next computation holds back the one after it
+    async with trio.open_nursery() as nursery:  # asked together: the duty is kept as each is computed, not as each is asked
+        for path in ("/api/leaderboard", "/api/leaderboard?game=kuhn-poker"):
+            nursery.start_soon(http_get, arena.url, path)
+    assert len(computed) == 5
+    await play_fixed_match(arena, True, ("fresh-i", "fresh-j"))
+    assert "fresh-i" not in await bots_on_board() and len(computed) == 5  # the last board, not computed again
 
 
 @pytest.mark.trio
