@@ -92,11 +92,10 @@ BOARD_DUTY = 0.1
 """A computed leaderboard is served again until a match of its game ends on this server, or
 for ``BOARD_TTL_S`` (what other writers of the store do goes unseen), and once each game has
 one, boards are computed at most ``BOARD_DUTY`` of the time, all games together: till then
-the last one is served. A
-game's Nash bootstrap takes seconds over tens of thousands of matches, in a thread that shares
-the interpreter lock with the event loop: twenty requests at once, which anyone may send,
-slowed every live match. Served for a fixed 5 s instead, the board a spectator opened as
-the match it watched ended did not have it."""
+the last one is served. A game's Nash bootstrap takes seconds over tens of thousands of
+matches, in a thread that shares the interpreter lock with the event loop: twenty requests
+at once, which anyone may send, slowed every live match. Served for a fixed 5 s instead, the
+board a spectator opened as the match it watched ended did not have it."""
 REPLAYS_AT_ONCE = 2
 """Replays (and HTTP match records) made at once, server-wide. A 1,000-round match's replay is
 tens of megabytes, and its objects several times that while it is made: a hundred spectators
