@@ -89,13 +89,15 @@ BOARD_WAIT_S = 8.0
 store's board takes longer than the 10 s websockets gives an HTTP answer, which it then
 dropped with an empty reply, and a spectator's later messages waited behind it."""
 BOARD_DUTY = 0.1
+BOARD_AGAIN_S = 1.0
 """A computed leaderboard is served again until a match of its game ends on this server, or
-for ``BOARD_TTL_S`` (what other writers of the store do goes unseen), and once each game has
-one, boards are computed at most ``BOARD_DUTY`` of the time, all games together: till then
-the last one is served. A game's Nash bootstrap takes seconds over tens of thousands of
-matches, in a thread that shares the interpreter lock with the event loop: twenty requests
-at once, which anyone may send, slowed every live match. Served for a fixed 5 s instead, the
-board a spectator opened as the match it watched ended did not have it."""
+for ``BOARD_TTL_S`` (what other writers of the store do goes unseen); and whatever ended, a
+game's board is computed again no sooner than ``BOARD_AGAIN_S`` after the last, nor oftener
+than keeps its computing to ``BOARD_DUTY`` of the time. A game's Nash bootstrap takes
+seconds over tens of thousands of matches, in a thread that shares the interpreter lock
+with the event loop: twenty requests at once, which anyone may send, slowed every live
+match. Served for a fixed 5 s instead, the board a spectator opened as the match it watched
+ended did not have it."""
 REPLAYS_AT_ONCE = 2
 """Replays (and HTTP match records) made at once, server-wide. A 1,000-round match's replay is
 tens of megabytes, and its objects several times that while it is made: a hundred spectators
@@ -379,6 +381,22 @@ class Metrics:
         self.frames_out += 1
 
 
+@dataclass(frozen=True)
+class _Computed:
+    """A leaderboard as computed, and when (trio time)."""
+
+    board: dict[str, Any]
+    began: float
+    done: float
+
+    def serves(self, ended_at: float, now: float) -> bool:
+        """Whether it is served again, when a match of its game last ended here at ``ended_at``."""
+        took = self.done - self.began
+        if now < self.done + max(BOARD_AGAIN_S, took * (1 / BOARD_DUTY - 1)):
+            return True  # not to be computed again yet
+        return now < self.done + BOARD_TTL_S and ended_at < self.began
+
+
 @dataclass(eq=False)
 class _Board:
     """A leaderboard being computed, for every request that waits for it."""
@@ -497,10 +515,10 @@ class ArenaServer:
         self._closing = False
         self._pairing = False  # a pairing pass is scheduled
         self._lobby_changed = trio.Event()  # since the last lobby message to spectators
-        self._boards: dict[str | None, tuple[float, dict[str, Any]]] = {}  # game -> (computation began, leaderboard)
+        self._boards: dict[str | None, _Computed] = {}  # game -> its board as last computed
         self._ended_at: dict[str | None, float] = {}  # game (None: any) -> when a match of it last ended here
-        self._boards_next = -math.inf  # no board is computed again before (BOARD_DUTY)
         self._boards_lock = trio.Lock()  # one board computed at a time
+        self._computing: _Board | None = None  # the board whose computation holds the lock
         self._boards_coming: dict[str | None, _Board] = {}  # game -> the computation of its board under way
         self._replays = trio.Semaphore(REPLAYS_AT_ONCE)
 
@@ -724,21 +742,23 @@ class ArenaServer:
         return _without_result({k: v for k, v in record.items() if k not in ("seed", "final_view", "turns")})
 
     async def _leaderboard(self, game: str | None) -> dict[str, Any]:
-        """A game's board as last computed, while it is current or the next may not be computed
+        """A game's board as last computed, while it is current or may not be computed again
         yet (``BOARD_DUTY``); else the one being computed, if it comes within ``BOARD_WAIT_S``.
         Boards are computed one at a time, each once however many ask for it, in a task of the
-        server's own that outlives them."""
+        server's own that outlives them; while another game's is computed, the last board is
+        served at once (its own is computed next)."""
         game = game or None
         cached = self._boards.get(game)
-        now = trio.current_time()
-        if cached is not None and (self._board_current(game, cached[0], now) or now < self._boards_next):
-            return cached[1]
+        if cached is not None and cached.serves(self._ended_at.get(game, -math.inf), trio.current_time()):
+            return cached.board
         if game is not None:  # a made-up name (anyone may send one) is answered now, not queued behind real boards
             await self._known_game(game)
         coming = self._boards_coming.get(game)
         if coming is None:
             coming = self._boards_coming[game] = _Board()
             self._spawn(self._compute_board, game, coming)
+        if cached is not None and self._computing not in (None, coming):  # another game's board holds the lock
+            return cached.board
         with trio.move_on_after(BOARD_WAIT_S):
             await coming.done.wait()
         if coming.error is not None:
@@ -748,10 +768,6 @@ class ArenaServer:
             later = f"ask again in {BOARD_WAIT_S:g} s"
             raise p.ProtocolError(p.COMPUTING, f"{which} is being computed; {later}", retry_after=BOARD_WAIT_S)
         return coming.board
-
-    def _board_current(self, game: str | None, began: float, now: float) -> bool:
-        """Whether a board begun at ``began`` has every match of its game that ended here."""
-        return now < began + BOARD_TTL_S and self._ended_at.get(game, -math.inf) < began
 
     def _board_changed(self, game: str) -> None:
         """A match of ``game`` ended: its board, and every game's, lack it."""
@@ -770,15 +786,13 @@ class ArenaServer:
     async def _compute_board(self, game: str | None, coming: _Board) -> None:
         try:
             async with self._boards_lock:
-                cached = self._boards.get(game)
-                if cached is not None and trio.current_time() < self._boards_next:  # asked together with others'
-                    coming.board = cached[1]
-                    return
-                began = trio.current_time()
-                board = await self._read(functools.partial(leaderboard, game=game))
-                done = trio.current_time()
-                self._boards_next = done + (done - began) * (1 / BOARD_DUTY - 1)
-            self._boards[game] = (began, board)  # the games told apart by _known_game: installed or stored
+                self._computing = coming
+                try:
+                    began = trio.current_time()
+                    board = await self._read(functools.partial(leaderboard, game=game))
+                finally:
+                    self._computing = None
+            self._boards[game] = _Computed(board, began, trio.current_time())  # games _known_game let through
             coming.board = board
         except Exception as error:  # the store unreadable: told to whoever waits, the server goes on
             coming.error = error
