@@ -6,7 +6,13 @@ wrote is shown with its control characters made visible, never obeyed by the ter
 
 from __future__ import annotations
 
+import queue
 import sys
+import threading
+import weakref
+from typing import TextIO
+
+import trio
 
 from arena.protocol import visible
 from arena.seats import SeatForfeit, Turn
@@ -14,13 +20,63 @@ from bots.base import Bot
 from bots.parsing import extract_action
 from bots.registry import register
 
+LINE_POLL_S = 0.05
+"""How often a prompt looks for the line typed: a person's move waits at most this long more."""
+
+
+class _Lines:
+    """The lines of one input stream, read by one thread of its own for every prompt.
+
+    A prompt given up (its match ended: the opponent resigned, the clock ran out) must leave
+    the next line to the next prompt. A thread reading for each prompt went on waiting once
+    its prompt was abandoned, took the line typed for the next match and dropped it, and held
+    the command's exit for ten seconds (found by QA)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._read: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._reader: threading.Thread | None = None
+        self._closed = False
+
+    async def next(self) -> str:
+        """The next line, or "" once the input is closed."""
+        if self._reader is None:
+            self._reader = threading.Thread(target=self._read_all, name="terminal input", daemon=True)
+            self._reader.start()
+        while not self._closed:
+            try:
+                line = self._read.get_nowait()
+            except queue.Empty:
+                await trio.sleep(LINE_POLL_S)
+                continue
+            self._closed = not line
+            return line
+        return ""
+
+    def _read_all(self) -> None:
+        for line in iter(self._stream.readline, ""):
+            self._read.put(line)
+        self._read.put("")
+
+
+_INPUTS: weakref.WeakKeyDictionary[TextIO, _Lines] = weakref.WeakKeyDictionary()
+
+
+def _lines() -> _Lines:
+    """The reader of whatever ``sys.stdin`` is now (a test may put a stream of its own there)."""
+    stream = sys.stdin
+    lines = _INPUTS.get(stream)
+    if lines is None:
+        lines = _INPUTS[stream] = _Lines(stream)
+    return lines
+
 
 @register
 class HumanBot(Bot):
     name = "human"
     description = "You, at the terminal: shows your observation and legal actions and reads your move."
 
-    def act(self, turn: Turn) -> str:
+    async def act(self, turn: Turn) -> str:  # type: ignore[override]
         out = sys.stderr
         if turn.retry_reason:
             print(visible(f"\nNot accepted: {turn.retry_reason}. Try again."), file=out)
@@ -31,7 +87,7 @@ class HumanBot(Bot):
         else:
             print(visible(f"Format: {turn.action_format}"), file=out)
         print("Your move> ", end="", file=out, flush=True)
-        line = sys.stdin.readline()
+        line = await _lines().next()
         if not line:
             raise SeatForfeit("resign", "the terminal closed its input")
         text = line.strip()
