@@ -518,7 +518,6 @@ class ArenaServer:
         self._boards: dict[str | None, _Computed] = {}  # game -> its board as last computed
         self._ended_at: dict[str | None, float] = {}  # game (None: any) -> when a match of it last ended here
         self._boards_lock = trio.Lock()  # one board computed at a time
-        self._computing: _Board | None = None  # the board whose computation holds the lock
         self._boards_coming: dict[str | None, _Board] = {}  # game -> the computation of its board under way
         self._replays = trio.Semaphore(REPLAYS_AT_ONCE)
 
@@ -745,8 +744,8 @@ class ArenaServer:
         """A game's board as last computed, while it is current or may not be computed again
         yet (``BOARD_DUTY``); else the one being computed, if it comes within ``BOARD_WAIT_S``.
         Boards are computed one at a time, each once however many ask for it, in a task of the
-        server's own that outlives them; while another game's is computed, the last board is
-        served at once (its own is computed next)."""
+        server's own that outlives them; while another game's is computed or waits to be, the
+        last board is served at once (its own is computed after)."""
         game = game or None
         cached = self._boards.get(game)
         if cached is not None and cached.serves(self._ended_at.get(game, -math.inf), trio.current_time()):
@@ -757,8 +756,8 @@ class ArenaServer:
         if coming is None:
             coming = self._boards_coming[game] = _Board()
             self._spawn(self._compute_board, game, coming)
-        if cached is not None and self._computing not in (None, coming):  # another game's board holds the lock
-            return cached.board
+        if cached is not None and any(other is not coming for other in self._boards_coming.values()):
+            return cached.board  # another game's board is being computed, or waits to be: not behind it
         with trio.move_on_after(BOARD_WAIT_S):
             await coming.done.wait()
         if coming.error is not None:
@@ -786,12 +785,8 @@ class ArenaServer:
     async def _compute_board(self, game: str | None, coming: _Board) -> None:
         try:
             async with self._boards_lock:
-                self._computing = coming
-                try:
-                    began = trio.current_time()
-                    board = await self._read(functools.partial(leaderboard, game=game))
-                finally:
-                    self._computing = None
+                began = trio.current_time()
+                board = await self._read(functools.partial(leaderboard, game=game))
             self._boards[game] = _Computed(board, began, trio.current_time())  # games _known_game let through
             coming.board = board
         except Exception as error:  # the store unreadable: told to whoever waits, the server goes on

@@ -32,16 +32,15 @@ class _Lines:
     its prompt was abandoned, took the line typed for the next match and dropped it, and held
     the command's exit for ten seconds (found by QA)."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
+    def __init__(self) -> None:
         self._read: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._reader: threading.Thread | None = None
         self._closed = False
 
-    async def next(self) -> str:
-        """The next line, or "" once the input is closed."""
+    async def next(self, stream: TextIO) -> str:
+        """The next line of ``stream``, or "" once it is closed (or fails: a terminal hung up)."""
         if self._reader is None:
-            self._reader = threading.Thread(target=self._read_all, name="terminal input", daemon=True)
+            self._reader = threading.Thread(target=self._read_all, args=(stream,), name="terminal input", daemon=True)
             self._reader.start()
         while not self._closed:
             try:
@@ -53,22 +52,26 @@ class _Lines:
             return line
         return ""
 
-    def _read_all(self) -> None:
-        for line in iter(self._stream.readline, ""):
-            self._read.put(line)
-        self._read.put("")
+    def _read_all(self, stream: TextIO) -> None:
+        try:
+            for line in iter(stream.readline, ""):
+                self._read.put(line)
+        except OSError:  # the terminal hung up (EIO): as closed, not a prompt that waits for ever
+            pass
+        finally:
+            self._read.put("")
 
 
 _INPUTS: weakref.WeakKeyDictionary[TextIO, _Lines] = weakref.WeakKeyDictionary()
 
 
-def _lines() -> _Lines:
-    """The reader of whatever ``sys.stdin`` is now (a test may put a stream of its own there)."""
+async def _next_line() -> str:
+    """The next line of whatever ``sys.stdin`` is now (a test may put a stream of its own there)."""
     stream = sys.stdin
     lines = _INPUTS.get(stream)
     if lines is None:
-        lines = _INPUTS[stream] = _Lines(stream)
-    return lines
+        lines = _INPUTS[stream] = _Lines()
+    return await lines.next(stream)
 
 
 @register
@@ -87,7 +90,7 @@ class HumanBot(Bot):
         else:
             print(visible(f"Format: {turn.action_format}"), file=out)
         print("Your move> ", end="", file=out, flush=True)
-        line = await _lines().next()
+        line = await _next_line()
         if not line:
             raise SeatForfeit("resign", "the terminal closed its input")
         text = line.strip()

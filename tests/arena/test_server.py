@@ -1637,13 +1637,26 @@ async def test_a_leaderboard_has_the_match_that_just_ended_unless_its_duty_holds
     async with trio.open_nursery() as nursery:
         nursery.start_soon(http_get, arena.url, "/api/leaderboard")
         with trio.fail_after(5):
-            while arena.server._computing is None:
+            while None not in arena.server._boards_coming:  # the board of every game is being computed
                 await trio.sleep(0.01)
         started = trio.current_time()
         assert "fresh-g" not in await bots_on_board()  # its last board at once, not after the other game's
         assert trio.current_time() - started < 0.5
     assert {"fresh-g", "fresh-h"} <= await bots_on_board()  # then computed: the next ask has it
     assert computed == ["kuhn-poker", "kuhn-poker", None, None, None, "kuhn-poker"]
+    slow.add("kuhn-poker")
+    await play_fixed_match(arena, True, ("fresh-i", "fresh-j"))  # both boards lack it
+    took: list[float] = []
+
+    async def timed(path: str) -> None:
+        started = trio.current_time()
+        await http_get(arena.url, path)
+        took.append(trio.current_time() - started)
+
+    async with trio.open_nursery() as nursery:  # asked at once: the second is not computed behind the first
+        nursery.start_soon(timed, "/api/leaderboard")
+        nursery.start_soon(timed, "/api/leaderboard?game=kuhn-poker")
+    assert min(took) < 0.5, took
 
 
 @pytest.mark.trio

@@ -10,7 +10,7 @@ import time
 import pytest
 import trio
 
-from arena.seats import Turn
+from arena.seats import SeatForfeit, Turn
 from bots.reference.human import HumanBot
 from games.api import Observation
 
@@ -34,6 +34,23 @@ async def test_a_prompt_given_up_leaves_the_line_typed_next_to_the_next_prompt(m
         typed.flush()
         with trio.fail_after(5):
             assert await bot.act(tic_tac_toe_turn(1)) == "b1"
+
+
+class HungUp:
+    """A terminal that hung up: reading it fails (EIO)."""
+
+    def readline(self) -> str:
+        raise OSError(5, "Input/output error")
+
+
+@pytest.mark.trio
+async def test_a_terminal_that_hung_up_resigns_the_prompt_instead_of_leaving_it_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reading thread died with the error, and the prompt waited for a line for ever (found by QA)."""
+    monkeypatch.setattr(sys, "stdin", HungUp())
+    with trio.fail_after(5), pytest.raises(SeatForfeit, match="closed its input"):
+        await HumanBot("tic-tac-toe").act(tic_tac_toe_turn(0))
 
 
 def test_a_person_out_of_time_ends_the_command_without_a_wait_for_the_abandoned_prompt() -> None:
