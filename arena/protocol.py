@@ -382,7 +382,7 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         kind = "msgpack" if isinstance(frame, bytes) else "JSON"
         raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
     if not isinstance(message, dict):
-        raise ProtocolError(BAD_FRAME, f"a message must be a map, got {type(message).__name__}")
+        raise ProtocolError(BAD_FRAME, f"a message must be a map, got {_wire_name(message)}")
     if isinstance(frame, str) and "\\u" in frame and not _is_text(message):
         raise ProtocolError(BAD_FRAME, "the frame's JSON escapes a lone surrogate (\\ud800-\\udfff), which is not text")
     return message
@@ -425,10 +425,8 @@ def _check_fields(where: str, message: Mapping[str, Any], fields: Mapping[str, t
                 raise ProtocolError(BAD_MESSAGE, f"'{where}' needs the field '{name}'")
             continue
         value = message[name]
-        if isinstance(value, bool) and bool not in types:
-            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got a boolean")
-        if not isinstance(value, types):
-            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got {type(value).__name__}")
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got {_wire_name(value)}")
         if isinstance(value, int) and not -(2**63) <= value < 2**63:  # what msgpack and SQLite can carry
             raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must fit in a signed 64-bit integer")
 
@@ -438,9 +436,25 @@ def is_version(value: Any) -> bool:
     return type(value) is int and value == PROTOCOL_VERSION
 
 
+WIRE_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    list: "a list",
+    dict: "a map",
+    bytes: "binary data",
+    type(None): "null",
+}
+"""Values as a client in any language knows them: a JSON or msgpack type, not a Python class."""
+
+
 def _names(types: tuple[type, ...]) -> str:
-    words = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list", dict: "a map"}
-    return " or ".join(words.get(t, "null") for t in types)
+    return " or ".join(WIRE_NAMES[t] for t in types)
+
+
+def _wire_name(value: Any) -> str:
+    return WIRE_NAMES.get(type(value), type(value).__name__)
 
 
 def message(kind: str, **fields: Any) -> dict[str, Any]:

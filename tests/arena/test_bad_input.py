@@ -145,6 +145,26 @@ async def test_malformed_input_gets_its_error_code_and_the_server_keeps_serving(
     assert arena.server.metrics.errors >= 1
 
 
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ({"t": "hello", "v": 1, "bot": "b", "token": "t", "resume": None}, "'hello.resume' must be a map, got null"),
+        (
+            {"t": "hello", "v": 1, "bot": "b", "token": "t", "resume": {"session": None, "last_seq": 0}},
+            "'hello.resume.session' must be a string, got null",
+        ),
+        ({**MOVE, "step": [0]}, "'move.step' must be an integer, got a list"),
+        ({**MOVE, "action": b"a1"}, "'move.action' must be a string or null, got binary data"),
+        ({**MOVE, "attempt": True}, "'move.attempt' must be an integer, got a boolean"),
+        ({**MOVE, "match": 1.5}, "'move.match' must be a string, got a number"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_named_as_json_and_msgpack_name_it(message: dict[str, Any], said: str) -> None:
+    with pytest.raises(p.ProtocolError) as refused:
+        p.check(message, p.BOT_MESSAGES)
+    assert refused.value.code == p.BAD_MESSAGE and refused.value.message == said
+
+
 @pytest.mark.trio
 async def test_the_error_answers_in_the_encoding_it_was_spoken_to(arena: Arena) -> None:
     async with arena.bot("speaker") as speaker:

@@ -61,7 +61,7 @@ def test_broken_frames_and_unknown_views_are_reported_not_raised() -> None:
                 assert app.is_running
         expected = [
             "malformed frame from the server: the frame is not valid JSON",
-            "malformed frame from the server: a message must be a map, got list",
+            "malformed frame from the server: a message must be a map, got a list",
             "malformed message: 'lobby' without 'live'",
             "unknown message type 'teleport' from the server (ignored)",
             "malformed message: 'delta.step' is a str",
