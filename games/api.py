@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import json
 import math
 import typing
 from abc import ABC, abstractmethod
@@ -137,10 +138,10 @@ class GameConfig:
             expected = _field_types(type(self))[f.name]
             value = getattr(self, f.name)
             if not _is_instance(value, expected):
-                raise ConfigError(f"config key '{f.name}' must be {_type_name(expected)}, got {value!r}")
+                raise ConfigError(f"config key '{f.name}' must be {_type_name(expected)}, got {_shown(value)}")
             if any(isinstance(number, float) and not math.isfinite(number) for number in _numbers(value)):
                 # NaN passes every range check, since all its comparisons are false
-                raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
+                raise ConfigError(f"config key '{f.name}' must be a finite number, got {_shown(value)}")
         self.check()  # first: the game's own range says more than the bound below ("rounds at most 1000")
         for f in dataclasses.fields(self):
             for number in _numbers(getattr(self, f.name)):
@@ -251,6 +252,15 @@ def _type_name(expected: Any, plural: bool = False) -> str:
     if typing.get_origin(expected) is tuple:
         return f"a comma-separated list of {_type_name(typing.get_args(expected)[0], plural=True)}"
     return _TYPE_NAMES.get(expected, (str(expected), str(expected)))[plural]
+
+
+def _shown(value: Any) -> str:
+    """A config value as a client wrote it, whatever its language: JSON's null, true and [1, 2]
+    (what a seek's config and TOML hold), not Python's None, True and (1, 2)."""
+    try:
+        return json.dumps(value)
+    except TypeError:  # what no JSON holds (msgpack's binary data): as Python shows it
+        return repr(value)
 
 
 def parse_value(key: str, text: str, expected: Any) -> Any:

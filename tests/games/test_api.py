@@ -31,6 +31,10 @@ def test_command_line_strings_are_parsed_by_the_field_type() -> None:
         ({"rounds": "four"}, "config key 'rounds' must be an integer, got 'four'"),
         ({"cheap_talk": "maybe"}, "config key 'cheap_talk' must be true or false"),
         ({"rounds": 2.5}, "config key 'rounds' must be an integer, got 2.5"),
+        # as a seek's JSON or msgpack said them, not as Python writes them (None, (4,), True)
+        ({"rounds": None}, "config key 'rounds' must be an integer, got null$"),
+        ({"rounds": [4]}, r"config key 'rounds' must be an integer, got \[4\]$"),
+        ({"rounds": True}, "config key 'rounds' must be an integer, got true$"),
     ],
 )
 def test_config_values_of_the_wrong_type_are_refused_with_the_key(values: dict[str, object], message: str) -> None:
@@ -97,7 +101,7 @@ def test_a_config_made_again_from_the_same_values_is_the_one_kept() -> None:
 def test_kept_configs_tell_equal_values_of_other_types_apart() -> None:
     """True == 1 == 1.0 in a dict key, but a boolean is no number of rounds, and -0.0 is kept as given."""
     assert make_config(IteratedPrisonersDilemma.Config, {"rounds": 1}).rounds == 1  # type: ignore[attr-defined]
-    with pytest.raises(ConfigError, match="config key 'rounds' must be an integer, got True"):
+    with pytest.raises(ConfigError, match="config key 'rounds' must be an integer, got true"):
         make_config(IteratedPrisonersDilemma.Config, {"rounds": True})
     with pytest.raises(ConfigError, match=r"config key .rounds. must be an integer, got 1\.0"):
         make_config(IteratedPrisonersDilemma.Config, {"rounds": 1.0})
