@@ -1748,7 +1748,12 @@ class ArenaServer:
         connection encodes it later, after more matches may have ended."""
         live = [match for match in self.live.values() if game in (None, match.game.spec.name)]
         waiting = [seek for seek in self.lobby.waiting() if game is None or game in seek["games"]]
-        recent = (ended.shown() for ended in self.recent if game in (None, ended.summary["game"]))
+        dealing = collections.Counter(match.seed for match in self.live.values())
+        recent = (
+            ended.shown(dealt_again=dealing[ended.seed] > (ended.summary["match"] in self.live))
+            for ended in self.recent
+            if game in (None, ended.summary["game"])
+        )
         return {
             "game": game,
             "live": [match.summary() for match in live[-LOBBY_LIST_LIMIT:]],
@@ -2014,8 +2019,10 @@ class Ended:
     seed: int
     held: bool
 
-    def shown(self) -> dict[str, Any]:
-        return _without_result(self.summary) if self.held else self.summary
+    def shown(self, dealt_again: bool) -> dict[str, Any]:
+        """``dealt_again``: a live match deals from its seed since it ended (an admin's seed, twice),
+        which withholds its record again too (``Store.deals_to_play``)."""
+        return _without_result(self.summary) if self.held or dealt_again else self.summary
 
 
 def _public_summary(summary: Mapping[str, Any]) -> dict[str, Any]:

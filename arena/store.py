@@ -226,6 +226,15 @@ def _migration_8(db: sqlite_utils.Database) -> None:
     db.execute("DROP INDEX seats_by_bot")
 
 
+def _migration_9(db: sqlite_utils.Database) -> None:
+    """Matches waiting to be rated: outside a duplicate group, one whose seed a live match
+    also deals from (an admin's explicit seed, twice) is rated once no live match does."""
+    db.execute(
+        "CREATE TABLE rating_waits (seed INTEGER NOT NULL, match_id TEXT NOT NULL REFERENCES matches(id),"
+        " PRIMARY KEY (seed, match_id)) WITHOUT ROWID"
+    )
+
+
 _BOT_MATCH_COUNT = "SELECT COUNT(DISTINCT match_id) FROM seats WHERE seats.bot = {bot}"
 """A bot's matches (a self-play match once), read from every seat: kept on the bot since 6."""
 BOT_SEATS_FROM = 6
@@ -241,6 +250,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _migration_6,
     _migration_7,
     _migration_8,
+    _migration_9,
 )
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
 READABLE_FROM = 3
@@ -719,25 +729,60 @@ class Store:
         completes, teams ranked by score. A competitive match of a duplicate group waits for
         its group too, and then every match of it is rated in the order they began: rated
         at its end, its table's result showed on the leaderboard while the other table still
-        played the same cards. A bot on two sides of one comparison (self-play) is not
-        rated: TrueSkill has no meaning for a bot against itself.
+        played the same cards. Outside a group, a match whose seed a live match also deals
+        from waits for that one's end (``_rate_waiting``). A bot on two sides of one comparison
+        (self-play) is not rated: TrueSkill has no meaning for a bot against itself.
         """
-        row = self.conn.execute("SELECT variant, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)).fetchone()
+        row = self.conn.execute(
+            "SELECT variant, seed, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)
+        ).fetchone()
         variant = row["variant"]
         if games.get(result.game).spec.teams == "all":
             teams, ranks = self._duplicate_teams(row["group_id"], row["group_size"])
             return self._apply_ratings(teams, ranks, variant, result.game, result.match_id)
         if not row["group_id"] or not row["group_size"]:
+            if self._dealt_live(row["seed"]):
+                self.conn.execute("INSERT INTO rating_waits (seed, match_id) VALUES (?, ?)", (row["seed"], result.match_id))
+                return {}
             ranks = ranks_from_returns(result.returns, result.forfeit_seat)
-            return self._apply_ratings([(bot,) for bot in result.players], ranks, variant, result.game, result.match_id)
+            waited = self._rate_waiting(row["seed"])  # they began before it
+            return waited | self._apply_ratings([(bot,) for bot in result.players], ranks, variant, result.game, result.match_id)
         updated: dict[tuple[str, str], Rating] = {}
         for match in self._completed_group(row["group_id"], row["group_size"]):
             if self.conn.execute("SELECT 1 FROM rating_history WHERE match_id = ? LIMIT 1", (match["id"],)).fetchone():
                 continue  # rated at its end by an arena from before groups waited (schema 7)
-            players, returns = json.loads(match["players"]), json.loads(match["returns"])
-            ranks = ranks_from_returns(returns, match["forfeit_seat"])
-            updated |= self._apply_ratings([(bot,) for bot in players], ranks, variant, result.game, match["id"])
+            updated |= self._rate_stored(match, variant, result.game)
         return updated
+
+    def _dealt_live(self, seed: int) -> bool:
+        return (
+            self.conn.execute(f"SELECT 1 FROM matches WHERE status = '{LIVE}' AND seed = ? LIMIT 1", (seed,)).fetchone()
+            is not None
+        )
+
+    def _rate_waiting(self, seed: int) -> dict[tuple[str, str], Rating]:
+        """Rate the matches that waited for ``seed``'s last live match (``rating_waits``), in the
+        order they began: called once none deals from it. Rated at its end, a table's win moved
+        the winner's rating while another table still played the same cards, and the
+        leaderboard, which leaves such a match out of its counts, showed it in the ratings."""
+        waiting = self.conn.execute(
+            "SELECT m.id, m.game, m.variant, m.players, m.returns, m.forfeit_seat FROM rating_waits w"
+            " JOIN matches m ON m.id = w.match_id WHERE w.seed = ? ORDER BY m.created_at, m.id",
+            (seed,),
+        ).fetchall()
+        if not waiting:
+            return {}
+        self.conn.execute("DELETE FROM rating_waits WHERE seed = ?", (seed,))
+        updated: dict[tuple[str, str], Rating] = {}
+        for match in waiting:
+            updated |= self._rate_stored(match, match["variant"], match["game"])
+        return updated
+
+    def _rate_stored(self, match: sqlite3.Row, variant: str, game: str) -> dict[tuple[str, str], Rating]:
+        """Rate a finished match as it was stored: by rank of return, a forfeit last."""
+        players, returns = json.loads(match["players"]), json.loads(match["returns"])
+        ranks = ranks_from_returns(returns, match["forfeit_seat"])
+        return self._apply_ratings([(bot,) for bot in players], ranks, variant, game, match["id"])
 
     def _apply_ratings(
         self, teams: Sequence[tuple[str, ...]], ranks: Sequence[int], variant: str, game: str, match_id: str
@@ -806,15 +851,22 @@ class Store:
             ).rowcount
             if changed:
                 self._insert_turns(match_id, turns)
+                (seed,) = self.conn.execute("SELECT seed FROM matches WHERE id = ?", (match_id,)).fetchone()
+                if not self._dealt_live(seed):
+                    self._rate_waiting(seed)  # what waited for this deal's last table
         return bool(changed)
 
     def void_live_matches(self, reason: str) -> int:
         """Void every match still marked live: at startup after a crash, and at shutdown."""
         with self.atomic():
-            return self.conn.execute(
+            seeds = [row[0] for row in self.conn.execute(f"SELECT DISTINCT seed FROM matches WHERE status = '{LIVE}'")]
+            voided = self.conn.execute(
                 f"UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE status = '{LIVE}'",
                 (VOID, reason, time.time()),
             ).rowcount
+            for seed in seeds:  # none is live now
+                self._rate_waiting(seed)
+            return voided
 
     # ---- reading -------------------------------------------------------------------------
 

@@ -1109,6 +1109,47 @@ async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has
 
 
 @pytest.mark.trio
+async def test_the_board_and_the_lobby_tell_nothing_of_a_match_while_its_seed_deals_at_another_table(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two tables dealt from one seed outside a group (an admin's seed, twice): the first to end
+    moved its winner's rating on the board while the other still played the same cards; and a
+    match dealt again from an ended one's seed left the lobby showing how that one ended."""
+    import arena.server as server_module
+
+    monkeypatch.setattr(server_module, "BOARD_AGAIN_S", 0.0)
+    monkeypatch.setattr(server_module, "BOARD_DUTY", 1.0)  # computed again whenever a match ended
+
+    async def board() -> dict[str, float]:
+        _, got = await http_get(arena.url, "/api/leaderboard?game=kuhn-poker")
+        return {row["bot"]: row["mu"] for row in got["variants"]["kuhn-poker"]}
+
+    def recent(match: str) -> dict[str, Any]:
+        return next(entry for entry in arena.server._lobby_fields(None)["recent"] if entry["match"] == match)
+
+    async def resign(bot: Client, match: str) -> None:
+        await bot.send("resign", match=match)
+        await bot.expect("match_end", match=match)
+
+    async with arena.bot("r1") as r1, arena.bot("r2"), arena.bot("r3") as r3, arena.bot("r4"):
+        shown = await start_direct_match(arena, "kuhn-poker", ["r1", "r2"], seed=5)
+        await resign(r1, shown)
+        before = await board()
+        assert set(before) == {"r1", "r2"} and recent(shown)["returns"]
+        held = await start_direct_match(arena, "kuhn-poker", ["r1", "r2"], seed=11)
+        twin = await start_direct_match(arena, "kuhn-poker", ["r3", "r4"], seed=11)
+        await resign(r1, held)
+        assert await board() == before
+        again = await start_direct_match(arena, "kuhn-poker", ["r3", "r4"], seed=5)
+        assert recent(shown)["returns"] is None
+        await resign(r3, twin)
+        after = await board()
+        assert after["r1"] < before["r1"] and after["r2"] > before["r2"]  # r1's second resign, rated now
+        await resign(r3, again)
+        assert recent(shown)["outcomes"] == ["forfeit", "win"]
+
+
+@pytest.mark.trio
 async def test_a_spectator_with_the_admin_token_is_told_how_a_withheld_match_ended(arena: Arena) -> None:
     """A remote tournament scores each table of a duplicate group as it ends, through /watch."""
     async with arena.bot("h1") as h1, arena.bot("h2"), arena.bot("h3"), arena.bot("h4"), arena.socket("/watch") as ws:

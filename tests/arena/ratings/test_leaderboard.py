@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +130,75 @@ def test_a_competitive_duplicate_group_is_rated_and_counted_once_every_table_has
     rows = {row["bot"]: row for row in variant_leaderboard(store, "kuhn-poker", resamples=10)}
     assert (rows["ann"]["games"], rows["ann"]["wins"], rows["ann"]["losses"]) == (2, 1, 1)
     assert rows["ann"]["mu"] == pytest.approx(ann_after_both.mu)
+    store.close()
+
+
+def open_live(store: Store, record: MatchResult) -> None:
+    """``record``'s match as the server opens it: live in the store until it ends."""
+    row = {
+        "id": record.match_id,
+        "game": record.game,
+        "variant": record.game,
+        "config": record.config,
+        "seed": record.seed,
+        "players": record.players,
+        "max_retries": record.max_retries,
+        "clock": asdict(record.clock),
+        "source": "server",
+        "created_at": record.started_at,
+    }
+    assert store.open_match(row) is None
+
+
+@pytest.mark.parametrize("twin_ends", ["finished", "void"])
+def test_a_match_whose_seed_a_live_match_deals_from_is_rated_once_that_one_ends(
+    tmp_path: Path, match_record: Callable[..., MatchResult], twin_ends: str
+) -> None:
+    """Two tables dealt from one seed outside a group (an admin's seed, twice): rated at its end,
+    the first table's win moved the winner's rating on the board while the second table still
+    held the same cards; the board's counts already waited."""
+    store = Store(tmp_path / "a.db")
+    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    second = replace(match_record("kuhn-poker", ["cid", "dan"], [1.0, -1.0]), seed=7)
+    elsewhere = replace(match_record("kuhn-poker", ["eve", "fay"], [1.0, -1.0]), seed=8)
+    open_live(store, first)
+    open_live(store, second)
+    assert store.finish_match(first) == {}
+    assert store.ratings() == [] and variant_leaderboard(store, "kuhn-poker", resamples=10) == []
+    assert set(store.finish_match(elsewhere)) == {("eve", "kuhn-poker"), ("fay", "kuhn-poker")}  # its seed is its own
+    [ann], [bob] = rate_match([[Rating()], [Rating()]], [0, 1])
+    if twin_ends == "finished":
+        [cid], [dan] = rate_match([[Rating()], [Rating()]], [0, 1])
+        rated = store.finish_match(second)
+        assert rated == {
+            ("ann", "kuhn-poker"): ann,
+            ("bob", "kuhn-poker"): bob,
+            ("cid", "kuhn-poker"): cid,
+            ("dan", "kuhn-poker"): dan,
+        }
+    else:
+        assert store.void_match(second.match_id, "aborted by the admin")
+    ratings = {row["bot"]: row["mu"] for row in store.ratings()}
+    assert ratings["ann"] == pytest.approx(ann.mu) and ratings["bob"] == pytest.approx(bob.mu)
+    assert ("cid" in ratings) == (twin_ends == "finished")
+    assert store.conn.execute("SELECT COUNT(*) FROM rating_history WHERE match_id = ?", (first.match_id,)).fetchone()[0] == 2
+    store.finish_match(replace(match_record("kuhn-poker", ["ann", "bob"], [1.0, -1.0]), seed=7))  # the seed again, alone
+    assert {row["bot"]: row["matches"] for row in store.ratings() if row["bot"] in ("ann", "bob")} == {"ann": 2, "bob": 2}
+    store.close()
+
+
+def test_a_match_held_for_a_live_twin_is_rated_when_a_restart_voids_the_twin(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    store = Store(tmp_path / "a.db")
+    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    second = replace(match_record("kuhn-poker", ["cid", "dan"], [1.0, -1.0]), seed=7)
+    open_live(store, first)
+    open_live(store, second)
+    store.finish_match(first)
+    assert store.ratings() == []
+    assert store.void_live_matches("the server stopped before the match ended") == 1
+    assert {row["bot"] for row in store.ratings()} == {"ann", "bob"}
     store.close()
 
 
