@@ -985,7 +985,9 @@ class ArenaServer:
                 await ws.aclose(p.CLOSE_BAD_VERSION, f"this server speaks protocol version {p.PROTOCOL_VERSION}")
                 return None
             if self.read_only:
-                await self._refuse(ws, p.error(p.READ_ONLY, "this server is read-only: no bots"), binary)
+                await self._refuse(
+                    ws, p.error(p.READ_ONLY, "this server is read-only: it takes no bots and no admin messages"), binary
+                )
                 await ws.aclose(p.CLOSE_POLICY, "read-only server")
                 return None
             bot, token = hello["bot"], hello["token"]
