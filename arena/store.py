@@ -710,7 +710,10 @@ class Store:
                 ],
             )
             self._insert_turns(result.match_id, result.turns)
-            return self._rate(result) if result.status == "finished" else {}
+            if result.status == "finished":
+                return self._rate(result)
+            # voided by the engine: rates nobody, and may have been the last to deal from its seed
+            return {} if self._dealt_live(result.seed) else self._rate_waiting(result.seed)
 
     def _insert_turns(self, match_id: str, turns: Sequence[TurnRecord]) -> None:
         self.conn.executemany(  # plain tuples: this runs once per match on the writer thread

@@ -150,7 +150,7 @@ def open_live(store: Store, record: MatchResult) -> None:
     assert store.open_match(row) is None
 
 
-@pytest.mark.parametrize("twin_ends", ["finished", "void"])
+@pytest.mark.parametrize("twin_ends", ["finished", "void", "engine fault"])
 def test_a_match_whose_seed_a_live_match_deals_from_is_rated_once_that_one_ends(
     tmp_path: Path, match_record: Callable[..., MatchResult], twin_ends: str
 ) -> None:
@@ -176,8 +176,10 @@ def test_a_match_whose_seed_a_live_match_deals_from_is_rated_once_that_one_ends(
             ("cid", "kuhn-poker"): cid,
             ("dan", "kuhn-poker"): dan,
         }
-    else:
+    elif twin_ends == "void":
         assert store.void_match(second.match_id, "aborted by the admin")
+    else:
+        assert store.finish_match(replace(second, status="void")) == {("ann", "kuhn-poker"): ann, ("bob", "kuhn-poker"): bob}
     ratings = {row["bot"]: row["mu"] for row in store.ratings()}
     assert ratings["ann"] == pytest.approx(ann.mu) and ratings["bob"] == pytest.approx(bob.mu)
     assert ("cid" in ratings) == (twin_ends == "finished")
