@@ -1622,8 +1622,7 @@ class ArenaServer:
             # committed before anyone hears the result
             rated, to_play = await self._store(lambda s: (s.finish_match(result), s.deals_to_play([live.id])))
         self._board_changed(result.game)
-        for (bot, variant), rating in rated.items():
-            self.skill[(bot, variant)] = rating.mu
+        self._rated(rated)
         if result.status == "finished":
             self.metrics.matches_finished += 1
         else:
@@ -1655,9 +1654,16 @@ class ArenaServer:
                 if entry.seed == seed:
                     entry.held = False
 
+    def _rated(self, ratings: Mapping[tuple[str, str], Rating]) -> None:
+        """What the store rated as a match ended, for pairing by rating."""
+        for (bot, variant), rating in ratings.items():
+            self.skill[(bot, variant)] = rating.mu
+
     async def _void(self, live: LiveMatch, reason: str) -> None:
+        to_play: AbstractSet[str] = {live.id}  # its deals' hold stays, unless the store says otherwise
         try:
-            await self._store(lambda s: s.void_match(live.id, reason, live.turns))
+            rated, to_play = await self._store(lambda s: (s.void_match(live.id, reason, live.turns), s.deals_to_play([live.id])))
+            self._rated(rated or {})
         except sqlite3.Error as error:  # a full disk: written again until it is taken; the seats are told now
             log.warning("could not record match %s as void (tried again every %g s): %s", live.id, VOID_RETRY_S, error)
             if not self._unrecorded_voids:
@@ -1679,6 +1685,8 @@ class ArenaServer:
                 session.send("match_end", match=live.id, seat=seat, forfeit_seat=None, **ended)
         self._to_watchers(live.id, "result", **summary, detail=reason)
         self._remember(Ended(summary | {"detail": reason}, live.seed, held=False))
+        if not self._deals_live({"id": live.id, "seed": live.seed, "status": VOID}, to_play):
+            self._show_held(live.seed)  # the last of its deal's tables: the others are shown now
 
     async def _record_voids_later(self) -> None:
         while self._unrecorded_voids:
@@ -1689,7 +1697,9 @@ class ArenaServer:
         """Write the voids the store could not take when their matches ended, until one fails again."""
         for match_id, (reason, turns) in list(self._unrecorded_voids.items()):
             try:
-                await self._store(functools.partial(Store.void_match, match_id=match_id, reason=reason, turns=turns))
+                self._rated(
+                    await self._store(functools.partial(Store.void_match, match_id=match_id, reason=reason, turns=turns)) or {}
+                )
             except sqlite3.Error:
                 return
             if self._unrecorded_voids.pop(match_id, None) is not None:  # the retry task and a shutdown may both write it

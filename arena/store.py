@@ -227,8 +227,9 @@ def _migration_8(db: sqlite_utils.Database) -> None:
 
 
 def _migration_9(db: sqlite_utils.Database) -> None:
-    """Matches waiting to be rated: outside a duplicate group, one whose seed a live match
-    also deals from (an admin's explicit seed, twice) is rated once no live match does."""
+    """Matches waiting to be rated: a competitive match, or a completed group, whose seed a
+    live match also deals from (an admin's explicit seed, twice) is rated once none does.
+    ``seed`` is the one whose release rates it."""
     db.execute(
         "CREATE TABLE rating_waits (seed INTEGER NOT NULL, match_id TEXT NOT NULL REFERENCES matches(id),"
         " PRIMARY KEY (seed, match_id)) WITHOUT ROWID"
@@ -712,8 +713,7 @@ class Store:
             self._insert_turns(result.match_id, result.turns)
             if result.status == "finished":
                 return self._rate(result)
-            # voided by the engine: rates nobody, and may have been the last to deal from its seed
-            return {} if self._dealt_live(result.seed) else self._rate_waiting(result.seed)
+            return self._release(result.seed)  # voided by the engine: it rates nobody, and no longer deals
 
     def _insert_turns(self, match_id: str, turns: Sequence[TurnRecord]) -> None:
         self.conn.executemany(  # plain tuples: this runs once per match on the writer thread
@@ -732,29 +732,67 @@ class Store:
         completes, teams ranked by score. A competitive match of a duplicate group waits for
         its group too, and then every match of it is rated in the order they began: rated
         at its end, its table's result showed on the leaderboard while the other table still
-        played the same cards. Outside a group, a match whose seed a live match also deals
-        from waits for that one's end (``_rate_waiting``). A bot on two sides of one comparison
-        (self-play) is not rated: TrueSkill has no meaning for a bot against itself.
+        played the same cards. For the same reason a competitive match, or a completed group,
+        whose seed a live match still deals from waits for that one's end (``_rate_dealt``). A
+        bot on two sides of one comparison (self-play) is not rated: TrueSkill has no meaning
+        for a bot against itself.
         """
         row = self.conn.execute(
             "SELECT variant, seed, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)
         ).fetchone()
-        variant = row["variant"]
+        variant, seed = row["variant"], row["seed"]
         if games.get(result.game).spec.teams == "all":
             teams, ranks = self._duplicate_teams(row["group_id"], row["group_size"])
-            return self._apply_ratings(teams, ranks, variant, result.game, result.match_id)
+            return self._apply_ratings(teams, ranks, variant, result.game, result.match_id) | self._release(seed)
         if not row["group_id"] or not row["group_size"]:
-            if self._dealt_live(row["seed"]):
-                self.conn.execute("INSERT INTO rating_waits (seed, match_id) VALUES (?, ?)", (row["seed"], result.match_id))
-                return {}
             ranks = ranks_from_returns(result.returns, result.forfeit_seat)
-            waited = self._rate_waiting(row["seed"])  # they began before it
-            return waited | self._apply_ratings([(bot,) for bot in result.players], ranks, variant, result.game, result.match_id)
+            return self._rate_dealt(
+                seed,
+                [result.match_id],
+                lambda: self._apply_ratings([(bot,) for bot in result.players], ranks, variant, result.game, result.match_id),
+            )
+        due = [
+            match
+            for match in self._completed_group(row["group_id"], row["group_size"])
+            # rated at its end by an arena from before groups waited (schema 7)
+            if not self.conn.execute("SELECT 1 FROM rating_history WHERE match_id = ? LIMIT 1", (match["id"],)).fetchone()
+        ]
+
+        def rate_group() -> dict[tuple[str, str], Rating]:
+            updated: dict[tuple[str, str], Rating] = {}
+            for match in due:
+                updated |= self._rate_stored(match, variant, result.game)
+            return updated
+
+        return self._rate_dealt(seed, [match["id"] for match in due], rate_group)
+
+    def _rate_dealt(
+        self, seed: int, match_ids: Sequence[str], rate_now: Callable[[], dict[tuple[str, str], Rating]]
+    ) -> dict[tuple[str, str], Rating]:
+        """Rate ``match_ids`` (competitive matches whose results just became final) with
+        ``rate_now`` when nothing waits on ``seed``; else with what waits, in the order they
+        began, once no live match deals from it (``rating_waits``). Rated at once, a table's win
+        moved the winner's rating while another table still played the same cards (an admin's
+        explicit seed, twice), and the leaderboard, which leaves such a match out of its counts,
+        showed it in the ratings."""
+        if not self._dealt_live(seed) and not self._waits_on(seed):
+            return rate_now()
+        self.conn.executemany("INSERT INTO rating_waits (seed, match_id) VALUES (?, ?)", [(seed, id) for id in match_ids])
+        return self._release(seed)
+
+    def _release(self, seed: int) -> dict[tuple[str, str], Rating]:
+        """Once no live match deals from ``seed``, rate what waited on it, in the order it began."""
+        if self._dealt_live(seed) or not self._waits_on(seed):
+            return {}
+        waiting = self.conn.execute(
+            "SELECT m.id, m.game, m.variant, m.players, m.returns, m.forfeit_seat FROM rating_waits w"
+            " JOIN matches m ON m.id = w.match_id WHERE w.seed = ? ORDER BY m.created_at, m.id",
+            (seed,),
+        ).fetchall()
+        self.conn.execute("DELETE FROM rating_waits WHERE seed = ?", (seed,))
         updated: dict[tuple[str, str], Rating] = {}
-        for match in self._completed_group(row["group_id"], row["group_size"]):
-            if self.conn.execute("SELECT 1 FROM rating_history WHERE match_id = ? LIMIT 1", (match["id"],)).fetchone():
-                continue  # rated at its end by an arena from before groups waited (schema 7)
-            updated |= self._rate_stored(match, variant, result.game)
+        for match in waiting:
+            updated |= self._rate_stored(match, match["variant"], match["game"])
         return updated
 
     def _dealt_live(self, seed: int) -> bool:
@@ -763,23 +801,8 @@ class Store:
             is not None
         )
 
-    def _rate_waiting(self, seed: int) -> dict[tuple[str, str], Rating]:
-        """Rate the matches that waited for ``seed``'s last live match (``rating_waits``), in the
-        order they began: called once none deals from it. Rated at its end, a table's win moved
-        the winner's rating while another table still played the same cards, and the
-        leaderboard, which leaves such a match out of its counts, showed it in the ratings."""
-        waiting = self.conn.execute(
-            "SELECT m.id, m.game, m.variant, m.players, m.returns, m.forfeit_seat FROM rating_waits w"
-            " JOIN matches m ON m.id = w.match_id WHERE w.seed = ? ORDER BY m.created_at, m.id",
-            (seed,),
-        ).fetchall()
-        if not waiting:
-            return {}
-        self.conn.execute("DELETE FROM rating_waits WHERE seed = ?", (seed,))
-        updated: dict[tuple[str, str], Rating] = {}
-        for match in waiting:
-            updated |= self._rate_stored(match, match["variant"], match["game"])
-        return updated
+    def _waits_on(self, seed: int) -> bool:
+        return self.conn.execute("SELECT 1 FROM rating_waits WHERE seed = ? LIMIT 1", (seed,)).fetchone() is not None
 
     def _rate_stored(self, match: sqlite3.Row, variant: str, game: str) -> dict[tuple[str, str], Rating]:
         """Rate a finished match as it was stored: by rank of return, a forfeit last."""
@@ -844,20 +867,20 @@ class Store:
         clause, args = where({"game = ?": game, "variant = ?": variant})
         return [dict(row) for row in self.conn.execute(f"SELECT * FROM ratings{clause} ORDER BY mu - 3 * sigma DESC", args)]
 
-    def void_match(self, match_id: str, reason: str, turns: Sequence[TurnRecord] = ()) -> bool:
+    def void_match(self, match_id: str, reason: str, turns: Sequence[TurnRecord] = ()) -> dict[tuple[str, str], Rating] | None:
         """Void a live match stopped before its end (an abort, a shutdown), with the turns it
-        had played: each answer is kept, as a finished match's are, for audit."""
+        had played: each answer is kept, as a finished match's are, for audit. None when it was
+        not live; else the ratings of what waited on its seed, rated now (``_release``)."""
         with self.atomic():
             changed = self.conn.execute(
                 "UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE id = ? AND status = ?",
                 (VOID, reason, time.time(), match_id, LIVE),
             ).rowcount
-            if changed:
-                self._insert_turns(match_id, turns)
-                (seed,) = self.conn.execute("SELECT seed FROM matches WHERE id = ?", (match_id,)).fetchone()
-                if not self._dealt_live(seed):
-                    self._rate_waiting(seed)  # what waited for this deal's last table
-        return bool(changed)
+            if not changed:
+                return None
+            self._insert_turns(match_id, turns)
+            (seed,) = self.conn.execute("SELECT seed FROM matches WHERE id = ?", (match_id,)).fetchone()
+            return self._release(seed)
 
     def void_live_matches(self, reason: str) -> int:
         """Void every match still marked live: at startup after a crash, and at shutdown."""
@@ -867,8 +890,8 @@ class Store:
                 f"UPDATE matches SET status = ?, reason = 'void', detail = ?, ended_at = ? WHERE status = '{LIVE}'",
                 (VOID, reason, time.time()),
             ).rowcount
-            for seed in seeds:  # none is live now
-                self._rate_waiting(seed)
+            for seed in seeds:
+                self._release(seed)
             return voided
 
     # ---- reading -------------------------------------------------------------------------

@@ -201,7 +201,10 @@ def variant_leaderboard(store: Store, variant: str, *, resamples: int = 200, see
     return rows
 
 
-NOTHING_RATED = "no finished match between different bots: self-play is not rated, nor a void or unfinished match"
+NOTHING_RATED = (
+    "no finished match between different bots: self-play is not rated, nor a void or unfinished match,"
+    " nor one whose deal another table still plays"
+)
 """What a variant's empty leaderboard means, said in its place: a variant played only in
 self-play showed a table of headers alone, as if rating had failed."""
 

@@ -1109,12 +1109,15 @@ async def test_an_ended_match_hides_its_deals_until_every_match_of_its_group_has
 
 
 @pytest.mark.trio
+@pytest.mark.parametrize("twin_ends", ["resign", "abort"])
 async def test_the_board_and_the_lobby_tell_nothing_of_a_match_while_its_seed_deals_at_another_table(
-    arena: Arena, monkeypatch: pytest.MonkeyPatch
+    arena: Arena, monkeypatch: pytest.MonkeyPatch, twin_ends: str
 ) -> None:
     """Two tables dealt from one seed outside a group (an admin's seed, twice): the first to end
     moved its winner's rating on the board while the other still played the same cards; and a
-    match dealt again from an ended one's seed left the lobby showing how that one ended."""
+    match dealt again from an ended one's seed left the lobby showing how that one ended. An
+    abort of the other table left the first withheld in the lobby for good, and its rating
+    unknown to the pairing."""
     import arena.server as server_module
 
     monkeypatch.setattr(server_module, "BOARD_AGAIN_S", 0.0)
@@ -1141,10 +1144,17 @@ async def test_the_board_and_the_lobby_tell_nothing_of_a_match_while_its_seed_de
         await resign(r1, held)
         assert await board() == before
         again = await start_direct_match(arena, "kuhn-poker", ["r3", "r4"], seed=5)
-        assert recent(shown)["returns"] is None
-        await resign(r3, twin)
+        assert recent(shown)["returns"] is None and recent(held)["returns"] is None
+        if twin_ends == "resign":
+            await resign(r3, twin)
+        else:
+            async with arena.admin() as admin:
+                await admin.send("abort_match", match=twin)
+                await admin.expect("match_aborted")
         after = await board()
         assert after["r1"] < before["r1"] and after["r2"] > before["r2"]  # r1's second resign, rated now
+        assert arena.server.skill[("r1", "kuhn-poker")] == pytest.approx(after["r1"])  # and paired by it
+        assert recent(held)["outcomes"] == ["forfeit", "win"]
         await resign(r3, again)
         assert recent(shown)["outcomes"] == ["forfeit", "win"]
 

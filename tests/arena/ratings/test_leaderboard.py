@@ -133,9 +133,10 @@ def test_a_competitive_duplicate_group_is_rated_and_counted_once_every_table_has
     store.close()
 
 
-def open_live(store: Store, record: MatchResult) -> None:
+def open_live(store: Store, record: MatchResult, **group: Any) -> None:
     """``record``'s match as the server opens it: live in the store until it ends."""
     row = {
+        **group,
         "id": record.match_id,
         "game": record.game,
         "variant": record.game,
@@ -177,7 +178,10 @@ def test_a_match_whose_seed_a_live_match_deals_from_is_rated_once_that_one_ends(
             ("dan", "kuhn-poker"): dan,
         }
     elif twin_ends == "void":
-        assert store.void_match(second.match_id, "aborted by the admin")
+        assert store.void_match(second.match_id, "aborted by the admin") == {
+            ("ann", "kuhn-poker"): ann,
+            ("bob", "kuhn-poker"): bob,
+        }
     else:
         assert store.finish_match(replace(second, status="void")) == {("ann", "kuhn-poker"): ann, ("bob", "kuhn-poker"): bob}
     ratings = {row["bot"]: row["mu"] for row in store.ratings()}
@@ -201,6 +205,46 @@ def test_a_match_held_for_a_live_twin_is_rated_when_a_restart_voids_the_twin(
     assert store.ratings() == []
     assert store.void_live_matches("the server stopped before the match ended") == 1
     assert {row["bot"] for row in store.ratings()} == {"ann", "bob"}
+    store.close()
+
+
+def test_matches_waiting_on_one_seed_are_rated_in_the_order_they_began_whichever_ended_first(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    store = Store(tmp_path / "a.db")
+    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    second = replace(match_record("kuhn-poker", ["bob", "ann"], [2.0, -2.0]), seed=7, started_at=first.started_at + 1)
+    open_live(store, first)
+    open_live(store, second)
+    assert store.finish_match(second) == {}
+    rated = store.finish_match(first)
+    [ann_first], [bob_first] = rate_match([[Rating()], [Rating()]], [0, 1])
+    [bob_then], [ann_then] = rate_match([[bob_first], [ann_first]], [0, 1])
+    assert rated == {("ann", "kuhn-poker"): ann_then, ("bob", "kuhn-poker"): bob_then}
+    store.close()
+
+
+@pytest.mark.parametrize("group_first", [True, False], ids=["a group's match ends last", "a group completes first"])
+def test_a_group_and_a_match_outside_it_dealt_from_one_seed_wait_for_each_other(
+    tmp_path: Path, match_record: Callable[..., MatchResult], group_first: bool
+) -> None:
+    """A match outside the group waited for the group's live match and was never rated (only a
+    match outside a group released what waited); a group completed while the other table
+    played its seed moved its winners' ratings at once."""
+    store = Store(tmp_path / "a.db")
+    grouped = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    alone = replace(match_record("kuhn-poker", ["cid", "dan"], [2.0, -2.0]), seed=7, started_at=grouped.started_at + 1)
+    group = {"group_id": "g", "group_size": 1}
+    open_live(store, grouped, **group)
+    open_live(store, alone)
+    ending = [(grouped, group), (alone, {})]
+    if not group_first:
+        ending.reverse()
+    (early, early_meta), (late, late_meta) = ending
+    assert store.finish_match(early, early_meta) == {}
+    assert store.ratings() == []
+    assert {bot for bot, _ in store.finish_match(late, late_meta)} == {"ann", "bob", "cid", "dan"}
+    assert store.conn.execute("SELECT COUNT(*) FROM rating_waits").fetchone()[0] == 0
     store.close()
 
 
