@@ -26,13 +26,21 @@ class Seek:
     id: int
     bot: str
     games: tuple[str, ...]
-    config: Mapping[str, Any]
+    config: Mapping[str, Any]  # as sent, or as every game named reads it
     self_play: bool = False
+    read: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per game named, the config as that game reads it (``"1"`` is 1.0 for a number, True for a
+    boolean), where it differs from ``config``: the seek sits with any other asking the same of
+    that game."""
+
+    def config_of(self, game: str) -> Mapping[str, Any]:
+        return self.read.get(game, self.config)
 
     @functools.cached_property
-    def config_key(self) -> str:
-        """Computed once: pairing compares it for every pair of waiting seeks."""
-        return config_key(self.config)
+    def keys(self) -> dict[str, str]:
+        """Each game's config as pairing compares it, computed once: it compares them for every
+        pair of waiting seeks."""
+        return {game: config_key(self.config_of(game)) for game in self.games}
 
 
 def config_key(config: Mapping[str, Any]) -> str:
@@ -62,8 +70,16 @@ class Lobby:
     seeks: list[Seek] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
-    def seek(self, bot: str, games: Sequence[str], config: Mapping[str, Any], self_play: bool = False) -> Seek:
-        entry = Seek(next(self._ids), bot, tuple(dict.fromkeys(games)), dict(config), self_play)  # a game named twice is one
+    def seek(
+        self,
+        bot: str,
+        games: Sequence[str],
+        config: Mapping[str, Any],
+        self_play: bool = False,
+        read: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Seek:
+        names = tuple(dict.fromkeys(games))  # a game named twice is one
+        entry = Seek(next(self._ids), bot, names, dict(config), self_play, dict(read or {}))
         self.seeks.append(entry)
         return entry
 
@@ -76,7 +92,7 @@ class Lobby:
         compares them), None when it has none."""
         key = config_key(config)
         for index, seek in enumerate(self.seeks):
-            if seek.bot == bot and game in seek.games and seek.config_key == key:
+            if seek.bot == bot and seek.keys.get(game) == key:
                 return self.seeks.pop(index)
         return None
 
@@ -94,10 +110,10 @@ class Lobby:
         that found no table earlier in the pass finds none later either."""
         pools: dict[tuple[str, str], _Pool] = {}
         for seek in self.seeks:
-            for game in seek.games:
-                pool = pools.get((game, seek.config_key))
+            for game, key in seek.keys.items():
+                pool = pools.get((game, key))
                 if pool is None:
-                    pool = pools[(game, seek.config_key)] = _Pool()
+                    pool = pools[(game, key)] = _Pool()
                 pool.add(seek, self.rating(seek.bot, game))
         for pool in pools.values():
             pool.ranked.sort()
@@ -112,8 +128,8 @@ class Lobby:
             if pairing is not None:
                 for used in pairing.seeks:
                     taken.add(used.id)
-                    for game in used.games:
-                        pools[(game, used.config_key)].remove(used)
+                    for game, key in used.keys.items():
+                        pools[(game, key)].remove(used)
                 seated.update(set(pairing.bots))
                 formed.append(pairing)
         if taken:
@@ -123,9 +139,10 @@ class Lobby:
     def _table_for(
         self, first: Seek, pools: Mapping[tuple[str, str], _Pool], available: Callable[[Seek], bool]
     ) -> Pairing | None:
-        for game in first.games:
-            needed = self.players(game, first.config)
-            pool = pools[(game, first.config_key)]
+        for game, key in first.keys.items():
+            config = first.config_of(game)
+            needed = self.players(game, config)
+            pool = pools[(game, key)]
             table = [first]
             for candidate in pool.nearest(pool.rating_of[first.id]):
                 if len(table) == needed:
@@ -138,7 +155,7 @@ class Lobby:
                 table.append(candidate)
             if len(table) == needed:
                 self.rng.shuffle(table)  # seat order: nobody always moves first
-                return Pairing(game, tuple(s.bot for s in table), dict(first.config), tuple(table))
+                return Pairing(game, tuple(s.bot for s in table), dict(config), tuple(table))
         return None
 
     def waiting(self) -> list[dict[str, Any]]:

@@ -1228,12 +1228,12 @@ class ArenaServer:
         if not names or not all(isinstance(n, str) for n in names):
             raise p.ProtocolError(p.BAD_MESSAGE, "'seek.games' must be a non-empty list of game names")
         given = msg.get("config") or {}
-        config = _as_given(given, [self._check_game(name, given) for name in names])
+        read = {name: _read(given, self._check_game(name, given)) for name in names}
         if self.lobby.waiting_of(session.bot) >= self.limits.max_seeks:
             raise p.ProtocolError(
                 p.BUSY, f"bot {session.bot!r} has {self.limits.max_seeks} seeks waiting, the most it may; cancel one first"
             )
-        self.lobby.seek(session.bot, names, config, bool(msg.get("self_play", False)))
+        self.lobby.seek(session.bot, names, _shown(given, list(read.values())), bool(msg.get("self_play", False)), read)
         if session.acks:
             session.send("seeking", games=names)
         self._pair_soon()
@@ -1276,7 +1276,7 @@ class ArenaServer:
             ):
                 raise p.ProtocolError(p.UNKNOWN_BOT, f"no bot named {opponent!r} is registered on this server") from None
             raise
-        if self.lobby.take(opponent, msg["game"], _as_given(msg.get("config") or {}, [config])) is None:
+        if self.lobby.take(opponent, msg["game"], _read(msg.get("config") or {}, config)) is None:
             raise p.ProtocolError(
                 p.NOT_SEEKING, f"bot {opponent!r} has no seek waiting for {msg['game']} with this config: a challenge takes one"
             )
@@ -1986,14 +1986,17 @@ def _ref(msg: Mapping[str, Any]) -> str | None:
 _ID_PREFIX = re.compile(r"[0-9a-f]{1,31}")  # match ids are 32 hex digits (uuid4().hex)
 
 
-def _as_given(given: Mapping[str, Any], checked: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The keys a seek or challenge set, with the values its games read them as (``"3"`` is
-    3, ``5`` is 5.0 for a number): pairing compares these, so that a bot sending text for a
-    number sits with one sending the number. As sent when its games read a key differently,
-    types included: ``"1"`` read as True by one game and 1.0 by another is equal in Python,
-    and the seek kept True, which the second game refused at pairing, killing the server."""
-    read = [config_key({key: config[key] for key in given}) for config in checked]
-    return {key: checked[0][key] for key in given} if len(set(read)) == 1 else dict(given)
+def _read(given: Mapping[str, Any], checked: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys a seek or challenge set, with the values a game reads them as (``"3"`` is 3,
+    ``5`` is 5.0 for a number): pairing compares these, game by game, so that a bot sending
+    text for a number sits with one sending the number."""
+    return {key: checked[key] for key in given}
+
+
+def _shown(given: Mapping[str, Any], reads: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A seek's config as the lobby shows it: as its games read it, or as sent where they read a
+    key differently (``"1"`` is 1.0 for one game and True for another)."""
+    return dict(reads[0]) if len({config_key(read) for read in reads}) == 1 else dict(given)
 
 
 def _clamped_int(text: str) -> int:

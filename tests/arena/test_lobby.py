@@ -46,7 +46,7 @@ def test_one_pass_forms_every_table_within_capacity(
     per_bot: Counter[str] = Counter()
     for table in tables:
         assert len(table.bots) == PLAYERS[table.game]
-        assert all(table.game in seek.games and seek.config_key == table.seeks[0].config_key for seek in table.seeks)
+        assert all(table.game in seek.games and seek.keys[table.game] == table.seeks[0].keys[table.game] for seek in table.seeks)
         for bot, count in Counter(table.bots).items():
             assert count == 1 or all(seek.self_play for seek in table.seeks if seek.bot == bot)
         per_bot.update(set(table.bots))
@@ -88,7 +88,7 @@ def plain_pair(lobby: Lobby) -> list[Pairing]:
                     for s in waiting
                     if s is not first
                     and game in s.games
-                    and s.config_key == first.config_key
+                    and s.keys[game] == first.keys[game]
                     and (s.bot != first.bot or (s.self_play and first.self_play))
                     and lobby.capacity(s.bot) > seated[s.bot]
                 ),
@@ -96,13 +96,13 @@ def plain_pair(lobby: Lobby) -> list[Pairing]:
             )
             table = [first]
             for candidate in candidates:
-                if len(table) == lobby.players(game, first.config):
+                if len(table) == lobby.players(game, first.config_of(game)):
                     break
                 here = [s for s in table if s.bot == candidate.bot]
                 if here and not (candidate.self_play and all(s.self_play for s in here)):
                     continue
                 table.append(candidate)
-            if len(table) == lobby.players(game, first.config):
+            if len(table) == lobby.players(game, first.config_of(game)):
                 lobby.rng.shuffle(table)
                 formed.append(Pairing(game, tuple(s.bot for s in table), dict(first.config), tuple(table)))
                 waiting = [s for s in waiting if s not in table]

@@ -790,16 +790,27 @@ async def test_seeks_pair_and_challenges_take_by_the_config_values_the_game_read
 
 
 @pytest.mark.trio
-async def test_a_seek_whose_games_read_a_key_as_different_types_waits_as_sent(arena: Arena) -> None:
+async def test_a_seek_whose_games_read_a_key_as_different_types_sits_with_each_game_as_it_reads_it(arena: Arena) -> None:
     """The text "1" is True to public-goods and 1.0 to the prisoner's dilemma, equal in Python: the seek
-    kept True, which the dilemma refused at pairing, and that stopped the whole server (found by QA)."""
-    async with arena.bot("mixed") as mixed, arena.bot("plain") as plain:
-        await mixed.send("seek", games=["public-goods", "iterated-prisoners-dilemma"], config={"punishment": "1"})
+    kept True, which the dilemma refused at pairing, and that stopped the whole server; kept as sent
+    then, it sat with no seek or challenge of either game alone (found by QA)."""
+    both = ["public-goods", "iterated-prisoners-dilemma"]
+    async with arena.bot("mixed") as mixed, arena.bot("plain") as plain, arena.bot("single") as single:
+        await mixed.send("seek", games=both, config={"punishment": "1"})
         await mixed.expect("seeking")
         assert [seek["config"] for seek in arena.server.lobby.waiting()] == [{"punishment": "1"}]
-        await plain.send("seek", games=["public-goods", "iterated-prisoners-dilemma"], config={"punishment": "1"})
+        await plain.send("seek", games=both, config={"punishment": "1"})
         start = await plain.expect("match_start")  # the dilemma: public goods seats four by default
-    assert start["game"] == "iterated-prisoners-dilemma" and start["config"]["punishment"] == 1.0
+        assert start["game"] == "iterated-prisoners-dilemma" and start["config"]["punishment"] == 1.0
+        await mixed.send("seek", games=both, config={"punishment": "1"})
+        await mixed.expect("seeking")
+        await single.send("seek", games=["iterated-prisoners-dilemma"], config={"punishment": 1})
+        start = await single.expect("match_start")
+        assert sorted(start["players"]) == ["mixed", "single"] and start["config"]["punishment"] == 1.0
+        await mixed.send("seek", games=both, config={"punishment": "1"})
+        await mixed.expect("seeking")
+        await single.send("challenge", bot="mixed", game="iterated-prisoners-dilemma", config={"punishment": 1.0})
+        assert (await single.expect("match_start"))["config"]["punishment"] == 1.0
     assert (await http_get(arena.url, "/health"))[0] == 200
 
 
