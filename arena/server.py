@@ -1228,7 +1228,8 @@ class ArenaServer:
         if not names or not all(isinstance(n, str) for n in names):
             raise p.ProtocolError(p.BAD_MESSAGE, "'seek.games' must be a non-empty list of game names")
         given = msg.get("config") or {}
-        read = {name: _read(given, self._check_game(name, given)) for name in names}
+        # each game once: a seek naming one game thousands of times is checked once, not each time
+        read = {name: _read(given, self._check_game(name, given)) for name in dict.fromkeys(names)}
         if self.lobby.waiting_of(session.bot) >= self.limits.max_seeks:
             raise p.ProtocolError(
                 p.BUSY, f"bot {session.bot!r} has {self.limits.max_seeks} seeks waiting, the most it may; cancel one first"
