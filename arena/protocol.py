@@ -383,9 +383,31 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
     if not isinstance(message, dict):
         raise ProtocolError(BAD_FRAME, f"a message must be a map, got {_wire_name(message)}")
+    # a move, the one frequent message, has no nested field that is walked (log-probs are checked flat)
+    if message.get("t") != "move" and _nests_deeper(message, MAX_NESTING):
+        raise ProtocolError(BAD_FRAME, f"a message nests at most {MAX_NESTING} maps and lists deep")
     if isinstance(frame, str) and "\\u" in frame and not _is_text(message):
         raise ProtocolError(BAD_FRAME, "the frame's JSON escapes a lone surrogate (\\ud800-\\udfff), which is not text")
     return message
+
+
+MAX_NESTING = 32
+"""Maps and lists in one another, the message itself counted: no message needs more than a few
+(a config's list of numbers is three deep). Deeper, a seek's config of a thousand levels
+passed msgpack and broke the server's checks on Python's recursion limit: each was answered
+as the server's own failure, with its traceback logged (8 MB a second from one bot)."""
+
+
+def _nests_deeper(message: Mapping[str, Any], most: int) -> bool:
+    stack: list[tuple[Any, int]] = [(message, 1)]
+    while stack:
+        value, depth = stack.pop()
+        for child in value.values() if isinstance(value, dict) else value:
+            if isinstance(child, (dict, list)):
+                if depth == most:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _not_json(literal: str) -> Any:

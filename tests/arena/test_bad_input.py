@@ -103,6 +103,15 @@ def packed(value: Any) -> bytes:
 
 MOVE = {"t": "move", "v": 1, "match": "m", "seat": 0, "step": 0, "attempt": 0, "action": "a1"}
 
+
+def nested(depth: int) -> Any:
+    """A list ``depth`` lists deep."""
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 # ---- malformed frames ------------------------------------------------------------------
 
 MALFORMED = [
@@ -124,6 +133,12 @@ MALFORMED = [
     pytest.param(json_frame(t="seek", v=1, games="tic-tac-toe"), p.BAD_MESSAGE, id="seek.games as a string"),
     pytest.param(json_frame(t="seek", v=1, games=[1, 2]), p.BAD_MESSAGE, id="seek.games of numbers"),
     pytest.param(json_frame(**{**MOVE, "tokens_in": 2**70}), p.BAD_MESSAGE, id="an integer no store can hold"),
+    pytest.param(
+        packed({"t": "seek", "v": 1, "games": ["nim"], "config": {"piles": nested(1020)}}),
+        p.BAD_FRAME,
+        id="a config a thousand lists deep, past Python's recursion limit",
+    ),
+    pytest.param(json_frame(t="seek", v=1, games=["nim"], config={"piles": nested(31)}), p.BAD_FRAME, id="a message 33 deep"),
     pytest.param(packed({"t": "teleport", "v": 1}), p.UNKNOWN_TYPE, id="unknown type"),
     pytest.param(json_frame(t="seek", v=1, games=["tic-tac-to"]), p.UNKNOWN_GAME, id="unknown game"),
 ]
