@@ -151,6 +151,16 @@ def open_live(store: Store, record: MatchResult, **group: Any) -> None:
     assert store.open_match(row) is None
 
 
+def two_live_tables(store: Store, match_record: Callable[..., MatchResult], second: list[str]) -> tuple[MatchResult, MatchResult]:
+    """Two kuhn-poker matches dealt from seed 7, live in ``store``, the second begun a second
+    after the first; in each the first seat wins (ann beats bob in the first)."""
+    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
+    later = replace(match_record("kuhn-poker", second, [1.0, -1.0]), seed=7, started_at=first.started_at + 1)
+    open_live(store, first)
+    open_live(store, later)
+    return first, later
+
+
 @pytest.mark.parametrize("twin_ends", ["finished", "void", "engine fault"])
 def test_a_match_whose_seed_a_live_match_deals_from_is_rated_once_that_one_ends(
     tmp_path: Path, match_record: Callable[..., MatchResult], twin_ends: str
@@ -159,11 +169,8 @@ def test_a_match_whose_seed_a_live_match_deals_from_is_rated_once_that_one_ends(
     the first table's win moved the winner's rating on the board while the second table still
     held the same cards; the board's counts already waited."""
     store = Store(tmp_path / "a.db")
-    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
-    second = replace(match_record("kuhn-poker", ["cid", "dan"], [1.0, -1.0]), seed=7)
+    first, second = two_live_tables(store, match_record, ["cid", "dan"])
     elsewhere = replace(match_record("kuhn-poker", ["eve", "fay"], [1.0, -1.0]), seed=8)
-    open_live(store, first)
-    open_live(store, second)
     assert store.finish_match(first) == {}
     assert store.ratings() == [] and variant_leaderboard(store, "kuhn-poker", resamples=10) == []
     assert set(store.finish_match(elsewhere)) == {("eve", "kuhn-poker"), ("fay", "kuhn-poker")}  # its seed is its own
@@ -197,10 +204,7 @@ def test_a_match_held_for_a_live_twin_is_rated_when_a_restart_voids_the_twin(
     tmp_path: Path, match_record: Callable[..., MatchResult]
 ) -> None:
     store = Store(tmp_path / "a.db")
-    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
-    second = replace(match_record("kuhn-poker", ["cid", "dan"], [1.0, -1.0]), seed=7)
-    open_live(store, first)
-    open_live(store, second)
+    first, _ = two_live_tables(store, match_record, ["cid", "dan"])
     store.finish_match(first)
     assert store.ratings() == []
     assert store.void_live_matches("the server stopped before the match ended") == 1
@@ -212,10 +216,7 @@ def test_matches_waiting_on_one_seed_are_rated_in_the_order_they_began_whichever
     tmp_path: Path, match_record: Callable[..., MatchResult]
 ) -> None:
     store = Store(tmp_path / "a.db")
-    first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
-    second = replace(match_record("kuhn-poker", ["bob", "ann"], [2.0, -2.0]), seed=7, started_at=first.started_at + 1)
-    open_live(store, first)
-    open_live(store, second)
+    first, second = two_live_tables(store, match_record, ["bob", "ann"])
     assert store.finish_match(second) == {}
     rated = store.finish_match(first)
     [ann_first], [bob_first] = rate_match([[Rating()], [Rating()]], [0, 1])
