@@ -100,10 +100,19 @@ class ArenaConnection(ServerConnection):
 
     async def close_stream(self) -> None:
         """Also wake a reader waiting for room in the closed queue, which would never come:
-        a client that floods without reading fills it as its connection is cut off."""
+        a client that floods without reading fills it as its connection is cut off.
+
+        And let go of the tracebacks of the errors that ended the connection (a reset, the end
+        of the stream before a close frame): each held the frame that raised it, and with it
+        the connection (a cycle, freed only by the cycle collector, which a serving process
+        runs seldom) and the last message parsed, up to the hard cap. Clients that sent a large
+        frame and hung up grew the server by 250 MB per 300 of them."""
         await super().close_stream()
         if self.recv_flow_control is not None:
             self.resume_reading()
+        for error in (self.connection_exc, self.protocol.parser_exc):
+            if error is not None:
+                error.__traceback__ = None
 
     def process_event(self, event: Event) -> None:
         if self.recv_messages.closed:  # parsed from the last read as the connection was closed: no one takes it

@@ -3,13 +3,17 @@ sends, under the same rate limit, and never charged as a burst for having waited
 
 from __future__ import annotations
 
+import gc
 import logging
 import socket
+import struct
 import time
+import tracemalloc
 from typing import Any
 
 import pytest
 import trio
+from websockets.frames import Frame, Opcode
 from websockets.sync.client import connect as sync_connect
 from websockets.trio.server import ServerConnection
 
@@ -136,3 +140,35 @@ async def test_over_a_wrapped_stream_moves_wait_their_turn_and_the_rate_limit_ho
     assert codes[10:].count(p.NOT_YOUR_MATCH) <= 2 + 4, codes[10:]  # the burst, and the 0.2 s it waited at 20 a second
     await stream.aclose()
     await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_bots_gone_after_a_large_frame_leave_no_frame_behind(arena: Arena) -> None:
+    """A client that sent a frame near the hard cap and hung up without a close frame, or reset
+    its socket: the error that ended its connection held, in its traceback, the connection (a
+    cycle, for the seldom-run cycle collector) and the message parsed last. Clients doing so
+    grew the server by 250 MB per 300 of them, given back only by a collection (found by QA)."""
+    clients = [await arena.raw_bot(f"large-{index}") for index in range(2)]
+    large = p.encode(p.message("ping", pad="x" * 900_000), True)
+    gc.disable()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for reset, (stream, protocol) in enumerate(clients):
+            protocol.send_binary(large)
+            await stream.send_all(b"".join(protocol.data_to_send()))
+            with trio.fail_after(10):
+                while not any(isinstance(e, Frame) and e.opcode is Opcode.BINARY for e in protocol.events_received()):
+                    protocol.receive_data(await stream.receive_some())  # its too_large error
+            if reset:
+                stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            await stream.aclose()
+        with trio.fail_after(10):
+            while any(session.connected for session in arena.server.sessions.values()):
+                await trio.sleep(0.01)
+        await trio.sleep(0.1)  # their readers' last steps
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert held < 500_000, f"{held:,} bytes still held"
