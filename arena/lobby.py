@@ -30,7 +30,7 @@ class Seek:
     self_play: bool = False
     read: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Per game named, the config as that game reads it (``"1"`` is 1.0 for a number, True for a
-    boolean), where it differs from ``config``: the seek sits with any other asking the same of
+    boolean); a game left out reads ``config``. The seek sits with any other asking the same of
     that game."""
 
     def config_of(self, game: str) -> Mapping[str, Any]:
