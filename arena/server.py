@@ -345,7 +345,8 @@ class _Intake:
         self.connection.binary = isinstance(frame, bytes)
         wait = self.rate.take(sent_after, time.monotonic())
         if wait:
-            self._refuse(p.RATE_LIMITED, "too many messages", retry_after=round(wait, 3))
+            # up to the millisecond: a wait rounded down is refused again, and one under half a millisecond said 0
+            self._refuse(p.RATE_LIMITED, "too many messages", retry_after=math.ceil(wait * 1000) / 1000)
             return None
         if (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
             self._refuse(p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes")

@@ -29,8 +29,10 @@ from websockets.sync.client import connect as sync_connect
 from websockets.trio.client import ClientConnection, connect
 
 from arena import protocol as p
+from arena import server as server_module
 from arena.match import Clock
-from arena.server import ArenaServer, Limits, bound_port, open_listeners
+from arena.server import ArenaServer, Limits, Metrics, bound_port, open_listeners
+from arena.sessions import Connection
 from arena.store import Store
 from bots.client import run_bot
 from bots.registry import make_bot
@@ -369,6 +371,25 @@ async def test_a_flood_already_in_flight_is_closed_at_once_and_the_server_still_
     assert protocol.close_rcvd.code == p.CLOSE_POLICY
     with trio.fail_after(5):
         await arena.server.shutdown()
+
+
+@pytest.mark.parametrize(("early", "told"), [(0.0002, 0.001), (0.0123, 0.013), (0.5, 0.5)])
+def test_retry_after_is_the_wait_rounded_up_to_the_millisecond(
+    monkeypatch: pytest.MonkeyPatch, early: float, told: float
+) -> None:
+    """Rounded to the nearest, a wait under half a millisecond was told as 0.0 (found by QA), and
+    any wait rounded down was refused again when kept to."""
+    replies: list[dict[str, Any]] = []
+    intake = server_module._Intake(
+        Limits(),
+        Metrics(),
+        Connection(outgoing=None),
+        lambda kind, **fields: replies.append(fields),  # type: ignore[arg-type]
+    )
+    monkeypatch.setattr(server_module.time, "monotonic", lambda: 100.0)
+    intake.rate.due = 100.0 + intake.rate.slack + early
+    assert intake.admit(p.encode(p.message("ping"), True), 100.0) is None
+    assert replies[0]["code"] == p.RATE_LIMITED and replies[0]["retry_after"] == pytest.approx(told)
 
 
 @pytest.mark.trio
