@@ -781,7 +781,7 @@ class Store:
         return self._release(seed)
 
     def _release(self, seed: int) -> dict[tuple[str, str], Rating]:
-        """Once no live match deals from ``seed``, rate what waited on it, in the order it began."""
+        """Once no live match deals from ``seed``, rate the matches that waited on it, in the order they began."""
         if self._dealt_live(seed) or not self._waits_on(seed):
             return {}
         waiting = self.conn.execute(
