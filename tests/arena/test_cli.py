@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import types
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -586,6 +587,29 @@ def test_ctrl_c_while_the_cli_starts_is_one_line_not_a_traceback(
     else:
         monkeypatch.setattr("arena.cli.build_parser", interrupted)
     assert main(["games"]) == 130
+    assert capsys.readouterr().err == "arena: interrupted\n"
+
+
+def test_a_coroutine_dropped_by_ctrl_c_is_not_warned_of_after_the_interrupted_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C landing as trio made a task left its coroutine never run, and the process's last
+    lines were a RuntimeWarning about it, after the interrupted line (found in CI)."""
+    made: list[Any] = []
+
+    async def task() -> None:
+        pass
+
+    def interrupted_as_a_task_is_made(args: Any) -> int:
+        made.append(task())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("arena.cli.cmd_games", interrupted_as_a_task_is_made)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["games"]) == 130
+        made.clear()
+    assert [str(warning.message) for warning in caught] == []
     assert capsys.readouterr().err == "arena: interrupted\n"
 
 
