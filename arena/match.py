@@ -24,7 +24,7 @@ import math
 import time
 import uuid
 from array import array
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -171,16 +171,24 @@ RANK_DECIMALS = 9
 6.6000000000000005 in another) must not decide a rank, here or in the ratings."""
 
 
-def competition_ranks(values: Sequence[float]) -> list[int]:
-    """1 + the number of strictly larger values; values equal to ``RANK_DECIMALS`` decimals share a rank."""
+def competition_ranks(values: Sequence[float], last: Collection[int] = ()) -> list[int]:
+    """1 + the number of strictly larger values; values equal to ``RANK_DECIMALS`` decimals share a rank.
+
+    The entries at the indexes in ``last`` (forfeits) rank together below all others, whatever
+    their values: a forfeit's minimum return could otherwise tie with an honest loser's, or
+    with everyone's where nobody had scored yet."""
     keyed = [round(float(value), RANK_DECIMALS) for value in values]
-    return [1 + sum(other > mine for other in keyed) for mine in keyed]
+    honest = [value for index, value in enumerate(keyed) if index not in last]
+    below = 1 + len(honest)
+    return [below if index in last else 1 + sum(other > mine for other in honest) for index, mine in enumerate(keyed)]
 
 
 def outcomes_of(game: type[Game], returns: Sequence[float], forfeit_seat: int | None) -> tuple[list[str], list[int]]:
     """Per-seat outcome words and ranks. Two-seat zero-sum games say win/loss/draw;
-    others are ranked by return (1 is best, ties share a rank) and say ``ranked``."""
-    ranks = competition_ranks(returns)
+    others are ranked by return (1 is best, ties share a rank) and say ``ranked``. The
+    forfeiting seat's team ranks last."""
+    failed = () if forfeit_seat is None else game.spec.team_of(forfeit_seat, len(returns))
+    ranks = competition_ranks(returns, failed)
     if game.spec.zero_sum and len(returns) == 2:
         words = [
             "win" if mine < theirs else "loss" if mine > theirs else "draw"

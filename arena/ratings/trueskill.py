@@ -263,10 +263,8 @@ def ranks_from_returns(
     if sorted(members) != list(range(seats)):
         raise ValueError(f"teams must partition the seats 0..{seats - 1}, got {groups}")
     team_returns = [sum(float(returns[s]) for s in team) / len(team) for team in groups]
-    failed = [any(s in forfeits for s in team) for team in groups]
-    honest = iter(competition_ranks([r for r, f in zip(team_returns, failed, strict=True) if not f]))
-    last = 1 + sum(not f for f in failed)
-    return [last if f else next(honest) for f in failed]
+    failed = [index for index, team in enumerate(groups) if any(s in forfeits for s in team)]
+    return competition_ranks(team_returns, failed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -551,7 +551,19 @@ async def test_a_forfeit_in_a_team_game_costs_the_whole_team() -> None:
         raise SeatForfeit("resign")
 
     result = await play_match(MiniHanabi, [LocalSeat(resigner), first_legal()])
-    assert result.returns == [0.0, 0.0] and result.outcomes == ["forfeit", "ranked"]
+    assert result.returns == [0.0, 0.0] and result.outcomes == ["forfeit", "ranked"] and result.ranks == [1, 1]
+
+
+@pytest.mark.trio
+async def test_a_forfeit_before_anyone_scored_ranks_the_forfeiter_last() -> None:
+    """The forfeiter's minimum return (0 in the prisoner's dilemma) tied with the 0 of a player
+    who had not scored yet: the record ranked both first, unlike the ratings."""
+
+    async def resigner(turn: Turn) -> str:
+        raise SeatForfeit("resign")
+
+    result = await play_match(IteratedPrisonersDilemma, [LocalSeat(resigner), first_legal()], config={"rounds": 3})
+    assert result.returns == [0.0, 0.0] and result.outcomes == ["forfeit", "ranked"] and result.ranks == [2, 1]
 
 
 @pytest.mark.trio
