@@ -162,7 +162,8 @@ class Limits:
     hard_cap: int = 1024 * 1024  # bytes: the websocket layer closes with 1009
     rate: float = 50.0  # messages per second, sustained
     burst: int = 100  # messages at once
-    strikes: int = 5  # abusive frames (flood, oversize, undecodable) before closing with 1008
+    strikes: int = 5  # abusive frames (flood, oversize, undecodable) within strike_window_s close with 1008
+    strike_window_s: float = 600.0  # a strike is forgotten this long after it: a bot's rare slips never add up
     hello_timeout_s: float = 10.0
     grace_ms: int = 30_000  # a disconnected bot may resume within this window
     max_matches: int = 8  # matches one bot may play at once
@@ -326,7 +327,8 @@ class _Intake:
     handler task reads it (``ArenaServer._frames``) or it is taken where it is parsed
     (``ArenaConnection.take_at_once``): its encoding becomes the one answers are sent in; it
     must come within the rate limit and the soft cap and decode to a map. A failure is
-    answered with an error, and ``Limits.strikes`` of them close the connection (1008)."""
+    answered with an error, and ``Limits.strikes`` of them within ``Limits.strike_window_s``
+    close the connection (1008)."""
 
     def __init__(self, limits: Limits, metrics: Metrics, connection: Connection, reply: Callable[..., Any]) -> None:
         self.limits = limits
@@ -334,7 +336,7 @@ class _Intake:
         self.connection = connection
         self.reply = reply
         self.rate = RateLimit(limits.rate, limits.burst)
-        self.strikes = 0
+        self.strikes: collections.deque[float] = collections.deque()  # when each strike still counted came
 
     def admit(self, frame: bytes | str, sent_after: float, decoded: dict[str, Any] | None = None) -> dict[str, Any] | None:
         """The message (``decoded`` when the caller decoded it already); None once refused, and
@@ -343,27 +345,31 @@ class _Intake:
         if self.connection.closing is not None:
             return None
         self.connection.binary = isinstance(frame, bytes)
-        wait = self.rate.take(sent_after, time.monotonic())
+        now = time.monotonic()
+        wait = self.rate.take(sent_after, now)
         if wait:
             # up to the millisecond: a wait rounded down is refused again, and one under half a millisecond said 0
-            self._refuse(p.RATE_LIMITED, "too many messages", retry_after=math.ceil(wait * 1000) / 1000)
+            self._refuse(now, p.RATE_LIMITED, "too many messages", retry_after=math.ceil(wait * 1000) / 1000)
             return None
         if (len(frame) if isinstance(frame, bytes) else len(frame.encode())) > self.limits.soft_cap:
-            self._refuse(p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes")
+            self._refuse(now, p.TOO_LARGE, f"frames are capped at {self.limits.soft_cap} bytes")
             return None
         if decoded is not None:
             return decoded
         try:
             return p.decode(frame)
         except p.ProtocolError as error:
-            self._refuse(error.code, error.message)
+            self._refuse(now, error.code, error.message)
             return None
 
-    def _refuse(self, code: str, text: str, **extra: Any) -> None:
+    def _refuse(self, now: float, code: str, text: str, **extra: Any) -> None:
         self.metrics.errors += 1
         self.reply("error", code=code, message=text, **extra)
-        self.strikes += 1
-        if self.strikes >= self.limits.strikes:
+        strikes = self.strikes
+        while strikes and strikes[0] <= now - self.limits.strike_window_s:
+            strikes.popleft()
+        strikes.append(now)
+        if len(strikes) >= self.limits.strikes:
             self.connection.close(p.CLOSE_POLICY, "too many bad or excessive messages")
 
 

@@ -393,6 +393,32 @@ def test_retry_after_is_the_wait_rounded_up_to_the_millisecond(
 
 
 @pytest.mark.trio
+async def test_strikes_older_than_the_window_are_forgotten(arena_factory: ArenaFactory) -> None:
+    """Strikes counted over a connection's whole life: a bot up for weeks was closed 1008 for
+    its fifth slip (an LLM's oversized reply, say), however far apart they came."""
+    arena = await arena_factory(limits=Limits(strikes=3, strike_window_s=0.5))
+    async with arena.bot("slips") as slips:
+        assert slips.welcome["limits"]["strike_window_s"] == 0.5
+
+        async def slip() -> None:
+            await slips.ws.send(b"\xc1")
+            await slips.expect("error", code=p.BAD_FRAME)
+
+        await slip()
+        await slip()
+        await trio.sleep(0.6)  # both forgotten
+        await slip()
+        await slip()
+        await slips.send("ping")
+        await slips.expect("pong")
+        await slip()  # the third within the window
+        with trio.fail_after(5), pytest.raises(ConnectionClosed) as closed:
+            await slips.ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == p.CLOSE_POLICY
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
 async def test_a_rate_limited_bot_may_go_on_after_waiting_retry_after(arena_factory: ArenaFactory) -> None:
     arena = await arena_factory(limits=Limits(rate=20, burst=2, strikes=3))
     async with arena.bot("patient") as patient:
