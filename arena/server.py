@@ -2077,8 +2077,13 @@ def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _request_target(target: str) -> urllib.parse.SplitResult:
-    """The path and query of an HTTP request's target, which is a path (origin form): not read
-    as a URL, where ``//health`` is the host "health" and no path."""
+    """The path and query of an HTTP request's target. A path (origin form) is not read as a
+    URL, where ``//health`` is the host "health" and no path; a whole URL (absolute form,
+    ``http://host/health``, as some proxies and clients send and a server must take: RFC 9112,
+    3.2.2) gives its own path."""
+    if target[:8].lower().startswith(("http://", "https://")):
+        url = urllib.parse.urlsplit(target)
+        return urllib.parse.SplitResult("", "", url.path or "/", url.query, "")
     path, _, query = target.partition("?")
     return urllib.parse.SplitResult("", "", path, query, "")
 

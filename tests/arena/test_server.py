@@ -1855,6 +1855,10 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     assert (await get("/elsewhere"))[0] == 404
     assert await get("//health") == (404, {"error": "not_found", "message": "no such path '//health'"})  # not a host
     assert (await get("/health?x=//y"))[0] == 200
+    # the absolute form, which some proxies send, was answered 404 "no such path 'http://...'"
+    host = arena.url.removeprefix("ws://")
+    assert await get(f"HTTP://{host}/api/matches?bot=h-a&limit=5") == (200, listed)
+    assert (await get(f"http://{host}"))[0] == 404  # the path "/"
     with pytest.raises(InvalidStatus) as refused:  # a websocket upgrade is answered as plain HTTP too
         async with connect(arena.url + "/elsewhere", proxy=None):
             pass
