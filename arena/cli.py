@@ -626,7 +626,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     import games
     from arena.protocol import visible
     from arena.seats import SeatForfeit, Turn, in_worker_thread, policy_callable
-    from bots.client import BotStopped, run_bot
+    from bots.client import BotStopped, end_said, run_bot
     from bots.registry import make_bot, parse_spec, secret_seed
 
     spec = parse_spec(args.spec)
@@ -714,9 +714,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         elif msg["t"] == "match_end":
             policy.finish(msg["match"])
             if not args.json:
-                why = f"{msg['reason']} ({msg['detail']})" if msg.get("detail") else msg["reason"]
-                how = f"{msg['status']}, {why}, {_how_it_went(msg)}"
-                line = f"match {msg['match']}: {how}, returns {msg['returns']}"
+                returns = "" if msg.get("returns") is None else f", returns {msg['returns']}"
+                line = f"match {msg['match']}: {end_said(msg)}, {_how_it_went(msg)}{returns}"
                 print(visible(line, one_line=True), flush=True)  # with a detail an opponent wrote
 
     stop = trio.Event()

@@ -599,6 +599,16 @@ RECORD_TIMEOUT_S = 5.0
 """How long the SDK waits for the record of a match that ended while it was away."""
 
 
+def end_said(end: Mapping[str, Any]) -> str:
+    """How a ``match_end`` says the match ended: its status and reason (with the detail), or,
+    for one made from the record of a group's match before the group is played out, that the
+    result is withheld (PROTOCOL.md section 11): its fields are null then."""
+    if end.get("reason") is None:
+        return f"{end['status']}; its result is withheld until the rest of its group is played"
+    detail = f" ({end['detail']})" if end.get("detail") else ""
+    return f"{end['status']}, {end['reason']}{detail}"
+
+
 async def _end_on_record(url: str, match: str, seat: int) -> dict[str, Any] | None:
     """The ``match_end`` the seat would have been sent, made from the match's record on the
     server (``/api/matches/{id}``, section 12): a match forfeited while the bot was away past
@@ -713,7 +723,7 @@ async def _receive(
                         )
                         run.lost.append(match)
                         continue
-                    log.warning("match %s ended while this bot was away: %s %s", match, end["reason"], end["detail"])
+                    log.warning("match %s ended while this bot was away: %s", match, end_said(end))
                     run.record(end)
                     tell(end)
                 state.missing.clear()

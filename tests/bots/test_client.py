@@ -28,7 +28,18 @@ from arena.server import Limits, bound_port, open_listeners
 from arena.sessions import BotSession
 from arena.store import Store
 from bots import client
-from bots.client import CHALLENGE_RETRY_S, CUT, RESULTS_KEPT, BotRun, BotStopped, _within_cap, backoff, connect_failure, run_bot
+from bots.client import (
+    CHALLENGE_RETRY_S,
+    CUT,
+    RESULTS_KEPT,
+    BotRun,
+    BotStopped,
+    _within_cap,
+    backoff,
+    connect_failure,
+    end_said,
+    run_bot,
+)
 from tests.conftest import Arena, ArenaFactory
 
 
@@ -1080,3 +1091,13 @@ async def test_a_challenger_keeps_to_the_servers_limit_and_waits_between_refusal
     assert not [said for _, said in refused if "'challenger' plays" in said]
     gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(refused)]
     assert all(gap >= CHALLENGE_RETRY_S / 2 - 0.01 for gap in gaps), gaps
+
+
+def test_an_end_read_from_a_withheld_record_says_so_not_none_none() -> None:
+    """A group's match voided while the bot was away, read back from its record before the group
+    was played out, was said "ended while this bot was away: None None" (found by a QA helper)."""
+    withheld = {"status": "void", "reason": None, "detail": None, "returns": None}
+    assert end_said(withheld) == "void; its result is withheld until the rest of its group is played"
+    assert end_said({"status": "finished", "reason": "complete", "detail": ""}) == "finished, complete"
+    stopped = {"status": "void", "reason": "void", "detail": "the server stopped before the match ended"}
+    assert end_said(stopped) == "void, void (the server stopped before the match ended)"
