@@ -203,13 +203,20 @@ def outcomes_of(game: type[Game], returns: Sequence[float], forfeit_seat: int | 
 
 def forfeit_returns(state: Game, seat: int) -> list[float]:
     """The forfeiting seat's team gets the minimum return; in a two-seat zero-sum game
-    the other seat gets its opposite; otherwise the others keep what they have."""
+    the other seat gets its opposite; otherwise the others keep what they have.
+
+    The minimum is that of a whole match, which a seat may not have reached yet (public
+    goods pays at least the pot's share every round, and 0 before the first): the forfeit
+    then gets the least any other seat has, so that giving up never scores above staying."""
     low, _high = state.config.return_bounds()
     returns = list(state.returns())
-    for member in state.spec.team_of(seat, state.num_players):
-        returns[member] = low
     if state.spec.zero_sum and state.num_players == 2:
-        returns[1 - seat] = -low
+        returns[seat], returns[1 - seat] = low, -low
+        return returns
+    team = state.spec.team_of(seat, state.num_players)
+    least = min([low, *(value for other, value in enumerate(returns) if other not in team)])
+    for member in team:
+        returns[member] = least
     return returns
 
 

@@ -567,6 +567,21 @@ async def test_a_forfeit_before_anyone_scored_ranks_the_forfeiter_last() -> None
 
 
 @pytest.mark.trio
+async def test_a_forfeit_never_scores_above_the_seats_that_stayed() -> None:
+    """Public goods pays every seat at least 20 over a whole match, its minimum return, and 0
+    before the first round: a seat that gave up at once got 20 and the others 0, so crashing
+    paid in the mean-return column (found by a QA helper)."""
+
+    async def resigner(turn: Turn) -> str:
+        raise SeatForfeit("resign")
+
+    seats = [LocalSeat(resigner), first_legal(), first_legal(), first_legal()]
+    result = await play_match(games.get("public-goods"), seats)
+    assert games.get("public-goods").spec.min_return == 20.0
+    assert result.forfeit_seat == 0 and result.returns == [0.0, 0.0, 0.0, 0.0] and result.ranks == [4, 1, 1, 1]
+
+
+@pytest.mark.trio
 async def test_events_cover_start_turns_steps_and_the_end_in_order() -> None:
     events: list[MatchEvent] = []
     result = await play_match(TicTacToe, [scripted(["a1", "q", "a2", "a3"]), scripted(["b1", "b2"])], on_event=events.append)
