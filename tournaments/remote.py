@@ -50,7 +50,6 @@ from tournaments.formats import ScheduledMatch
 from tournaments.runner import Played, Progress, Summary, check_same_config, drive
 
 OWNER = "tournament"  # the owner of the bots runs register: any run may reuse them, none touches another's
-RECONNECTS = 5  # a dropped connection is opened again this many times in a row before the run gives up
 CONNECT_TIMEOUT_S = 30.0
 ABORT_TIMEOUT_S = 10.0
 
@@ -78,6 +77,9 @@ REMOTE_BACK_S = 30.0
 itself or a remote participant that played in this run: after a server restart their SDK
 reconnects within seconds (backoff up to 5 s)."""
 REMOTE_RETRY_S = 0.5
+RECONNECT_S = REMOTE_BACK_S
+"""How long the run's own connections (admin, spectator) are opened again after they drop
+before it gives up: a server restarted within it loses the run nothing."""
 
 
 def server_name(participant: str) -> str:
@@ -99,16 +101,17 @@ def http_base(url: str) -> str:
         raise RemoteUsageError(str(error)) from None
 
 
-def _lost(url: str, error: BaseException, connected: bool, drops: int) -> None:
-    """Raise the run's error for a connection that failed, unless it may be opened again."""
+def _lost(url: str, error: BaseException, connected: bool, dropped_at: float) -> None:
+    """Raise the run's error for a connection that failed, unless it may be opened again:
+    ``dropped_at`` is when it was last up (trio time)."""
     if isinstance(error, InvalidURI):
         raise RemoteUsageError(f"bad server URL {url!r}: {error}") from None
     if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code == p.CLOSE_AUTH_FAILED:
         raise RemoteUsageError(f"{url} refused the admin token") from None
     if not connected:
         raise RemoteTournamentError(f"cannot reach {url}: {connect_failure(error)}") from None
-    if drops > RECONNECTS:
-        raise RemoteTournamentError(f"lost the connection to {url}: {connect_failure(error)}") from None
+    if trio.current_time() - dropped_at > RECONNECT_S:
+        raise RemoteTournamentError(f"lost the connection to {url} for {RECONNECT_S:g} s: {connect_failure(error)}") from None
 
 
 def _open(url: str, path: str) -> Any:
@@ -149,7 +152,7 @@ class Admin:
 
     async def _serve(self, task_status: trio.TaskStatus[None]) -> None:
         pending: Request | None = None
-        connected, drops = False, 0
+        connected, drops, dropped_at = False, 0, trio.current_time()
         while True:
             try:
                 async with _open(self.url, p.BOT_PATH) as ws:
@@ -185,8 +188,10 @@ class Admin:
                             reply.send_nowait(got)
                         pending, drops = None, 0
             except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
+                if drops == 0:
+                    dropped_at = trio.current_time()
                 drops += 1
-                _lost(self.url, error, connected, drops)
+                _lost(self.url, error, connected, dropped_at)
             await trio.sleep(min(5.0, 0.25 * 2**drops))
 
     async def _answer(self, ws: ClientConnection, answer: str) -> dict[str, Any] | AdminError:
@@ -226,7 +231,7 @@ class Results:
         return waiter.message
 
     async def run(self, limits: Mapping[str, Any], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        connected, drops = False, 0
+        connected, drops, dropped_at = False, 0, trio.current_time()
         while True:
             try:
                 async with _open(self.url, p.WATCH_PATH) as ws:
@@ -243,8 +248,10 @@ class Results:
                         nursery.cancel_scope.cancel()
                     raise closed
             except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
+                if drops == 0:
+                    dropped_at = trio.current_time()
                 drops += 1
-                _lost(self.url, error, connected, drops)
+                _lost(self.url, error, connected, dropped_at)
             await trio.sleep(min(5.0, 0.25 * 2**drops))
 
     def _ask_again(self) -> None:
