@@ -214,7 +214,7 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "key": ((str,), False),
     },
     "abort_match": {"match": ((str,), True), "reason": ((str,), False)},
-    "seed_salt": {"tournament": ((str,), True), "schedule": ((str,), False)},
+    "seed_salt": {"tournament": ((str,), True), "schedule": ((str,), False), "configs": ((dict,), False)},
 }
 # maps inside a message, checked like the message itself: type -> {field: its fields}
 NESTED_MAPS: dict[str, dict[str, dict[str, tuple[tuple[type, ...], bool]]]] = {
@@ -382,7 +382,7 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         kind = "msgpack" if isinstance(frame, bytes) else "JSON"
         raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
     if not isinstance(message, dict):
-        raise ProtocolError(BAD_FRAME, f"a message must be a map, got {_wire_name(message)}")
+        raise ProtocolError(BAD_FRAME, f"a message must be a map, got {wire_name(message)}")
     # a move, the one frequent message, has no nested field that is walked (log-probs are checked flat)
     if message.get("t") != "move" and _nests_deeper(message, MAX_NESTING):
         raise ProtocolError(BAD_FRAME, f"a message nests at most {MAX_NESTING} maps and lists deep")
@@ -448,7 +448,7 @@ def _check_fields(where: str, message: Mapping[str, Any], fields: Mapping[str, t
             continue
         value = message[name]
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got {_wire_name(value)}")
+            raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must be {_names(types)}, got {wire_name(value)}")
         if isinstance(value, int) and not -(2**63) <= value < 2**63:  # what msgpack and SQLite can carry
             raise ProtocolError(BAD_MESSAGE, f"'{where}.{name}' must fit in a signed 64-bit integer")
 
@@ -475,7 +475,7 @@ def _names(types: tuple[type, ...]) -> str:
     return " or ".join(WIRE_NAMES[t] for t in types)
 
 
-def _wire_name(value: Any) -> str:
+def wire_name(value: Any) -> str:
     return WIRE_NAMES.get(type(value), type(value).__name__)
 
 

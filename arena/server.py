@@ -1422,8 +1422,15 @@ class ArenaServer:
         session.send("match_aborted", match=live.id)
 
     async def _on_seed_salt(self, session: BotSession, msg: Mapping[str, Any]) -> None:
-        tournament, schedule = msg["tournament"], msg.get("schedule")
-        salt = await self._store(lambda s: s.seed_salt(tournament, schedule))
+        tournament, schedule, configs = msg["tournament"], msg.get("schedule"), msg.get("configs", {})
+        for label, config in configs.items():
+            if not (isinstance(label, str) and isinstance(config, dict)):
+                raise p.ProtocolError(
+                    p.BAD_MESSAGE,
+                    f"'seed_salt.configs' must map game labels (strings) to configs (maps); got {p.wire_name(label)}"
+                    f" to {p.wire_name(config)}",
+                )
+        salt = await self._store(lambda s: s.seed_salt(tournament, schedule, configs))
         session.send("seed_salt", tournament=tournament, salt=salt)
 
     # ---- matches -------------------------------------------------------------------------

@@ -119,6 +119,19 @@ def _grouping(group: str | None, size: int | None) -> str:
     return f"group {group!r} with no size" if size is None else f"group {group!r} of {size}"
 
 
+CONFIG_CHANGE_REMEDY = "give the changed game a label of its own (or the tournament a new name) to play it"
+
+
+def config_change(was: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
+    """What differs between a game config a tournament's match was played with and the one its
+    file now gives, key by key (``was played with rounds=10; the file now says rounds=3``)."""
+    changed = sorted(key for key in was.keys() | now.keys() if was.get(key) != now.get(key))
+    if not changed:
+        return None
+    before, after = (", ".join(f"{key}={config.get(key)}" for key in changed) for config in (was, now))
+    return f"was played with {before}; the file now says {after}"
+
+
 def variant_of(game: str, overrides: Mapping[str, Any]) -> str:
     """A game plus its non-default config: the unit ratings are kept per."""
     if not overrides:
@@ -545,7 +558,9 @@ class Store:
                 "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value)
             )
 
-    def seed_salt(self, tournament: str, schedule: str | None = None) -> str:
+    def seed_salt(
+        self, tournament: str, schedule: str | None = None, configs: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> str:
         """The tournament's secret, which its seeds are made with (``tournaments.formats.seed_of``):
         made at its first run and kept, so a rerun deals the same cards. A tournament that has
         matches from before salts keeps none, so that its remaining deals match the first ones.
@@ -554,10 +569,17 @@ class Store:
         ``schedule`` (``tournaments.config.schedule_id``) is kept beside it at the first run that
         gives one; a run with another is refused (StoreError, kind "schedule") once the tournament
         has a match. Before, the new one replaces it: a run stopped before its first match (a
-        participant's name taken on the server, whose remedy changes the file) fixed nothing."""
+        participant's name taken on the server, whose remedy changes the file) fixed nothing.
+
+        ``configs`` (each game's label and its config as the game reads it) are checked
+        against the tournament's matches in the store, voided ones aside (kind "schedule"):
+        checked only as each key came up, a rerun of a file with a changed config played the
+        keys voided before under the new config until it reached one finished under the old,
+        and the tournament was left with both, which neither file could then finish."""
         with self.atomic():
             begun = self.conn.execute("SELECT 1 FROM matches WHERE tournament = ? LIMIT 1", (tournament,)).fetchone()
             salt = self._keep_first(f"seed_salt:{tournament}", "" if begun is not None else secrets.token_hex(16))
+            self._check_configs(tournament, configs or {})
             if schedule is None or self._keep_first(f"schedule:{tournament}", schedule) == schedule:
                 return salt
             if begun is None:
@@ -570,6 +592,26 @@ class Store:
                     "schedule",
                 )
         return salt
+
+    def _check_configs(self, tournament: str, configs: Mapping[str, Mapping[str, Any]]) -> None:
+        """Refuse a game (by label) whose matches under the tournament's keys were played with
+        another config than ``configs`` gives it: its keys are ``tournament/label/...``."""
+        if not configs:
+            return
+        labels = sorted(configs, key=len, reverse=True)  # "a/b" before "a": a key is its longest label's
+        rows = self.conn.execute(  # "0" follows "/": every key that begins with "tournament/"
+            "SELECT caller_key, config FROM matches WHERE caller_key >= ? AND caller_key < ? AND status != ?",
+            (f"{tournament}/", f"{tournament}0", VOID),
+        )
+        seen: set[tuple[str, str]] = set()
+        for key, config in rows:
+            label = next((label for label in labels if key.startswith(f"{tournament}/{label}/")), None)
+            if label is None or (label, config) in seen:
+                continue
+            seen.add((label, config))
+            change = config_change(json.loads(config), configs[label])
+            if change is not None:
+                raise StoreError(f"{key} {change}: {CONFIG_CHANGE_REMEDY}", "schedule")
 
     def _keep_first(self, key: str, value: str) -> str:
         """The meta value of ``key``: ``value`` if none was kept before, else the one that was."""

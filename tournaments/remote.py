@@ -47,7 +47,7 @@ from bots.client import BotStopped, Pacer, connect_failure, run_bot
 from bots.registry import make_bot, secret_seed
 from tournaments.config import TournamentConfig, TournamentConfigError, remote_name, schedule_id
 from tournaments.formats import ScheduledMatch
-from tournaments.runner import Played, Progress, Summary, check_same_config, drive
+from tournaments.runner import Played, Progress, Summary, check_same_config, drive, game_configs
 
 OWNER = "tournament"  # the owner of the bots runs register: any run may reuse them, none touches another's
 CONNECT_TIMEOUT_S = 30.0
@@ -329,9 +329,12 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
 async def _seed_salt(admin: Admin, config: TournamentConfig) -> str:
     """The tournament's secret from the server's store, which its seeds are made with: the
     seeds of this run and of every rerun, wherever it is started from, come from the one kept.
-    The server refuses it to a file whose schedule changed since the tournament's first run."""
+    The server refuses it to a file whose schedule changed since the tournament's first run,
+    or that gives a game another config than its matches in the store were played with."""
     try:
-        answer = await admin.request("seed_salt", "seed_salt", tournament=config.name, schedule=schedule_id(config))
+        answer = await admin.request(
+            "seed_salt", "seed_salt", tournament=config.name, schedule=schedule_id(config), configs=game_configs(config)
+        )
     except AdminError as error:
         if error.code == p.BAD_CONFIG:
             raise RemoteUsageError(error.message) from None

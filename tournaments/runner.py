@@ -28,7 +28,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
-from arena.store import Store, StoreWriter, regrouped
+from arena.store import CONFIG_CHANGE_REMEDY, Store, StoreWriter, config_change, regrouped
 from bots.registry import make_bot, seat_seed
 from games.api import make_config
 from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError, schedule_id
@@ -255,18 +255,19 @@ def _recorded(store: Store, match: ScheduledMatch) -> Played | None:
     return Played(found["status"], tuple(record["returns"]), fresh=False, forfeit_seat=record["forfeit_seat"])
 
 
+def game_configs(config: TournamentConfig) -> dict[str, dict[str, Any]]:
+    """Each game's label and its config as the game reads it: what the store checks the
+    tournament's matches against before a run plays any (``Store.seed_salt``)."""
+    return {entry.label: make_config(games.get(entry.name).Config, entry.config).to_dict() for entry in config.games}
+
+
 def check_same_config(match: ScheduledMatch, recorded: Mapping[str, Any]) -> None:
     """A key names the match of one game config: a file that changed the config under the same
     tournament name and label took the matches played before as its own, and never played the
     new variant."""
-    wanted = make_config(games.get(match.game).Config, match.config).to_dict()
-    changed = sorted(key for key in wanted.keys() | recorded.keys() if recorded.get(key) != wanted.get(key))
-    if changed:
-        was, now = (", ".join(f"{key}={config.get(key)}" for key in changed) for config in (recorded, wanted))
-        raise TournamentConfigError(
-            f"{match.key} was played with {was}; the file now says {now}: give the changed game a label of its own"
-            " (or the tournament a new name) to play it"
-        )
+    change = config_change(recorded, make_config(games.get(match.game).Config, match.config).to_dict())
+    if change is not None:
+        raise TournamentConfigError(f"{match.key} {change}: {CONFIG_CHANGE_REMEDY}")
 
 
 async def run_tournament_async(
@@ -323,7 +324,7 @@ async def run_tournament_async(
     async with trio.open_nursery() as outer:
         await outer.start(writer.run)
         try:
-            salt = await writer.call(lambda store: store.seed_salt(config.name, schedule_id(config)))
+            salt = await writer.call(lambda store: store.seed_salt(config.name, schedule_id(config), game_configs(config)))
             return await drive(config, play, progress, salt)
         finally:
             await writer.aclose()

@@ -450,6 +450,21 @@ def test_a_name_that_reads_as_the_admin_is_refused(tmp_path: Path, name: str) ->
     store.register_bot("administrator")
 
 
+def test_a_game_config_is_checked_against_the_matches_of_its_own_label_voided_ones_aside(tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    nim = games.get("nim").spec.default_config.to_dict()
+    seats = [LocalSeat(make_bot("random", "nim", seat), name=f"bot{seat}") for seat in range(2)]
+    for key, status in (("t/a/b/g0", "finished"), ("t/a/g0", "void")):
+        result = trio.run(lambda: play_match(games.get("nim"), seats))
+        result.status = status
+        store.finish_match(result, {"tournament": "t", "caller_key": key})
+    other = {**nim, "heaps": [1, 2]}
+    store.seed_salt("t", configs={"a": other, "a/b": nim})  # "a" has only a void match; t/a/b/... is "a/b"'s
+    with pytest.raises(StoreError, match=r"^t/a/b/g0 was played with heaps=\[3, 4, 5\]; the file now says heaps=\[1, 2\]"):
+        store.seed_salt("t", configs={"a/b": other})
+    store.close()
+
+
 def test_a_schedule_is_fixed_by_the_tournaments_first_match_not_by_a_run_that_played_none(tmp_path: Path) -> None:
     """A run stopped before its first match (a participant's name taken on the server) had fixed
     its schedule, and the file that followed the advice given (remote:NAME) was refused."""

@@ -31,16 +31,9 @@ from tournaments.runner import Progress, fixed_schedule
 IPD = "iterated-prisoners-dilemma"
 
 
-def cup(participants: list[str], name: str = "cup", per: int = 2) -> Any:
-    return parse(
-        {
-            "name": name,
-            "format": "round-robin",
-            "games_per_pairing": per,
-            "concurrency": 4,
-            "games": [{"name": IPD, "participants": participants}],
-        }
-    )
+def cup(participants: list[str], name: str = "cup", per: int = 2, config: dict[str, Any] | None = None) -> Any:
+    game = {"name": IPD, "participants": participants} | ({"config": config} if config else {})
+    return parse({"name": name, "format": "round-robin", "games_per_pairing": per, "concurrency": 4, "games": [game]})
 
 
 def cup_file(tmp_path: Path, participants: list[str], name: str = "cup") -> Path:
@@ -241,6 +234,27 @@ async def test_a_rerun_through_the_server_whose_schedule_changed_is_refused(aren
     with pytest.raises(RemoteUsageError, match=r"^tournament 'cup' was first run with another schedule"):
         await run_remote_async(cup(["tit-for-tat", "random", "always-defect"], per=1), arena.url, arena.admin_token)
     assert matches(arena.db) == played
+
+
+@pytest.mark.trio
+async def test_a_rerun_through_the_server_whose_game_config_changed_is_refused_before_it_plays(arena: Arena) -> None:
+    """Keys voided by a stopped run were made again under the new config before the run met a
+    key finished under the old one: the tournament then held both, and neither file could
+    finish it (found by a QA helper)."""
+    first = cup(["tit-for-tat", "random"], per=2)
+    await run_remote_async(first, arena.url, arena.admin_token)
+    key = fixed_schedule(first, first.games[0])[0].key
+    with sqlite3.connect(arena.db) as conn:
+        conn.execute("UPDATE matches SET status = 'void' WHERE caller_key = ?", (key,))
+    changed = cup(["tit-for-tat", "random"], per=2, config={"rounds": 3})
+    said = r"^cup/iterated-prisoners-dilemma/.* was played with rounds=10; the file now says rounds=3: give the changed game"
+    with pytest.raises(RemoteUsageError, match=said):
+        await run_remote_async(changed, arena.url, arena.admin_token)
+    assert [row["status"] for row in matches(arena.db)].count("finished") == 1
+    async with arena.admin() as admin:  # configs must be maps, by label
+        await admin.send("seed_salt", tournament="cup", configs={"ipd": 3})
+        error = await admin.expect("error", ref="seed_salt")
+        assert error["code"] == p.BAD_MESSAGE and "got a string to an integer" in error["message"]
 
 
 @pytest.mark.trio

@@ -20,7 +20,7 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat, Turn
-from arena.store import Store
+from arena.store import Store, StoreError
 from bots.registry import make_bot
 from tournaments.config import TournamentConfig, TournamentConfigError, load, parse
 from tournaments.formats import ScheduledMatch, points
@@ -68,18 +68,26 @@ def test_a_run_records_every_match_with_its_tournament_and_round_and_a_rerun_pla
     assert len(finished_keys(db)) == 20
 
 
-def test_a_rerun_whose_game_config_changed_is_refused_naming_the_change(tmp_path: Path) -> None:
+def test_a_rerun_whose_game_config_changed_is_refused_naming_the_change_before_it_plays(tmp_path: Path) -> None:
     """Its keys are those of the matches played before: the rerun took them as its own ("0 played,
-    20 already done") and the new variant was never played."""
+    20 already done") and the new variant was never played. Then, checked key by key, a rerun
+    played the keys voided before under the new config until it met one finished under the old:
+    the tournament held both, and neither file could finish it (found by a QA helper)."""
     db = tmp_path / "arena.db"
     path = cup(tmp_path, per=1)
     run_tournament(load(path), db)
+    first = fixed_schedule(load(path), load(path).games[0])[0].key
+    with sqlite3.connect(db) as conn:  # the first key to come up was voided (a stopped run, a server restart)
+        conn.execute("UPDATE matches SET status = 'void' WHERE caller_key = ?", (first,))
     game = 'name = "iterated-prisoners-dilemma"'
     path.write_text(path.read_text().replace(game, f"{game}\nconfig = {{ rounds = 3 }}"))
     with pytest.raises(BaseExceptionGroup) as raised:
         run_tournament(load(path), db)
-    assert raised.group_contains(TournamentConfigError, match="was played with rounds=10; the file now says rounds=3", depth=None)
-    assert len(finished_keys(db)) == 10
+    said = "was played with rounds=10; the file now says rounds=3: give the changed game a label of its own"
+    assert raised.group_contains(StoreError, match=said, depth=None)
+    assert len(finished_keys(db)) == 9
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM matches WHERE config LIKE '%\"rounds\": 3%'").fetchone()[0] == 0
 
 
 def test_a_rerun_that_would_put_a_shown_deal_into_a_group_still_to_play_is_refused(tmp_path: Path) -> None:
