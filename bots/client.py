@@ -60,7 +60,12 @@ WELCOME_WAIT_S = 30.0
 
 class BotStopped(Exception):
     """The server will not take this bot (a bad token, another login, a protocol mismatch,
-    a read-only server, a seek it can never pair) or cannot be reached at all."""
+    a read-only server, a seek it can never pair) or cannot be reached at all. ``close_code``
+    is the server's close code where a close said so."""
+
+    def __init__(self, message: str, close_code: int | None = None) -> None:
+        super().__init__(message)
+        self.close_code = close_code
 
 
 def backoff(first: float = 0.1, most: float = 5.0) -> Iterator[float]:
@@ -270,7 +275,7 @@ async def run_bot(
                 if code in FATAL_CLOSES:
                     left = len(state.matches)  # forfeited as their clocks run out, unless it logs in again
                     lost = f"; its {left} match{'es' * (left != 1)} in play will be forfeited" if left else ""
-                    raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason}){lost}") from None
+                    raise BotStopped(f"{FATAL_CLOSES[code]} of bot {name!r} ({reason}){lost}", code) from None
                 if code == p.CLOSE_SUPERSEDED:
                     raise BotStopped("another connection logged in with this token") from None
                 why = closed_by(code, reason)

@@ -317,6 +317,12 @@ async def _connect_bot(nursery: trio.Nursery, url: str, name: str, spec: str, to
         try:
             await run_bot(policy, url, name, token, games=[], on_message=seen)
         except BotStopped as stopped:
+            if stopped.close_code == p.CLOSE_AUTH_FAILED:  # the SDK's own words would say its matches are forfeited
+                raise RemoteTournamentError(
+                    f"in-process participant {spec!r} ({name}) lost its token to another run of a tournament with this"
+                    f" bot (or a rotate of {name!r}): this run stops, and the matches it made and left unfinished end"
+                    " void, played by the next run"
+                ) from None
             raise RemoteTournamentError(f"in-process participant {spec!r} ({name}) was stopped: {stopped}") from None
 
     nursery.start_soon(serve)

@@ -258,6 +258,34 @@ async def test_a_rerun_through_the_server_whose_game_config_changed_is_refused_b
 
 
 @pytest.mark.trio
+async def test_a_run_whose_bot_lost_its_token_says_its_matches_end_void_not_forfeited(arena: Arena) -> None:
+    """A second run of the tournament rotated the token of the first one's bots: the first ended
+    saying their matches in play "will be forfeited", the bot SDK's words, though the run voided
+    them for the next run to play (found by a QA helper)."""
+    first_done = trio.Event()
+
+    def progress(seen: Any) -> None:
+        if seen.done >= 1:
+            first_done.set()
+
+    async def rotate_when_one_is_done() -> None:
+        with trio.fail_after(30):
+            await first_done.wait()
+        async with arena.admin() as admin:
+            await admin.send("rotate", name=server_name("random"), owner="tournament")
+            await admin.expect("rotated")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(rotate_when_one_is_done)
+        with pytest.raises(RemoteTournamentError) as stopped:
+            await run_remote_async(cup(["tit-for-tat", "random"], per=40), arena.url, arena.admin_token, progress)
+    said = str(stopped.value)
+    assert "lost its token" in said and "end void" in said and "forfeited" not in said
+    statuses = {row["status"] for row in matches(arena.db)}
+    assert "finished" in statuses and "live" not in statuses
+
+
+@pytest.mark.trio
 async def test_a_rerun_refused_for_its_schedule_leaves_the_run_in_progress_alone(arena: Arena) -> None:
     """Refused only after its bots' tokens were rotated, it cut off the same bots of the run in
     progress (found by a QA helper reviewing the fix that put the tokens first)."""
