@@ -627,10 +627,11 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     from arena.protocol import visible
     from arena.seats import SeatForfeit, Turn, in_worker_thread, policy_callable
     from bots.client import BotStopped, end_said, run_bot
-    from bots.registry import make_bot, parse_spec, secret_seed
+    from bots.registry import get, make_bot, parse_spec, secret_seed
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
+    args.game = args.game or []
     _check_server_url(args.url)
     if args.token is None:
         args.token = os.environ.get(TOKEN_ENV)
@@ -648,8 +649,12 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--challenge {args.challenge!r} is no bot's name: names are {BOT_NAME_PATTERN}")
         if args.challenge == (args.name or spec.name):
             raise UsageError("--challenge names this bot itself; to play itself, seek with --self-play")
+    if config and not args.game:
+        raise UsageError("--config sets the config of the seeks: give --game too")
     cap = 0.0  # a spending cap (the openai bot's max_cost), the same for every game
-    for name in args.game:  # unknown games, bots, options and configs fail here, before connecting
+    # unknown games, bots, options and configs fail here, before connecting; seeking nothing, the
+    # bot is checked in one game it plays
+    for name in args.game or [*(get(spec.name).games or games.names())][:1]:
         game = games.get(name)
         game.new(config)
         cap = float(getattr(make_bot(spec, game.spec.name), "max_cost", 0.0))
@@ -1634,7 +1639,12 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument("--url", default="ws://127.0.0.1:8765", help="the server's base URL (default ws://127.0.0.1:8765)")
     run_bot.add_argument("--name", help="the registered bot name (default: the spec's bot name)")
     run_bot.add_argument("--token", help=f"the bot's token (or set {TOKEN_ENV}: a command line is seen by every account)")
-    run_bot.add_argument("--game", action="append", required=True, help="a game to seek; repeat for several")
+    run_bot.add_argument(
+        "--game",
+        action="append",
+        help="a game to seek; repeat for several. Without it the bot seeks nothing and plays the matches an admin"
+        " makes for it (a tournament's remote:NAME participant, create_match)",
+    )
     run_bot.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="game config for the seeks")
     run_bot.add_argument(
         "--matches", type=POSITIVE, default=None, help="stop after this many matches (void ones too; default: play on)"

@@ -579,6 +579,45 @@ async def test_bot_run_plays_a_match_against_an_sdk_bot_and_exits_0(arena: Arena
 
 
 @pytest.mark.trio
+async def test_bot_run_without_a_game_seeks_nothing_and_plays_the_matches_made_for_it(
+    arena: Arena, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--game was required, so a tournament's remote:NAME participant also sought, and played
+    thousands of lobby matches between the tournament's (found by a QA helper)."""
+    tokens = {name: await arena.register(name) for name in ("cli-bot", "sdk-bot")}
+    seen: list[BotRun] = []
+
+    async def sdk() -> None:
+        seen.append(await run_bot(random_policy("nim", 1), arena.url, "sdk-bot", tokens["sdk-bot"], games=[], matches=1))
+
+    async def make_the_match() -> None:
+        async with arena.admin() as admin:
+            while True:  # until both are connected
+                await admin.send("create_match", bots=["cli-bot", "sdk-bot"], game="nim")
+                answer = await admin.receive()
+                if answer["t"] == "match_created":
+                    return
+                assert answer["code"] == p.BOT_OFFLINE, answer
+                await trio.sleep(0.05)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sdk)
+            nursery.start_soon(make_the_match)
+            code, out, err = await run_in_thread(
+                capsys,
+                *("bot", "run", "random", "--url", arena.url, "--name", "cli-bot", "--token", tokens["cli-bot"]),
+                *("--matches", "1"),
+            )
+    assert code == 0, err
+    assert "cli-bot connected to" in err and "; waiting for matches made for it" in err
+    assert out.startswith(f"match {seen[0].results[0]['match']}: finished")
+    assert arena.server.lobby.waiting() == []
+    code, _, err = await run_in_thread(capsys, "bot", "run", "random", "--token", "t", "--config", "heaps=3")
+    assert code == 2 and "--config sets the config of the seeks: give --game too" in err
+
+
+@pytest.mark.trio
 async def test_bot_run_challenges_the_bot_it_names_and_plays_it_alone(arena: Arena, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err, sdk = await bot_run_against_sdk_bot(arena, capsys, "nim", 2, "--challenge", "sdk-bot")
     assert code == 0, err
