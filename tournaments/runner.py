@@ -175,6 +175,7 @@ async def drive(
             await stack.enter_async_context(limiter)
             for match in matches:
                 running += 1
+                report()  # else a bar drawn as each match ends showed one less running than the limit
                 try:
                     played = await play(match)
                 finally:

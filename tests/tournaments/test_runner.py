@@ -58,6 +58,7 @@ def test_a_run_records_every_match_with_its_tournament_and_round_and_a_rerun_pla
     first = run_tournament(config, db, progress=seen.append)
     assert first.played == first.total == 20 and first.skipped == 0
     assert seen[-1].done == 20 and seen[-1].running == 0
+    assert max(progress.running for progress in seen) == 4  # the concurrency: the bar showed 3 (found by QA)
     store = Store(db, read_only=True)
     rows = store.conn.execute("SELECT tournament, round, caller_key FROM matches").fetchall()
     store.close()
