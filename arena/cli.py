@@ -649,8 +649,8 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
             raise UsageError(f"--challenge {args.challenge!r} is no bot's name: names are {BOT_NAME_PATTERN}")
         if args.challenge == (args.name or spec.name):
             raise UsageError("--challenge names this bot itself; to play itself, seek with --self-play")
-    if config and not args.game:
-        raise UsageError("--config sets the config of the seeks: give --game too")
+    if (config or args.self_play) and not args.game:
+        raise UsageError("--config and --self-play are about the seeks: give --game too")
     cap = 0.0  # a spending cap (the openai bot's max_cost), the same for every game
     # unknown games, bots, options and configs fail here, before connecting; seeking nothing, the
     # bot is checked in one game it plays
@@ -1894,7 +1894,8 @@ def _let_policies_return() -> None:
 def _let_interrupted_coroutines_go() -> None:
     """Ctrl-C lands between any two bytecodes of a task, trio's ``start_soon`` included: a
     coroutine made but not yet run is dropped with the interrupt, and Python warned of it as the
-    process exited, two lines after the interrupted line that should be the last (found in CI)."""
+    process exited, two lines after the interrupted line that should be the last (found in CI).
+    The filter stays for the rest of the process, which is ending: the warning comes at its exit."""
     warnings.filterwarnings("ignore", message=r"coroutine '.*' was never awaited", category=RuntimeWarning)
 
 

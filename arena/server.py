@@ -1424,12 +1424,15 @@ class ArenaServer:
     async def _on_seed_salt(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         tournament, schedule, configs = msg["tournament"], msg.get("schedule"), msg.get("configs", {})
         for label, config in configs.items():
-            if not (isinstance(label, str) and isinstance(config, dict)):
-                raise p.ProtocolError(
-                    p.BAD_MESSAGE,
-                    f"'seed_salt.configs' must map game labels (strings) to configs (maps); got {p.wire_name(label)}"
-                    f" to {p.wire_name(config)}",
-                )
+            if not isinstance(label, str):
+                fault = f"a label must be a string, got {p.wire_name(label)}"
+            elif not label or "/" in label:  # the second part of a key, tournament/label/...
+                fault = f"a label must be non-empty and without '/', got {label!r}"
+            elif not isinstance(config, dict) or not all(isinstance(key, str) for key in config):
+                fault = f"the config of {label!r} must be a map with strings for keys"
+            else:
+                continue
+            raise p.ProtocolError(p.BAD_MESSAGE, f"'seed_salt.configs': {fault}")
         salt = await self._store(lambda s: s.seed_salt(tournament, schedule, configs))
         session.send("seed_salt", tournament=tournament, salt=salt)
 
@@ -2089,8 +2092,9 @@ def _request_target(target: str) -> urllib.parse.SplitResult:
     ``http://host/health``, as some proxies and clients send and a server must take: RFC 9112,
     3.2.2) gives its own path."""
     if target[:8].lower().startswith(("http://", "https://")):
-        url = urllib.parse.urlsplit(target)
-        return urllib.parse.SplitResult("", "", url.path or "/", url.query, "")
+        with contextlib.suppress(ValueError):  # not a URL (http://[::1/health): read as a path, as it was
+            url = urllib.parse.urlsplit(target)
+            return urllib.parse.SplitResult("", "", url.path or "/", url.query, "")
     path, _, query = target.partition("?")
     return urllib.parse.SplitResult("", "", path, query, "")
 

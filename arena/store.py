@@ -594,24 +594,19 @@ class Store:
         return salt
 
     def _check_configs(self, tournament: str, configs: Mapping[str, Mapping[str, Any]]) -> None:
-        """Refuse a game (by label) whose matches under the tournament's keys were played with
-        another config than ``configs`` gives it: its keys are ``tournament/label/...``."""
-        if not configs:
-            return
-        labels = sorted(configs, key=len, reverse=True)  # "a/b" before "a": a key is its longest label's
-        rows = self.conn.execute(  # "0" follows "/": every key that begins with "tournament/"
-            "SELECT caller_key, config FROM matches WHERE caller_key >= ? AND caller_key < ? AND status != ?",
-            (f"{tournament}/", f"{tournament}0", VOID),
-        )
-        seen: set[tuple[str, str]] = set()
-        for key, config in rows:
-            label = next((label for label in labels if key.startswith(f"{tournament}/{label}/")), None)
-            if label is None or (label, config) in seen:
-                continue
-            seen.add((label, config))
-            change = config_change(json.loads(config), configs[label])
-            if change is not None:
-                raise StoreError(f"{key} {change}: {CONFIG_CHANGE_REMEDY}", "schedule")
+        """Refuse a game (by label, which holds no "/") whose matches under the tournament's keys,
+        ``tournament/label/...``, were played with another config than ``configs`` gives it."""
+        for label, wanted in configs.items():
+            prefix = f"{tournament}/{label}/"
+            played = self.conn.execute(  # "0" follows "/": the keys that begin with the prefix, one row a config
+                "SELECT config, min(caller_key) FROM matches WHERE caller_key >= ? AND caller_key < ? AND status != ?"
+                " GROUP BY config",
+                (prefix, prefix[:-1] + "0", VOID),
+            )
+            for config, key in played:
+                change = config_change(json.loads(config), wanted)
+                if change is not None:
+                    raise StoreError(f"{key} {change}: {CONFIG_CHANGE_REMEDY}", "schedule")
 
     def _keep_first(self, key: str, value: str) -> str:
         """The meta value of ``key``: ``value`` if none was kept before, else the one that was."""

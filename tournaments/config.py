@@ -352,6 +352,8 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
         if bot.name == HumanBot.name:  # with no one at a terminal, every match is a rated forfeit
             raise fail(f"{at}.participants[{j}]", "'human' plays at a terminal (arena play), not in a tournament")
     label = typed(table, "label", str, f"{at}.label", game.spec.name)
+    if not label or "/" in label:  # the second part of its matches' keys (tournament/label/...), one part
+        raise fail(f"{at}.label", f"must be a non-empty name without '/', got {label!r}")
     return GameEntry(game.spec.name, label, config, participants, players, variant)
 
 

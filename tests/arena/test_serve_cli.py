@@ -613,8 +613,9 @@ async def test_bot_run_without_a_game_seeks_nothing_and_plays_the_matches_made_f
     assert "cli-bot connected to" in err and "; waiting for matches made for it" in err
     assert out.startswith(f"match {seen[0].results[0]['match']}: finished")
     assert arena.server.lobby.waiting() == []
-    code, _, err = await run_in_thread(capsys, "bot", "run", "random", "--token", "t", "--config", "heaps=3")
-    assert code == 2 and "--config sets the config of the seeks: give --game too" in err
+    for about_the_seeks in (("--config", "heaps=3"), ("--self-play",)):
+        code, _, err = await run_in_thread(capsys, "bot", "run", "random", "--token", "t", *about_the_seeks)
+        assert code == 2 and "--config and --self-play are about the seeks: give --game too" in err
 
 
 @pytest.mark.trio

@@ -1859,6 +1859,8 @@ async def test_http_endpoints_answer_json(arena: Arena) -> None:
     host = arena.url.removeprefix("ws://")
     assert await get(f"HTTP://{host}/api/matches?bot=h-a&limit=5") == (200, listed)
     assert (await get(f"http://{host}"))[0] == 404  # the path "/"
+    # no URL (an IPv6 host unclosed): read as a path, as before; urlsplit's ValueError was a plain-text 500
+    assert await get("http://[::1/health") == (404, {"error": "not_found", "message": "no such path 'http://[::1/health'"})
     with pytest.raises(InvalidStatus) as refused:  # a websocket upgrade is answered as plain HTTP too
         async with connect(arena.url + "/elsewhere", proxy=None):
             pass

@@ -454,14 +454,14 @@ def test_a_game_config_is_checked_against_the_matches_of_its_own_label_voided_on
     store = Store(tmp_path / "arena.db")
     nim = games.get("nim").spec.default_config.to_dict()
     seats = [LocalSeat(make_bot("random", "nim", seat), name=f"bot{seat}") for seat in range(2)]
-    for key, status in (("t/a/b/g0", "finished"), ("t/a/g0", "void")):
+    for tournament, key, status in (("t", "t/a/rr/g0", "finished"), ("t", "t/b/rr/g0", "void"), ("t2", "t2/b/rr/g0", "finished")):
         result = trio.run(lambda: play_match(games.get("nim"), seats))
         result.status = status
-        store.finish_match(result, {"tournament": "t", "caller_key": key})
+        store.finish_match(result, {"tournament": tournament, "caller_key": key})
     other = {**nim, "heaps": [1, 2]}
-    store.seed_salt("t", configs={"a": other, "a/b": nim})  # "a" has only a void match; t/a/b/... is "a/b"'s
-    with pytest.raises(StoreError, match=r"^t/a/b/g0 was played with heaps=\[3, 4, 5\]; the file now says heaps=\[1, 2\]"):
-        store.seed_salt("t", configs={"a/b": other})
+    store.seed_salt("t", configs={"a": nim, "b": other, "ab": other})  # b: only a void match; t2's are t2's
+    with pytest.raises(StoreError, match=r"^t/a/rr/g0 was played with heaps=\[3, 4, 5\]; the file now says heaps=\[1, 2\]"):
+        store.seed_salt("t", configs={"a": other})
     store.close()
 
 

@@ -47,6 +47,9 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('format = "round-robin"', 'format = "round-robin"\nplayers = 2', "players", "unknown key"),
         ('participants = ["perfect", "random"]', 'participants = ["perfect"]', "games[0].participants", "at least 2"),
         ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nconfig = { size = 9 }', "games[0].config", "size"),
+        # the second part of its matches' keys: "" was not the key's, "ipd/rr" met another label's keys
+        ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nlabel = ""', "games[0].label", "non-empty name without '/', got ''"),
+        ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nlabel = "t/rr"', "games[0].label", "without '/', got 't/rr'"),
         ('"perfect"', '"remote:Bad Name"', "games[0].participants[0]", "bad remote bot name 'Bad Name'"),
         ('"perfect"', '"human"', "games[0].participants[0]", "'human' plays at a terminal (arena play), not in a tournament"),
         ('"perfect"', '"random"', "games[0].participants", "'random' is listed twice"),

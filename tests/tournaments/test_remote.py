@@ -251,10 +251,16 @@ async def test_a_rerun_through_the_server_whose_game_config_changed_is_refused_b
     with pytest.raises(RemoteUsageError, match=said):
         await run_remote_async(changed, arena.url, arena.admin_token)
     assert [row["status"] for row in matches(arena.db)].count("finished") == 1
-    async with arena.admin() as admin:  # configs must be maps, by label
-        await admin.send("seed_salt", tournament="cup", configs={"ipd": 3})
-        error = await admin.expect("error", ref="seed_salt")
-        assert error["code"] == p.BAD_MESSAGE and "got a string to an integer" in error["message"]
+    async with arena.admin() as admin:  # configs are maps with string keys, by labels without "/"
+        for configs, said in (
+            ({"ipd": 3}, "the config of 'ipd' must be a map with strings for keys"),
+            ({"ipd": {1: 2}}, "the config of 'ipd' must be a map with strings for keys"),
+            ({"ipd/rr": {}}, "a label must be non-empty and without '/', got 'ipd/rr'"),
+            ({"": {}}, "a label must be non-empty and without '/', got ''"),
+        ):
+            await admin.send("seed_salt", tournament="cup", configs=configs)
+            error = await admin.expect("error", ref="seed_salt")
+            assert (error["code"], error["message"]) == (p.BAD_MESSAGE, f"'seed_salt.configs': {said}")
 
 
 @pytest.mark.trio
