@@ -101,17 +101,35 @@ def http_base(url: str) -> str:
         raise RemoteUsageError(str(error)) from None
 
 
-def _lost(url: str, error: BaseException, connected: bool, dropped_at: float) -> None:
-    """Raise the run's error for a connection that failed, unless it may be opened again:
-    ``dropped_at`` is when it was last up (trio time)."""
-    if isinstance(error, InvalidURI):
-        raise RemoteUsageError(f"bad server URL {url!r}: {error}") from None
-    if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code == p.CLOSE_AUTH_FAILED:
-        raise RemoteUsageError(f"{url} refused the admin token") from None
-    if not connected:
-        raise RemoteTournamentError(f"cannot reach {url}: {connect_failure(error)}") from None
-    if trio.current_time() - dropped_at > RECONNECT_S:
-        raise RemoteTournamentError(f"lost the connection to {url} for {RECONNECT_S:g} s: {connect_failure(error)}") from None
+class _Reconnects:
+    """One of the run's own connections (admin, spectator) and its drops in a row: ``connected``
+    once it was ever up, ``served`` each time it did its work (the drops start again)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.connected = False
+        self.drops = 0
+        self.dropped_at = 0.0  # trio time of the first drop in a row
+
+    def served(self) -> None:
+        self.drops = 0
+
+    async def after(self, error: BaseException) -> None:
+        """Raise the run's error for a connection that failed, unless it may be opened again;
+        then wait before it is (a backoff up to 5 s)."""
+        url = self.url
+        if isinstance(error, InvalidURI):
+            raise RemoteUsageError(f"bad server URL {url!r}: {error}") from None
+        if isinstance(error, ConnectionClosed) and error.rcvd is not None and error.rcvd.code == p.CLOSE_AUTH_FAILED:
+            raise RemoteUsageError(f"{url} refused the admin token") from None
+        if not self.connected:
+            raise RemoteTournamentError(f"cannot reach {url}: {connect_failure(error)}") from None
+        if self.drops == 0:
+            self.dropped_at = trio.current_time()
+        self.drops += 1
+        if trio.current_time() - self.dropped_at > RECONNECT_S:
+            raise RemoteTournamentError(f"lost the connection to {url} for {RECONNECT_S:g} s: {connect_failure(error)}") from None
+        await trio.sleep(min(5.0, 0.25 * 2**self.drops))
 
 
 def _open(url: str, path: str) -> Any:
@@ -152,7 +170,7 @@ class Admin:
 
     async def _serve(self, task_status: trio.TaskStatus[None]) -> None:
         pending: Request | None = None
-        connected, drops, dropped_at = False, 0, trio.current_time()
+        reconnects = _Reconnects(self.url)
         while True:
             try:
                 async with _open(self.url, p.BOT_PATH) as ws:
@@ -166,8 +184,8 @@ class Admin:
                         raise RemoteTournamentError(f"{self.url} answered the admin's hello with {welcome}")
                     self.limits = welcome.get("limits") or {}
                     pacer = Pacer(self.limits)
-                    if not connected:
-                        connected = True
+                    if not reconnects.connected:
+                        reconnects.connected = True
                         task_status.started()
                     while True:
                         if pending is None:
@@ -186,13 +204,10 @@ class Admin:
                                 self.created.add(got["match"])
                         with contextlib.suppress(trio.BrokenResourceError):  # the requester was cancelled
                             reply.send_nowait(got)
-                        pending, drops = None, 0
+                        pending = None
+                        reconnects.served()
             except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
-                if drops == 0:
-                    dropped_at = trio.current_time()
-                drops += 1
-                _lost(self.url, error, connected, dropped_at)
-            await trio.sleep(min(5.0, 0.25 * 2**drops))
+                await reconnects.after(error)
 
     async def _answer(self, ws: ClientConnection, answer: str) -> dict[str, Any] | AdminError:
         while True:
@@ -231,28 +246,24 @@ class Results:
         return waiter.message
 
     async def run(self, limits: Mapping[str, Any], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        connected, drops, dropped_at = False, 0, trio.current_time()
+        reconnects = _Reconnects(self.url)
         while True:
             try:
                 async with _open(self.url, p.WATCH_PATH) as ws:
                     await ws.send(p.encode(p.message("admin", token=self.admin_token), True))  # read before any watch
-                    if not connected:
-                        connected = True
+                    if not reconnects.connected:
+                        reconnects.connected = True
                         task_status.started()
                     else:  # watches sent on the lost connection may be unanswered: ask again
                         self._ask_again()
-                    drops = 0
+                    reconnects.served()
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._watch, ws, Pacer(limits))
                         closed = await self._read(ws)
                         nursery.cancel_scope.cancel()
                     raise closed
             except (ConnectionClosed, OSError, InvalidHandshake, InvalidURI, trio.BrokenResourceError) as error:
-                if drops == 0:
-                    dropped_at = trio.current_time()
-                drops += 1
-                _lost(self.url, error, connected, dropped_at)
-            await trio.sleep(min(5.0, 0.25 * 2**drops))
+                await reconnects.after(error)
 
     def _ask_again(self) -> None:
         for match_id, waiter in self.waiting.items():

@@ -25,7 +25,15 @@ from bots.client import run_bot
 from bots.registry import seat_seed
 from tests.conftest import Arena, ArenaFactory, Foresight, ServeProcess
 from tournaments.config import parse
-from tournaments.remote import RECONNECT_S, Admin, RemoteTournamentError, RemoteUsageError, _lost, run_remote_async, server_name
+from tournaments.remote import (
+    RECONNECT_S,
+    Admin,
+    RemoteTournamentError,
+    RemoteUsageError,
+    _Reconnects,
+    run_remote_async,
+    server_name,
+)
 from tournaments.runner import Progress, fixed_schedule
 
 IPD = "iterated-prisoners-dilemma"
@@ -516,11 +524,13 @@ async def test_a_dropped_connection_is_opened_again_for_30_s_as_the_doc_says(aut
     """The run gave up after five tries in a row, about 15 s, though TOURNAMENTS.md promises
     30 s, so a server restart that took 20 s ended it (found by a QA helper)."""
     refused = ConnectionRefusedError(111, "Connection refused")
-    dropped_at = trio.current_time()
-    await trio.sleep(RECONNECT_S - 0.5)
-    _lost("ws://127.0.0.1:1", refused, True, dropped_at)  # still tried again
+    reconnects = _Reconnects("ws://127.0.0.1:1")
+    reconnects.connected = True
+    await reconnects.after(refused)  # the first drop
+    await trio.sleep(RECONNECT_S - 1.5)
+    await reconnects.after(refused)  # still tried again
     await trio.sleep(1)
     with pytest.raises(RemoteTournamentError) as gave_up:
-        _lost("ws://127.0.0.1:1", refused, True, dropped_at)
+        await reconnects.after(refused)
     assert str(gave_up.value).startswith("lost the connection to ws://127.0.0.1:1 for 30 s: ")
     assert RECONNECT_S == 30
