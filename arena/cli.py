@@ -631,7 +631,6 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
-    args.game = args.game or []
     _check_server_url(args.url)
     if args.token is None:
         args.token = os.environ.get(TOKEN_ENV)
@@ -1642,6 +1641,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_bot.add_argument(
         "--game",
         action="append",
+        default=[],
         help="a game to seek; repeat for several. Without it the bot seeks nothing and plays the matches an admin"
         " makes for it (a tournament's remote:NAME participant, create_match)",
     )
