@@ -50,7 +50,9 @@ observation is kept with the turn until the end: a game that retells its whole h
 round (a plugin's, which also never ended) grew one server by 25 MB a second to gigabytes before
 MAX_STEPS voided it. The built-in games bound what they retell (``games.api.HISTORY_SHOWN``,
 ``GameConfig.bound_history``); the most a config of theirs shows is about 27 million (public
-goods, eight players, 20 rounds of 1,000-character talk), and 20 million voided it."""
+goods, eight players, 20 rounds of 1,000-character talk), 53 million when every message is
+quote marks (each shown escaped, as two), and 20 million voided it. A character that prints as
+nothing counts against a message's limit as its escape (``games.bargaining.shown_length``)."""
 
 
 MAX_CLOCK_MS = 30 * 24 * 3600 * 1000

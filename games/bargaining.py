@@ -131,10 +131,26 @@ def named_numbers(args: Sequence[str], names: Sequence[str], kind: str, need: st
     return tuple(named[name] for name in names)
 
 
+def shown_length(message: str) -> int:
+    """A message's length as a match's limit counts it: a character that prints as nothing
+    counts as the escape ``quote`` shows it by (6 characters, 12 beyond the basic plane).
+
+    The limits bound what a match retells, which the server keeps until its end: counted one
+    each, 1,000 invisible characters showed as 12,000, and eight seats talking so in public
+    goods passed the server's bound on a match's observations (``arena.match.MAX_SHOWN_CHARS``)
+    and voided a match whose config it had accepted."""
+    if message.isprintable():
+        return len(message)
+    return sum(1 if char.isprintable() else len(_json_escape(char)) for char in message)
+
+
 def check_message(message: str, limit: int) -> None:
-    """IllegalAction when a message is over the match's limit (counted after its whitespace is collapsed)."""
-    if len(message) > limit:
-        raise IllegalAction(f"your message has {len(message)} characters; the limit is {limit}")
+    """IllegalAction when a message is over the match's limit (counted after its whitespace is
+    collapsed, and by ``shown_length``)."""
+    length = shown_length(message)
+    if length > limit:
+        how = "" if length == len(message) else " (a character that prints as nothing counts as its escape, as \\u200b)"
+        raise IllegalAction(f"your message has {length} characters{how}; the limit is {limit}")
 
 
 def format_action(move: str, message: str = "") -> str:
@@ -144,7 +160,7 @@ def format_action(move: str, message: str = "") -> str:
 
 def fitting_message(message: str, limit: int) -> str:
     """``message`` if it is within the limit, else nothing: how a random player keeps to the rules."""
-    return message if len(message) <= limit else ""
+    return message if shown_length(message) <= limit else ""
 
 
 def message_hint(limit: int) -> str:

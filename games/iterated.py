@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from games import render
 from games.api import ConfigError, Game, GameConfig, IllegalAction, Observation, View, first_shown, not_shown
-from games.bargaining import MESSAGES_FENCED, fitting_message, quote
+from games.bargaining import MESSAGES_FENCED, check_message, fitting_message, quote
 
 TALK = "talk"
 MAX_AMOUNT = 1_000
@@ -248,10 +248,7 @@ class IteratedGame(Game):
             raise IllegalAction("the game is over")
         if self.phase == TALK:
             text = " ".join(action.split())
-            if len(text) > self.config.message_chars:
-                raise IllegalAction(
-                    f"your message has {len(text)} characters; the limit is {self.config.message_chars}, so shorten it"
-                )
+            check_message(text, self.config.message_chars)
             return text
         choices = self._choices(seat)
         move = choices.aliases.get(action)

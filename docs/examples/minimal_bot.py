@@ -36,7 +36,8 @@ def encode(kind: str, **fields: Any) -> bytes:
 
 async def play(url: str, name: str, token: str, game: str, matches: int) -> int:
     rng = random.Random()
-    async with connect(url.rstrip("/") + "/bot") as ws:
+    # max_size=None: a turn of a long talk game can pass websockets' default cap of 1 MiB
+    async with connect(url.rstrip("/") + "/bot", max_size=None) as ws:
         await ws.send(encode("hello", bot=name, token=token))
         welcome = msgpack.unpackb(await ws.recv())  # a bad token closes the connection instead (4001)
         print(f"logged in as {welcome['bot']}, session {welcome['session']}")

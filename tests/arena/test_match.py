@@ -454,18 +454,26 @@ async def test_a_fault_every_seat_of_a_simultaneous_step_meets_is_said_as_itself
 
 
 @pytest.mark.trio
-async def test_the_longest_talk_a_built_in_config_allows_stays_under_the_bound() -> None:
+@pytest.mark.parametrize(
+    "message",
+    ["y" * 1000, '"' * 1000, "\U000e0041" * 83 + "yyyy"],
+    ids=["letters", "quote-marks", "invisible"],
+)
+async def test_the_longest_talk_a_built_in_config_allows_stays_under_the_bound(message: str) -> None:
     """Eight players talking 1,000 characters a round for 20 rounds show some 27 million
     characters: a bound of 20 million voided this legal match as the game's fault (found by a
-    QA helper reviewing the bound)."""
+    QA helper reviewing the bound). Quote marks show escaped, as two characters each; an
+    invisible character shows as its 12-character escape, and counted as one it voided the
+    match again (found by a QA helper): it counts as its escape now, 83 of them and 4 letters
+    filling a message."""
 
     def talk_in_full(turn: Turn) -> str:
-        return "y" * 1000 if turn.legal_actions is None else turn.legal_actions[0]
+        return message if turn.legal_actions is None else turn.legal_actions[0]
 
     seats = [LocalSeat(talk_in_full, name=f"t{seat}", threaded=False) for seat in range(8)]
     config = {"players": 8, "rounds": 20, "cheap_talk": True, "message_chars": 1000}
     result = await play_match(games.get("public-goods"), seats, config=config)
-    assert result.status == "finished", result.detail
+    assert result.status == "finished" and result.forfeit_seat is None, result.detail
 
 
 class RetellingDilemma(IteratedPrisonersDilemma):

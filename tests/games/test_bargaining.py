@@ -25,6 +25,7 @@ from games.bargaining import (
     no_arguments,
     quote,
     read_move,
+    shown_length,
     split_action,
     transcript,
     whole_numbers,
@@ -104,6 +105,20 @@ def test_message_limits() -> None:
     assert fitting_message("hello!", 5) == ""
     assert fitting_message("hello", 5) == "hello"
     assert "up to 5 characters" in message_hint(5)
+
+
+def test_a_character_that_prints_as_nothing_counts_as_its_escape() -> None:
+    """Shown as escapes, 1,000 invisible characters were 12,000 characters of every later
+    observation, and eight seats of public goods so voided a match (found by a QA helper)."""
+    invisible = "\U000e0041"  # a tag character: 12 characters escaped, as a surrogate pair
+    assert shown_length("plain text, \"quoted\" too") == 24
+    assert shown_length("a\u200bb") == 8
+    assert shown_length(invisible * 2 + "\x01") == 30
+    assert len(quote(invisible)) - 2 == shown_length(invisible)
+    check_message(invisible * 83 + "yyyy", 1000)
+    with pytest.raises(IllegalAction, match=r"12000 characters \(a character that prints as nothing counts as its escape"):
+        check_message(invisible * 1000, 1000)
+    assert fitting_message("a\u200bb", 7) == ""
     assert "messages are off" in message_hint(0)
 
 
