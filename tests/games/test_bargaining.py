@@ -111,7 +111,7 @@ def test_a_character_that_prints_as_nothing_counts_as_its_escape() -> None:
     """Shown as escapes, 1,000 invisible characters were 12,000 characters of every later
     observation, and eight seats of public goods so voided a match (found by a QA helper)."""
     invisible = "\U000e0041"  # a tag character: 12 characters escaped, as a surrogate pair
-    assert shown_length("plain text, \"quoted\" too") == 24
+    assert shown_length('plain text, "quoted" too') == 24
     assert shown_length("a\u200bb") == 8
     assert shown_length(invisible * 2 + "\x01") == 30
     assert len(quote(invisible)) - 2 == shown_length(invisible)

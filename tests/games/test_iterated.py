@@ -155,7 +155,7 @@ def test_a_message_over_the_limit_is_refused_and_whitespace_is_collapsed() -> No
     assert state.validate(1, "  a \n  b ") == "a b"
     with pytest.raises(IllegalAction, match="6 characters; the limit is 5"):
         state.validate(1, "abcdef")
-    with pytest.raises(IllegalAction, match="7 characters .*; the limit is 5"):  # an invisible character counts as its escape
+    with pytest.raises(IllegalAction, match=r"7 characters .*; the limit is 5"):  # an invisible character counts as its escape
         state.validate(1, "a\u200b")
 
 
