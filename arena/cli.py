@@ -1850,9 +1850,9 @@ def _check_admin_token_file(path: str, stat: os.stat_result, token: str) -> None
     """Refuse an admin token others may read or change (whoever writes it is admin at the next
     start), and one short enough to guess: the store keeps an unsalted hash of it, which any
     account could read, and a chosen "ADMIN" fell to a dictionary at once."""
-    mode = stat.st_mode & 0o077
-    if mode:
-        raise UsageError(f"{path} can be read or changed by other accounts (mode {mode:03o} for them): chmod 600 it")
+    if stat.st_mode & 0o077:
+        mode = stat.st_mode & 0o777
+        raise UsageError(f"{path} can be read or changed by other accounts (its mode is {mode:03o}): chmod 600 it")
     if hasattr(os, "geteuid") and stat.st_uid != os.geteuid():
         raise UsageError(f"{path} belongs to another account (uid {stat.st_uid}), which may change it: use a file of your own")
     choose = (
@@ -1863,9 +1863,10 @@ def _check_admin_token_file(path: str, stat: os.stat_result, token: str) -> None
         raise UsageError(
             f"the admin token in {path} has {len(token)} characters, fewer than {MIN_ADMIN_TOKEN_CHARS}: choose a long{choose}"
         )
-    if len(set(token)) < MIN_ADMIN_TOKEN_SYMBOLS:
+    symbols = len(set(token))
+    if symbols < MIN_ADMIN_TOKEN_SYMBOLS:
         raise UsageError(
-            f"the admin token in {path} is made of {len(set(token))} different characters, fewer than"
+            f"the admin token in {path} is made of {symbols} different character{'s' * (symbols != 1)}, fewer than"
             f" {MIN_ADMIN_TOKEN_SYMBOLS}: choose a{choose}"
         )
 

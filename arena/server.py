@@ -13,6 +13,7 @@ from __future__ import annotations
 import array
 import collections
 import contextlib
+import errno
 import fcntl
 import functools
 import gc
@@ -118,6 +119,10 @@ LOBBY_RECENT = 20
 RECENT_KEPT = 200
 """Ended matches the server keeps for the lobbies: enough that a game played less than the
 others still has its last results to show when a spectator follows it."""
+SAME_PORT_TRIES = 20
+"""Ports picked for a host name of several addresses before ``open_listeners`` gives up
+finding one free on all of them (each try fails only when another program took it)."""
+SHUTTING_DOWN = "the server is shutting down"
 SHUTDOWN_CLOSE_S = 2.0
 """How long a shutdown waits for the websockets it closes to finish closing: eight spectators
 that never answered held SIGTERM's exit for 20 s, a heartbeat."""
@@ -565,7 +570,7 @@ class ArenaServer:
                 )
                 task_status.started()
 
-    async def shutdown(self, reason: str = "the server is shutting down") -> None:
+    async def shutdown(self, reason: str = SHUTTING_DOWN) -> None:
         """Void live matches (recorded), stop accepting, flush the store, stop every task."""
         self._closing = True  # no new match starts from here on
         self._all_ended = trio.Event()
@@ -611,7 +616,8 @@ class ArenaServer:
             if refusal is None:
                 return None
             self.metrics.connections_refused += 1
-            response = _json_response(connection, 503, {"error": p.SERVER_FULL, "message": refusal})
+            code = p.BUSY if self._closing else p.SERVER_FULL
+            response = _json_response(connection, 503, {"error": code, "message": refusal})
             response.headers["Retry-After"] = str(FULL_RETRY_S)
             return response
         if request.method not in ("GET", "HEAD"):  # websockets hands us every method; none of ours changes anything
@@ -705,6 +711,8 @@ class ArenaServer:
         A server whose store file was deleted voids every match that ends, and a monitor that
         was told "ok" all the while had nothing to restart it for."""
         fields = {"protocol": p.PROTOCOL_VERSION, "read_only": self.read_only}
+        if self._closing:
+            return 503, {"status": "shutting_down", "error": p.BUSY, "message": SHUTTING_DOWN, **fields}
         problem = None
         if self.writer is not None and not self.writer.writes_to_its_file():
             problem = self._told(str(self.writer.orphaned()))
@@ -856,11 +864,17 @@ class ArenaServer:
             return peer
 
     def _refusal(self, address: str, path: str) -> str | None:
-        """Why a new websocket from ``address`` to ``path`` is refused, or None when there is room for it."""
+        """Why a new websocket from ``address`` to ``path`` is refused, or None when there is room
+        for it. A server shutting down takes none: one let in met a seek confirmed that could
+        never be paired, and a close without a reason (found by a QA helper)."""
+        if self._closing:
+            return SHUTTING_DOWN + "; retry later"
         if self._websockets >= self.limits.max_connections:
-            return f"the server holds {self.limits.max_connections} connections, the most it takes; retry later"
+            held = self.limits.max_connections
+            return f"the server holds {held} connection{'s' * (held != 1)}, the most it takes; retry later"
         if path == "/watch" and self._spectators >= self.limits.max_spectators:
-            return f"the server holds {self.limits.max_spectators} spectators, the most it takes; retry later"
+            held = self.limits.max_spectators
+            return f"the server holds {held} spectator{'s' * (held != 1)}, the most it takes; retry later"
         if self._per_address[address] >= self.limits.max_per_address:
             held = self.limits.max_per_address
             return f"{held} connection{'s are' if held != 1 else ' is'} open from {address}, the most one address may hold"
@@ -876,7 +890,7 @@ class ArenaServer:
         refusal = self._refusal(address, path)
         if refusal is not None:
             self.metrics.connections_refused += 1
-            await ws.aclose(p.CLOSE_TRY_AGAIN, refusal)
+            await ws.aclose(p.CLOSE_GOING_AWAY if self._closing else p.CLOSE_TRY_AGAIN, refusal)
             return
         spectator = path != "/bot"
         self._websockets += 1
@@ -1234,6 +1248,8 @@ class ArenaServer:
         names = msg["games"]
         if not names or not all(isinstance(n, str) for n in names):
             raise p.ProtocolError(p.BAD_MESSAGE, "'seek.games' must be a non-empty list of game names")
+        if self._closing:  # confirmed, it would wait for a pairing that never comes
+            raise p.ProtocolError(p.BUSY, f"{SHUTTING_DOWN} and pairs no more seeks")
         given = msg.get("config") or {}
         # each game once: a seek naming one game thousands of times is checked once, not each time
         read = {name: _read(given, self._check_game(name, given)) for name in dict.fromkeys(names)}
@@ -1519,7 +1535,7 @@ class ArenaServer:
     ) -> tuple[LiveMatch, dict[str, Any]]:
         """Take the bots' seats for a new match at once (no await), and the row to record."""
         if self._closing:
-            raise p.ProtocolError(p.BUSY, "the server is shutting down")
+            raise p.ProtocolError(p.BUSY, SHUTTING_DOWN)
         whole, variant = config_and_variant(game_name, config)
         live = LiveMatch(
             id=uuid.uuid4().hex,
@@ -2214,8 +2230,26 @@ def raise_open_files_limit() -> int:
 
 
 async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
-    """Bind ourselves, so that port 0 gives a real port we can print."""
-    return await trio.open_tcp_listeners(port, host=host)
+    """Bind ourselves, so that port 0 gives a real port we can print.
+
+    A name with several addresses (``localhost``: ::1 and 127.0.0.1 on most systems) is
+    served on one port on all of them: with port 0 each got a port of its own, and the one
+    printed reached only one address (found by a QA helper). So the port the first address
+    got is taken on every address, and another is picked while that one is taken elsewhere."""
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    tries = 0
+    while len({listener.socket.getsockname()[1] for listener in listeners}) > 1:  # port 0 only
+        chosen = bound_port(listeners)
+        for listener in listeners:
+            await listener.aclose()
+        try:
+            listeners = await trio.open_tcp_listeners(chosen, host=host)
+        except OSError as error:
+            tries += 1
+            if error.errno != errno.EADDRINUSE or tries == SAME_PORT_TRIES:
+                raise
+            listeners = await trio.open_tcp_listeners(0, host=host)
+    return listeners
 
 
 def bound_port(listeners: Sequence[trio.SocketListener]) -> int:

@@ -94,10 +94,10 @@ def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) 
 @pytest.mark.parametrize(
     ("mode", "token", "says"),
     [
-        (0o644, "x" * 40, "can be read or changed by other accounts (mode 044 for them): chmod 600 it"),
-        (0o622, "x" * 40, "(mode 022 for them)"),  # whoever writes it is admin at the next start
+        (0o644, "x" * 40, "can be read or changed by other accounts (its mode is 644): chmod 600 it"),
+        (0o622, "x" * 40, "(its mode is 622)"),  # whoever writes it is admin at the next start
         (0o600, "ADMIN", "has 5 characters, fewer than 16"),  # its unsalted hash fell to a dictionary at once
-        (0o600, "a" * 16, "is made of 1 different characters, fewer than 8"),  # long enough, and guessed as fast
+        (0o600, "a" * 16, "is made of 1 different character, fewer than 8"),  # long enough, and guessed as fast
     ],
 )
 def test_an_admin_token_file_others_may_read_or_a_short_token_is_refused(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import json
 import logging
 import math
 import random
+import socket
 import sqlite3
 import sys
 import threading
@@ -690,6 +692,50 @@ async def test_a_match_that_cannot_start_while_the_server_stops_does_not_hang_th
                 release.set()
         assert (await admin.expect("error"))["ref"] == "create_match"
     assert arena.server.live == {}
+
+
+@pytest.mark.trio
+async def test_a_server_shutting_down_takes_no_seek_and_no_connection_and_says_so_on_health(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a shutdown waited for its matches, a new bot was let in and its seek confirmed,
+    though nothing would pair it, and /health said "ok" (found by a QA helper)."""
+    arena = await arena_factory()
+    opening, release = threading.Event(), threading.Event()
+
+    def held(store: Store, row: Any) -> Any:  # a match being recorded holds the shutdown open
+        opening.set()
+        release.wait(10)
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(Store, "open_match", held)
+    late = await arena.register("late")
+    async with arena.bot("held1"), arena.bot("held2"), arena.bot("seeker") as seeker, arena.admin() as admin:
+        await admin.send("create_match", bots=["held1", "held2"], game="nim")
+        await trio.to_thread.run_sync(opening.wait, 10)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(arena.server.shutdown)
+            await trio.testing.wait_all_tasks_blocked()
+            await seeker.send("seek", games=["nim"])
+            refused = await seeker.expect("error")
+            assert (refused["code"], refused["message"]) == (p.BUSY, "the server is shutting down and pairs no more seeks")
+            assert await http_get(arena.url, "/health") == (
+                503,
+                {
+                    "status": "shutting_down",
+                    "error": p.BUSY,
+                    "message": "the server is shutting down",
+                    "protocol": p.PROTOCOL_VERSION,
+                    "read_only": False,
+                },
+            )
+            with pytest.raises(InvalidStatus) as turned_away:
+                async with arena.bot("late", late):
+                    pass
+            response = turned_away.value.response
+            assert (response.status_code, response.headers["Retry-After"]) == (503, "5")
+            assert json.loads(response.body) == {"error": p.BUSY, "message": "the server is shutting down; retry later"}
+            release.set()
 
 
 @pytest.mark.trio
@@ -2537,3 +2583,53 @@ async def test_health_says_unavailable_while_the_store_cannot_be_written_and_ok_
     await writer.call(lambda store: store.conn.execute("PRAGMA max_page_count = 1000000000"))  # room again
     await arena.register("room-again")
     assert (await http_get(arena.url, "/health"))[0] == 200
+
+
+class TwoAddresses:
+    """A resolver for which ``dual.test`` is ::1 and 127.0.0.1, as ``localhost`` is on most systems."""
+
+    async def getaddrinfo(self, host: bytes | str, port: Any, *_: int) -> Any:
+        assert host in (b"dual.test", "dual.test"), host
+        tcp = (trio.socket.SOCK_STREAM, trio.socket.IPPROTO_TCP, "")
+        return [(trio.socket.AF_INET6, *tcp, ("::1", int(port), 0, 0)), (trio.socket.AF_INET, *tcp, ("127.0.0.1", int(port)))]
+
+    async def getnameinfo(self, sockaddr: Any, flags: int) -> Any:
+        raise NotImplementedError
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.trio
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback on this machine")
+@pytest.mark.parametrize("taken_once", [False, True], ids=["free", "taken-once"])
+async def test_port_0_on_a_name_of_two_addresses_listens_on_one_port_on_both(
+    monkeypatch: pytest.MonkeyPatch, taken_once: bool
+) -> None:
+    """Each address got a port of its own, and the one printed reached only one of them (found
+    by a QA helper). ``taken_once``: the port the first address got is taken on the other, once."""
+    trio.socket.set_custom_hostname_resolver(TwoAddresses())
+    if taken_once:
+        real, refused = trio.open_tcp_listeners, []
+
+        async def once_taken(port: int, *, host: str) -> list[trio.SocketListener]:
+            if port and not refused:
+                refused.append(port)
+                raise OSError(errno.EADDRINUSE, "Address already in use")
+            return await real(port, host=host)
+
+        monkeypatch.setattr(trio, "open_tcp_listeners", once_taken)
+    listeners = await open_listeners("dual.test", 0)
+    try:
+        bound = sorted((listener.socket.getsockname()[0], listener.socket.getsockname()[1]) for listener in listeners)
+        assert [address for address, _ in bound] == ["127.0.0.1", "::1"]
+        assert bound[0][1] == bound[1][1] != 0
+    finally:
+        for listener in listeners:
+            await listener.aclose()
