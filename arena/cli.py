@@ -1818,8 +1818,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a consistent copy of the whole store: a backup, even while a server writes it",
         description="Copy the store whole into --out with SQLite's online backup: consistent even while a server "
         "writes it, where copying the file alone misses the commits still in its -wal. The copy is a store: every "
-        "command reads it (--db), and restoring is serving it in place of the old one, the server stopped. Never copy "
-        "a file over a store a server is serving: the server goes on writing into it and breaks it.",
+        "command reads it (--db). To restore, stop the server and serve the copy, or copy it back with this "
+        "command (--db backup.db --out arena.db), which also removes the old store's -wal and -shm: copied back with "
+        "cp, a copy takes the pages a crashed server left in them for its own, and breaks. Never copy a file over a "
+        "store a server is serving: the server goes on writing into it and breaks it.",
         epilog="example: arena export store --db arena.db --out backups/arena-$(date +%F).db",
     )
     store_copy.add_argument("--db", default="arena.db", help="the store (default arena.db)")

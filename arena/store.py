@@ -1106,6 +1106,7 @@ class StoreWriter:
     def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
         store = Store(self.path)
         self._served = _file_id(self.path)
+        logs = {path: _file_id(path) for path in side_files(os.path.realpath(self.path))[:2]}  # its -wal and -shm
         try:
             opened()
             while True:
@@ -1124,6 +1125,8 @@ class StoreWriter:
                     return
         finally:
             store.close()
+            if not self.writes_to_its_file():
+                _remove_left_logs(logs)
 
     def writes_to_its_file(self) -> bool:
         """Whether the file at the store's path is still the one the writer opened."""
@@ -1175,6 +1178,18 @@ def _run_batch(store: Store, jobs: list[_Job]) -> str | None:
             job.value, job.error = None, job.error or error
     failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
     return next((str(error) for error in failures), None)
+
+
+def _remove_left_logs(logs: Mapping[str, tuple[int, int] | None]) -> None:
+    """Remove the write-ahead log and shared-memory file of a store file that was deleted or
+    replaced while it was written, where they are still the ones opened with it. SQLite keeps
+    the log of a database it finds unlinked as it closes, and a store put back at the path
+    (which the server's message asks for) took that log's pages for its own: malformed, or
+    holding matches it never had (found by a QA helper)."""
+    for path, opened in logs.items():
+        if opened is not None and _file_id(path) == opened:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def _fail(jobs: list[_Job], error: BaseException) -> None:

@@ -12,7 +12,7 @@ import pytest
 import trio
 import trio.testing
 
-from arena.store import Store, StoreError, StoreWriter
+from arena.store import Store, StoreError, StoreWriter, copy_store
 
 
 def committed_bots(db: Path) -> set[str]:
@@ -169,3 +169,41 @@ def test_ctrl_c_while_the_writer_is_told_to_stop_still_stops_it(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-c", STOP_INTERRUPTED, str(db)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 130, done.stderr
     assert committed_bots(db) == {"kept"}
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+async def test_a_store_put_back_after_its_file_was_deleted_or_replaced_under_the_writer_is_intact(
+    tmp_path: Path, how: str
+) -> None:
+    """The writer of a deleted (or replaced) file left that file's write-ahead log at the path
+    as it stopped (SQLite keeps the log of an unlinked database), and the store put back there,
+    as the server's message asks, took the log's pages for its own: malformed (found by a QA
+    helper). Now the writer removes its own log and shared-memory file as it stops."""
+    db = tmp_path / "arena.db"
+    backup = tmp_path / "backup.db"
+    writer = StoreWriter(db)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        await writer.call(lambda store: store.register_bot("kept"))
+        reader = Store(db, read_only=True)  # as `arena export store` copies a served store
+        try:
+            copy_store(reader, backup)
+        finally:
+            reader.close()
+        for i in range(200):  # pages in the log that the backup does not have
+            await writer.call(lambda store, i=i: store.register_bot(f"later-{i}"))
+        if how == "deleted":
+            db.unlink()
+        else:
+            backup.with_suffix(".new").write_bytes(backup.read_bytes())
+            backup.with_suffix(".new").rename(db)
+        await writer.aclose()
+    if how == "deleted":
+        db.write_bytes(backup.read_bytes())
+    store = Store(db)
+    try:
+        assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert {bot["name"] for bot in store.bots()} == {"kept"}
+    finally:
+        store.close()
