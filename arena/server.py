@@ -71,6 +71,7 @@ from arena.store import (
     StoreError,
     StoreWriter,
     hash_token,
+    is_damage,
     read,
     serving_lock,
     token_matches,
@@ -525,6 +526,7 @@ class ArenaServer:
         self._logins = LoginAttempts(self.limits.login_attempts, self.limits.login_window_s)
         self._drained = trio.Event()  # set when the last of them ends
         self._closing = False
+        self._damaged: str | None = None  # what a read found damaged in the store file (``is_damage``)
         self._pairing = False  # a pairing pass is scheduled
         self._lobby_changed = trio.Event()  # since the last lobby message to spectators
         self._boards: dict[str | None, _Computed] = {}  # game -> its board as last computed
@@ -714,7 +716,10 @@ class ArenaServer:
         if self._closing:
             return 503, {"status": "shutting_down", "error": p.BUSY, "message": SHUTTING_DOWN, **fields}
         problem = None
-        if self.writer is not None and not self.writer.writes_to_its_file():
+        damaged = self._damaged or (self.writer.damaged if self.writer is not None else None)
+        if damaged is not None:
+            problem = self._told(f"the store file is damaged ({damaged}): stop the server, and serve a backup of it")
+        elif self.writer is not None and not self.writer.writes_to_its_file():
             problem = self._told(str(self.writer.orphaned()))
         elif self.writer is not None and self.writer.failing is not None:
             problem = self._told(f"the store cannot be written: {self.writer.failing}")
@@ -827,7 +832,12 @@ class ArenaServer:
     async def _read(self, query: Callable[[Store], Any]) -> Any:
         """``query`` on a connection of its own, in a thread a shutdown leaves to finish alone:
         a big store's leaderboard held the server's exit for its whole computation."""
-        return await trio.to_thread.run_sync(read, self.db, query, abandon_on_cancel=True)
+        try:
+            return await trio.to_thread.run_sync(read, self.db, query, abandon_on_cancel=True)
+        except sqlite3.DatabaseError as error:
+            if is_damage(error):
+                self._damaged = self._damaged or str(error)
+            raise
 
     def metrics_snapshot(self) -> dict[str, Any]:
         return {

@@ -1080,6 +1080,7 @@ class StoreWriter:
         self._closed = False
         self._served: tuple[int, int] | None = None  # the file the writer opened (device, inode)
         self.failing: str | None = None  # why its last batch could not be written (a full disk), till one is
+        self.damaged: str | None = None  # the error that found the file damaged, for good (``is_damage``)
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         token = trio.lowlevel.current_trio_token()
@@ -1118,6 +1119,7 @@ class StoreWriter:
                 if jobs:
                     if self.writes_to_its_file():
                         self.failing = _run_batch(store, jobs)
+                        self.damaged = self.damaged or next((str(job.error) for job in jobs if is_damage(job.error)), None)
                     else:
                         _fail(jobs, self.orphaned())
                     token.run_sync_soon(_wake, jobs)
@@ -1159,6 +1161,14 @@ class StoreWriter:
         if not self._closed:
             self._closed = True
             self._jobs.put(None)
+
+
+def is_damage(error: BaseException | None) -> bool:
+    """Whether an SQLite error found the store file itself damaged (malformed pages), which
+    no retry mends: some reads and writes still succeed around the damaged pages, and a
+    server that said "ok" went on recording matches into it (found by a QA helper)."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(error, sqlite3.DatabaseError) and code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
 def _run_batch(store: Store, jobs: list[_Job]) -> str | None:

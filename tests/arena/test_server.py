@@ -2633,3 +2633,40 @@ async def test_port_0_on_a_name_of_two_addresses_listens_on_one_port_on_both(
     finally:
         for listener in listeners:
             await listener.aclose()
+
+
+def damage_bots_table(db: Path) -> None:
+    """A store whose bots table's root page is overwritten: the schema still reads, every scan of the bots fails."""
+    store = Store(db)
+    for i in range(300):
+        store.register_bot(f"bot-{i:03d}")
+    root = store.conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'bots'").fetchone()[0]
+    page = store.conn.execute("PRAGMA page_size").fetchone()[0]
+    store.close()
+    with db.open("r+b") as file:
+        file.seek((root - 1) * page)
+        file.write(b"\xff" * page)
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize("found_by", ["reader", "writer"])
+async def test_a_store_found_damaged_makes_health_say_so_for_good(
+    arena_factory: ArenaFactory, tmp_path: Path, found_by: str
+) -> None:
+    """A damaged store answered /api with "database disk image is malformed" while /health
+    said "ok", and matches went on being written into it (found by a QA helper)."""
+    db = tmp_path / "damaged.db"
+    damage_bots_table(db)
+    arena = await arena_factory(db=db)
+    if found_by == "reader":
+        assert (await http_get(arena.url, "/api/bots"))[0] == 503
+    else:
+        with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+            await arena.register("one-more")
+    for _ in range(2):  # and stays so: reads of other tables still succeed
+        status, body = await http_get(arena.url, "/health")
+        assert (status, body["status"], body["error"]) == (503, "unavailable", p.STORE_UNAVAILABLE)
+        assert body["message"] == (
+            "the store file is damaged (database disk image is malformed): stop the server, and serve a backup of it"
+        )
+        assert (await http_get(arena.url, "/api/matches"))[0] == 200
