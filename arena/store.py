@@ -1126,9 +1126,9 @@ class StoreWriter:
                 if len(jobs) < len(batch):
                     return
         finally:
-            store.close()
-            if not self.writes_to_its_file():
+            if not self.writes_to_its_file():  # while its files are open, so that no other file can have their inodes
                 _remove_left_logs(logs)
+            store.close()
 
     def writes_to_its_file(self) -> bool:
         """Whether the file at the store's path is still the one the writer opened."""
