@@ -1107,7 +1107,6 @@ class StoreWriter:
     def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
         store = Store(self.path)
         self._served = _file_id(self.path)
-        logs = {path: _file_id(path) for path in side_files(os.path.realpath(self.path))[:2]}  # its -wal and -shm
         try:
             opened()
             while True:
@@ -1126,8 +1125,6 @@ class StoreWriter:
                 if len(jobs) < len(batch):
                     return
         finally:
-            if not self.writes_to_its_file():  # while its files are open, so that no other file can have their inodes
-                _remove_left_logs(logs)
             store.close()
 
     def writes_to_its_file(self) -> bool:
@@ -1140,7 +1137,9 @@ class StoreWriter:
         sees, while every match it took in was announced as recorded and rated."""
         return sqlite3.OperationalError(
             f"the store file {self.path} was deleted or replaced while the server ran: nothing more is"
-            " written to it; stop the server and put the store back"
+            f" written to it; stop the server, then move the file back, or restore a backup with `arena export"
+            f" store --db BACKUP --out {self.path.name}` (not cp: the -wal and -shm left at the path are the old"
+            " file's, and a copy put beside them takes them for its own)"
         )
 
     async def call(self, work: Callable[[Store], T]) -> T:
@@ -1188,18 +1187,6 @@ def _run_batch(store: Store, jobs: list[_Job]) -> str | None:
             job.value, job.error = None, job.error or error
     failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
     return next((str(error) for error in failures), None)
-
-
-def _remove_left_logs(logs: Mapping[str, tuple[int, int] | None]) -> None:
-    """Remove the write-ahead log and shared-memory file of a store file that was deleted or
-    replaced while it was written, where they are still the ones opened with it. SQLite keeps
-    the log of a database it finds unlinked as it closes, and a store put back at the path
-    (which the server's message asks for) took that log's pages for its own: malformed, or
-    holding matches it never had (found by a QA helper)."""
-    for path, opened in logs.items():
-        if opened is not None and _file_id(path) == opened:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
 
 
 def _fail(jobs: list[_Job], error: BaseException) -> None:

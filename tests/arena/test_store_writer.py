@@ -172,14 +172,13 @@ def test_ctrl_c_while_the_writer_is_told_to_stop_still_stops_it(tmp_path: Path) 
 
 
 @pytest.mark.trio
-@pytest.mark.parametrize("how", ["deleted", "replaced"])
-async def test_a_store_put_back_after_its_file_was_deleted_or_replaced_under_the_writer_is_intact(
-    tmp_path: Path, how: str
-) -> None:
-    """The writer of a deleted (or replaced) file left that file's write-ahead log at the path
-    as it stopped (SQLite keeps the log of an unlinked database), and the store put back there,
-    as the server's message asks, took the log's pages for its own: malformed (found by a QA
-    helper). Now the writer removes its own log and shared-memory file as it stops."""
+@pytest.mark.parametrize("how", ["moved-back", "deleted-then-restored"])
+async def test_a_store_put_back_after_its_file_left_the_path_under_the_writer_is_intact(tmp_path: Path, how: str) -> None:
+    """What the server's message says to do once its file was moved away or deleted: move it
+    back, or restore a backup with ``copy_store`` (``arena export store``). The -wal left at
+    the path belongs to the old file: it completes a file moved back (removing it lost every
+    table of one: found by a QA helper), and a backup copied there with cp took its pages for
+    its own, where ``copy_store`` removes it (found by another)."""
     db = tmp_path / "arena.db"
     backup = tmp_path / "backup.db"
     writer = StoreWriter(db)
@@ -193,17 +192,25 @@ async def test_a_store_put_back_after_its_file_was_deleted_or_replaced_under_the
             reader.close()
         for i in range(200):  # pages in the log that the backup does not have
             await writer.call(lambda store, i=i: store.register_bot(f"later-{i}"))
-        if how == "deleted":
-            db.unlink()
-        else:
-            backup.with_suffix(".new").write_bytes(backup.read_bytes())
-            backup.with_suffix(".new").rename(db)
+        aside = tmp_path / "aside.db"
+        db.rename(aside)
+        if how == "deleted-then-restored":
+            aside.unlink()
+        assert not writer.writes_to_its_file()
         await writer.aclose()
-    if how == "deleted":
-        db.write_bytes(backup.read_bytes())
+    if how == "moved-back":
+        aside.rename(db)
+        expected = {"kept", *(f"later-{i}" for i in range(200))}
+    else:
+        source = Store(backup, read_only=True)
+        try:
+            copy_store(source, db)
+        finally:
+            source.close()
+        expected = {"kept"}
     store = Store(db)
     try:
         assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert {bot["name"] for bot in store.bots()} == {"kept"}
+        assert {bot["name"] for bot in store.bots()} == expected
     finally:
         store.close()
