@@ -122,7 +122,8 @@ RECENT_KEPT = 200
 others still has its last results to show when a spectator follows it."""
 SAME_PORT_TRIES = 20
 """Ports picked for a host name of several addresses before ``open_listeners`` gives up
-finding one free on all of them (each try fails only when another program took it)."""
+finding one free on all of them and lets each keep its own (a try fails when another program
+took the port, and every try when the name lists one address twice)."""
 SHUTTING_DOWN = "the server is shutting down"
 SHUTDOWN_CLOSE_S = 2.0
 """How long a shutdown waits for the websockets it closes to finish closing: eight spectators
@@ -2247,19 +2248,19 @@ async def open_listeners(host: str, port: int) -> list[trio.SocketListener]:
     printed reached only one address (found by a QA helper). So the port the first address
     got is taken on every address, and another is picked while that one is taken elsewhere."""
     listeners = await trio.open_tcp_listeners(port, host=host)
-    tries = 0
-    while len({listener.socket.getsockname()[1] for listener in listeners}) > 1:  # port 0 only
+    for _ in range(SAME_PORT_TRIES):
+        if len({listener.socket.getsockname()[1] for listener in listeners}) == 1:  # always, but with port 0
+            return listeners
         chosen = bound_port(listeners)
         for listener in listeners:
             await listener.aclose()
         try:
-            listeners = await trio.open_tcp_listeners(chosen, host=host)
+            return await trio.open_tcp_listeners(chosen, host=host)
         except OSError as error:
-            tries += 1
-            if error.errno != errno.EADDRINUSE or tries == SAME_PORT_TRIES:
+            if error.errno != errno.EADDRINUSE:
                 raise
-            listeners = await trio.open_tcp_listeners(0, host=host)
-    return listeners
+        listeners = await trio.open_tcp_listeners(0, host=host)
+    return listeners  # an address listed twice (a hosts file's repeated line) never takes one port twice
 
 
 def bound_port(listeners: Sequence[trio.SocketListener]) -> int:

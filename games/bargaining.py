@@ -141,7 +141,7 @@ def shown_length(message: str) -> int:
     and voided a match whose config it had accepted."""
     if message.isprintable():
         return len(message)
-    return sum(1 if char.isprintable() else len(_json_escape(char)) for char in message)
+    return len(quote(message)) - 2 - message.count('"') - message.count("\\")  # a quote mark or backslash counts one
 
 
 def check_message(message: str, limit: int) -> None:

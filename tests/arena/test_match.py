@@ -679,3 +679,4 @@ async def test_returns_that_differ_only_by_float_noise_tie() -> None:
     assert settled(2) == 2 and type(settled(2)) is int
     assert settled(67.60000000000001) == 67.6 and settled(-1e-300) == -1e-300
     assert settled(123456789.125) == 123456789.125
+    assert settled(999999999995.5352) < settled(999999999995.6953)  # a tenth apart near 10^12 (twelve digits tied them)

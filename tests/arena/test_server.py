@@ -2586,12 +2586,16 @@ async def test_health_says_unavailable_while_the_store_cannot_be_written_and_ok_
 
 
 class TwoAddresses:
-    """A resolver for which ``dual.test`` is ::1 and 127.0.0.1, as ``localhost`` is on most systems."""
+    """A resolver for which ``dual.test`` is ::1 and 127.0.0.1, as ``localhost`` is on most
+    systems, and ``twice.test`` is 127.0.0.1 twice, as a hosts file's repeated line makes it."""
 
     async def getaddrinfo(self, host: bytes | str, port: Any, *_: int) -> Any:
-        assert host in (b"dual.test", "dual.test"), host
         tcp = (trio.socket.SOCK_STREAM, trio.socket.IPPROTO_TCP, "")
-        return [(trio.socket.AF_INET6, *tcp, ("::1", int(port), 0, 0)), (trio.socket.AF_INET, *tcp, ("127.0.0.1", int(port)))]
+        v4 = (trio.socket.AF_INET, *tcp, ("127.0.0.1", int(port)))
+        if host in (b"twice.test", "twice.test"):
+            return [v4, v4]
+        assert host in (b"dual.test", "dual.test"), host
+        return [(trio.socket.AF_INET6, *tcp, ("::1", int(port), 0, 0)), v4]
 
     async def getnameinfo(self, sockaddr: Any, flags: int) -> Any:
         raise NotImplementedError
@@ -2670,3 +2674,15 @@ async def test_a_store_found_damaged_makes_health_say_so_for_good(
             "the store file is damaged (database disk image is malformed): stop the server, and serve a backup of it"
         )
         assert (await http_get(arena.url, "/api/matches"))[0] == 200
+
+
+@pytest.mark.trio
+async def test_port_0_on_a_name_listing_one_address_twice_still_listens() -> None:
+    """One address cannot take one port twice: each listener keeps its own, as before (found by a QA helper)."""
+    trio.socket.set_custom_hostname_resolver(TwoAddresses())
+    listeners = await open_listeners("twice.test", 0)
+    try:
+        assert len(listeners) == 2 and all(listener.socket.getsockname()[0] == "127.0.0.1" for listener in listeners)
+    finally:
+        for listener in listeners:
+            await listener.aclose()

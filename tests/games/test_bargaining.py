@@ -114,6 +114,7 @@ def test_a_character_that_prints_as_nothing_counts_as_its_escape() -> None:
     assert shown_length('plain text, "quoted" too') == 24
     assert shown_length("a\u200bb") == 8
     assert shown_length(invisible * 2 + "\x01") == 30
+    assert shown_length("a\bb") == 4  # a backspace is shown as \b
     assert len(quote(invisible)) - 2 == shown_length(invisible)
     check_message(invisible * 83 + "yyyy", 1000)
     with pytest.raises(IllegalAction, match=r"12000 characters \(a character that prints as nothing counts as its escape"):
