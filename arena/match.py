@@ -197,12 +197,12 @@ RETURN_DIGITS = 15
 
 
 def settled(value: float) -> float:
-    """A return without the noise of floating-point sums. Payoffs added up in another order
-    differ in their last bit: two seats of public goods that scored the same got 67.6 and
-    67.60000000000001, and the second was ranked, and rated, above the first (in 2% of
-    random matches; found by a QA helper). Fifteen digits, all a double holds for certain:
-    at twelve, returns near 10^12 a tenth apart (payoffs near 10^9 over 1,000 rounds) tied
-    (found by another). Integers stay as they are."""
+    """A return without the noise of floating-point sums, as it is shown, stored and exported.
+    Payoffs added up in another order differ in their last bit: two seats of public goods that
+    scored the same got 67.6 and 67.60000000000001 (found by a QA helper; their ranks tied
+    already, by ``RANK_DECIMALS``). Fifteen digits, all a double holds for certain: at twelve,
+    returns near 10^12 a tenth apart (payoffs near 10^9 over 1,000 rounds) tied (found by
+    another). Integers stay as they are."""
     return value if isinstance(value, int) else float(f"{value:.{RETURN_DIGITS}g}")
 
 

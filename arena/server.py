@@ -76,6 +76,7 @@ from arena.store import (
     serving_lock,
     token_matches,
     valid_bot_name,
+    valid_label,
     variant_of,
 )
 from games.api import Game, GameError, make_config
@@ -1453,7 +1454,7 @@ class ArenaServer:
         for label, config in configs.items():
             if not isinstance(label, str):
                 fault = f"a label must be a string, got {p.wire_name(label)}"
-            elif not label or "/" in label:  # the second part of a key, tournament/label/...
+            elif not valid_label(label):
                 fault = f"a label must be non-empty and without '/', got {label!r}"
             elif not isinstance(config, dict) or not all(isinstance(key, str) for key in config):
                 fault = f"the config of {label!r} must be a map with strings for keys"

@@ -119,6 +119,13 @@ def _grouping(group: str | None, size: int | None) -> str:
     return f"group {group!r} with no size" if size is None else f"group {group!r} of {size}"
 
 
+def valid_label(label: str) -> bool:
+    """Whether a tournament's game label can be the one part of its matches' keys that it is
+    (``tournament/label/...``): label ``ipd/rr`` met label ``ipd``'s keys, and ``""`` escaped
+    the config check (``Store.seed_salt``)."""
+    return bool(label) and "/" not in label
+
+
 CONFIG_CHANGE_REMEDY = "give the changed game a label of its own (or the tournament a new name) to play it"
 
 

@@ -133,7 +133,8 @@ def named_numbers(args: Sequence[str], names: Sequence[str], kind: str, need: st
 
 def shown_length(message: str) -> int:
     """A message's length as a match's limit counts it: a character that prints as nothing
-    counts as the escape ``quote`` shows it by (6 characters, 12 beyond the basic plane).
+    counts as the escape ``quote`` shows it by (``\\b`` 2 characters, ``\\u200b`` 6, 12
+    beyond the basic plane).
 
     The limits bound what a match retells, which the server keeps until its end: counted one
     each, 1,000 invisible characters showed as 12,000, and eight seats talking so in public

@@ -51,7 +51,7 @@ from typing import Any
 
 import games
 from arena.match import MAX_RETRIES, Clock
-from arena.store import BOT_NAME_PATTERN, valid_bot_name, variant_of
+from arena.store import BOT_NAME_PATTERN, valid_bot_name, valid_label, variant_of
 from arena.toml_file import read_toml
 from bots.reference.human import HumanBot
 from bots.registry import BotSpecError, make_bot, parse_spec
@@ -352,7 +352,7 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
         if bot.name == HumanBot.name:  # with no one at a terminal, every match is a rated forfeit
             raise fail(f"{at}.participants[{j}]", "'human' plays at a terminal (arena play), not in a tournament")
     label = typed(table, "label", str, f"{at}.label", game.spec.name)
-    if not label or "/" in label:  # the second part of its matches' keys (tournament/label/...), one part
+    if not valid_label(label):
         raise fail(f"{at}.label", f"must be a non-empty name without '/', got {label!r}")
     return GameEntry(game.spec.name, label, config, participants, players, variant)
 

@@ -102,14 +102,19 @@ def http_base(url: str) -> str:
 
 
 class _Reconnects:
-    """One of the run's own connections (admin, spectator) and its drops in a row: ``connected``
-    once it was ever up, ``served`` each time it did its work (the drops start again)."""
+    """One of the run's own connections (admin, spectator) and its drops in a row: ``opened``
+    each time it is up, ``served`` each time it did its work (the drops start again)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.connected = False
+        self.connected = False  # it was up once
         self.drops = 0
         self.dropped_at = 0.0  # trio time of the first drop in a row
+
+    def opened(self) -> bool:
+        """Whether this is the first time it is up."""
+        first, self.connected = not self.connected, True
+        return first
 
     def served(self) -> None:
         self.drops = 0
@@ -184,8 +189,7 @@ class Admin:
                         raise RemoteTournamentError(f"{self.url} answered the admin's hello with {welcome}")
                     self.limits = welcome.get("limits") or {}
                     pacer = Pacer(self.limits)
-                    if not reconnects.connected:
-                        reconnects.connected = True
+                    if reconnects.opened():
                         task_status.started()
                     while True:
                         if pending is None:
@@ -251,8 +255,7 @@ class Results:
             try:
                 async with _open(self.url, p.WATCH_PATH) as ws:
                     await ws.send(p.encode(p.message("admin", token=self.admin_token), True))  # read before any watch
-                    if not reconnects.connected:
-                        reconnects.connected = True
+                    if reconnects.opened():
                         task_status.started()
                     else:  # watches sent on the lost connection may be unanswered: ask again
                         self._ask_again()

@@ -672,7 +672,7 @@ class NoisyDilemma(IteratedPrisonersDilemma):
 
 @pytest.mark.trio
 async def test_returns_that_differ_only_by_float_noise_tie() -> None:
-    """67.6 and 67.60000000000001 in public goods ranked the second above the first (found by a QA helper)."""
+    """Public goods returned 67.6 and 67.60000000000001 for the same score (found by a QA helper)."""
     assert 0.1 + 0.2 != 0.3
     result = await play_match(NoisyDilemma, [first_legal(), first_legal()], config={"rounds": 1})
     assert result.returns == [0.3, 0.3] and result.ranks == [1, 1]
