@@ -1527,7 +1527,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--grace-ms",
         type=int_from(0, MAX_CLOCK_MS),
         default=30_000,
-        help="how long a disconnected bot may resume (default 30000)",
+        help="the reconnection window: how long a disconnected bot may resume (default 30000); not the per-move network grace, which is a match clock's grace_ms (1000)",
     )
     serve.add_argument(
         "--retries", type=int_from(0, MAX_RETRIES), default=2, help="illegal answers retried before a forfeit (default 2)"
