@@ -759,8 +759,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         return FAILURE
     if args.json:
         _print_json(run.results)
-    played = run.ended
-    matches = f"{played} match{'es' if played != 1 else ''}"
+    matches = run.played_said()
     if policy.exhausted:
         print(f"arena: stopped after {matches}: {policy.why()}", file=sys.stderr)
     elif stop.is_set():
@@ -807,7 +806,7 @@ async def _stop_on_first_signal(stop: Any) -> None:
                 pass
 
 
-STOPPING = "arena: stopping: no new match; any in play is played out (Ctrl-C again to stop at once)"
+STOPPING = "arena: stopping: no new match; any in play is played out (Ctrl-C again to stop at once and forfeit them)"
 SIGNAL_ECHO_S = 0.5
 """A second signal this soon after the first is the same request (see ``_stop_on_first_signal``)."""
 
@@ -1527,7 +1526,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--grace-ms",
         type=int_from(0, MAX_CLOCK_MS),
         default=30_000,
-        help="the reconnection window: how long a disconnected bot may resume (default 30000); not the per-move network grace, which is a match clock's grace_ms (1000)",
+        help="the reconnection window: how long a disconnected bot may resume (default 30000);"
+        " not the per-move network grace, which is a match clock's grace_ms (1000)",
     )
     serve.add_argument(
         "--retries", type=int_from(0, MAX_RETRIES), default=2, help="illegal answers retried before a forfeit (default 2)"

@@ -9,8 +9,9 @@ a ``Move`` carrying the extras (raw reply, prompt, tokens, cost, log-probs).
 from __future__ import annotations
 
 import inspect
+import numbers
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -93,17 +94,41 @@ class Move:
 def as_move(answer: str | Move | None) -> Move:
     """Normalise a policy's answer: a bare string is a move with nothing else. A lone surrogate
     in its texts (a model endpoint's reply may hold one) becomes U+FFFD: no store or wire can
-    carry it, and the match it was played in could not be recorded."""
+    carry it, and the match it was played in could not be recorded. numpy's numbers in its
+    counts, cost and log-probs become Python's (``_plain_numbers``)."""
     if isinstance(answer, Move):
         # a field of another type is the wire check's to refuse, naming it
         texts = {key: storable(value) for key in ("action", "raw", "prompt") if isinstance(value := getattr(answer, key), str)}
-        changed = {key: value for key, value in texts.items() if value is not getattr(answer, key)}
+        changed = {key: value for key, value in texts.items() if value is not getattr(answer, key)} | _plain_numbers(answer)
         return replace(answer, **changed) if changed else answer
     if isinstance(answer, str):
         return Move(action=storable(answer))
     if answer is None:
         return Move(action=None, format_error=True)
     raise TypeError(f"a policy must return an action string or a Move, not {type(answer).__name__}")
+
+
+def _foreign(value: object) -> bool:
+    """A number of another library's type (numpy's int64 or float32), which neither the wire
+    nor the store takes: a model's token counts and log-probs often come as such."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (int, float))
+
+
+def _plain_numbers(move: Move) -> dict[str, Any]:
+    """The move's counts, cost and log-probs that hold foreign numbers, as Python's own. A bot
+    whose model gave an int64 count or a float32 array of log-probs, fields kept only for
+    audit, resigned every match it played (found by a QA helper)."""
+    changed: dict[str, Any] = {}
+    for key in ("tokens_in", "tokens_out", "cost"):
+        value = getattr(move, key)
+        if _foreign(value):
+            changed[key] = int(value) if isinstance(value, numbers.Integral) and key != "cost" else float(value)
+    logprobs = move.logprobs
+    if isinstance(logprobs, Iterable) and not isinstance(logprobs, (str, bytes)):
+        values = list(logprobs)  # once: an iterator read twice would be empty
+        if any(map(_foreign, values)) or not isinstance(logprobs, (list, tuple)):
+            changed["logprobs"] = [float(value) if _foreign(value) else value for value in values]
+    return changed
 
 
 def storable(text: str) -> str:
@@ -145,7 +170,7 @@ class Seat(Protocol):
         """The match is over; ``result`` is the match record's summary."""
 
 
-Policy = Callable[[Turn], "str | Move | Awaitable[str | Move]"]
+Policy = Callable[[Turn], "str | Move | Awaitable[str | Move | None] | None"]
 
 
 def policy_callable(policy: Policy | Any) -> tuple[Callable[[Turn], Any], bool]:

@@ -4,7 +4,10 @@
 every ``turn`` by calling ``policy(turn)`` (sync or async) with the whole turn, and
 reconnects with ``resume`` after a dropped connection, so the server replays what was
 missed. A policy returns an action string or a ``Move`` carrying the extras (raw reply,
-prompt, tokens, cost, log-probs, format error).
+prompt, tokens, cost, log-probs, format error); None is a reply that held no action (a
+format error: the turn is asked again, as an illegal answer's is), and is logged, since a
+policy that forgot its ``return`` says it too. Ctrl-C ends ``run_bot`` with a plain
+``KeyboardInterrupt``.
 """
 
 from __future__ import annotations
@@ -103,6 +106,11 @@ class BotRun:
         """The matches this run is done with, ended or lost: what ``matches`` counts."""
         return self.ended + len(self.lost)
 
+    def played_said(self) -> str:
+        """The matches ended, and those lost while away, which "after 0 matches" left out."""
+        said = f"{self.ended} match{'es' if self.ended != 1 else ''}"
+        return f"{said} and {len(self.lost)} lost while away" if self.lost else said
+
     def record(self, end: dict[str, Any]) -> None:
         self.ended += 1
         self.results.append(end)
@@ -145,23 +153,29 @@ class _State:
 class Pacer:
     """A token bucket under the server's own (rate, burst), from its ``welcome``: a message
     over it is dropped and counts as a strike against the connection (a dropped move then
-    loses on time), so this side waits instead."""
+    loses on time), so this side waits instead.
+
+    Messages go in the order they came to wait (trio's Lock is fair): woken all at once, the
+    waiters raced for each token, and one move of a self-play match lost the race for 16 s,
+    past its deadline, while the mean wait was 1.4 s (found by a QA helper)."""
 
     def __init__(self, limits: Mapping[str, Any]) -> None:
         self.rate = 0.8 * float(limits.get("rate", 50.0))
         self.burst = max(1.0, int(limits.get("burst", 100)) / 2)
         self.tokens = self.burst
         self.stamp = trio.current_time()
+        self._turn = trio.Lock()
 
     async def wait(self) -> None:
-        while True:
-            now = trio.current_time()
-            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-            self.stamp = now
-            if self.tokens >= 1:
-                self.tokens -= 1
-                return
-            await trio.sleep((1 - self.tokens) / self.rate)
+        async with self._turn:
+            while True:
+                now = trio.current_time()
+                self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+                self.stamp = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                await trio.sleep((1 - self.tokens) / self.rate)
 
 
 async def run_bot(
@@ -206,7 +220,9 @@ async def run_bot(
     then told it no longer has). ``binary`` speaks msgpack (else JSON). Messages are paced
     under the rate limit the server's ``welcome`` gives, so a fast game is slowed, never cut.
     A move longer than the welcome's ``soft_cap`` (a reasoning model's long reply) keeps its
-    action: the head of its raw reply is cut (it then starts with ``CUT``), then its prompt.
+    action: log-probs that no frame of that size holds go first, then a prompt that does not
+    fit even with no raw reply, then the head of the raw reply (which then starts with
+    ``CUT``); each is logged.
     ``at_once`` caps the matches in play at once (None: as many as the server lets a bot
     play); a bot with a spending cap plays one, so that the cap is passed by one reply at most.
     The server's pairing holds ``at_once`` (the hello's ``max_matches``); ``matches`` holds the
@@ -214,6 +230,8 @@ async def run_bot(
     An admin's ``create_match`` may seat the bot beyond either. ``on_message`` sees every message
     the server sends; an exception it raises is logged, and the bot plays on.
     """
+    if isinstance(games, str):  # one name, not its letters (each was sought as a game of its own)
+        games = [games]
     if challenge is not None and (len(games) != 1 or self_play):
         raise ValueError("a challenge is for one game (give games=[its name]) against another bot (not self_play)")
     try:
@@ -316,17 +334,24 @@ async def run_bot(
             await trio.sleep(delay)
 
     stopped: BotStopped | None = None
-    # Policies run here, not in a connection's nursery: one still thinking when the connection
-    # drops answers after the resume, which does not replay a turn the bot had already read.
-    async with trio.open_nursery() as policies:
-        try:
-            with trio.CancelScope() as playing:
-                if stop is not None:
-                    policies.start_soon(wind_down, stop, playing)
-                await play(policies)
-        except BotStopped as error:  # raised after the nursery, not wrapped in its exception group
-            stopped = error
-        policies.cancel_scope.cancel()
+    try:
+        # Policies run here, not in a connection's nursery: one still thinking when the connection
+        # drops answers after the resume, which does not replay a turn the bot had already read.
+        async with trio.open_nursery() as policies:
+            try:
+                with trio.CancelScope() as playing:
+                    if stop is not None:
+                        policies.start_soon(wind_down, stop, playing)
+                    await play(policies)
+            except BotStopped as error:  # raised after the nursery, not wrapped in its exception group
+                stopped = error
+            policies.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # trio hands Ctrl-C to whichever task was running, wrapped by every nursery above it:
+        # the caller's `except KeyboardInterrupt` around trio.run missed it (found by a QA helper)
+        if group.split(KeyboardInterrupt)[1] is not None:
+            raise
+        raise KeyboardInterrupt from None
     if stopped is not None:
         raise stopped
     return run
@@ -494,6 +519,8 @@ async def _session(
         )
         try:
             answer = await policy(turn) if is_async else await in_worker_thread(policy, turn)
+            if answer is None:  # a reply with no action, as documented; most often a forgotten return
+                log.warning("the policy returned None on %s step %s: sent as no action", msg["match"], msg["step"])
             move = on_the_wire(turn, as_move(answer))
         except Exception as error:  # the policy gives up (a spending cap, say) or fails: resign, saying why
             if not isinstance(error, SeatForfeit):  # its bug is its loss, as in play_match, not a format error
@@ -580,11 +607,16 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
         raw = move["raw"]
         return {**move, "raw": CUT + raw[len(raw) - keep :]} if keep else without(move, "raw")
 
+    def said(what: str) -> None:  # the audit trail is short of it: the bot's author is told
+        log.warning("match %s step %s: %s, for the move to fit the soft cap of %s bytes", move["match"], move["step"], what, cap)
+
     excess = over(move)  # one encoding for a move that fits, as nearly every one does
     if excess > 0 and "logprobs" in move and over(without(without(move, "raw"), "prompt")) > 0:
+        said(f"its {len(move['logprobs']):,} log-probs are left out")
         move = without(move, "logprobs")
         excess = over(move)
     if excess > 0 and "prompt" in move and over(without(move, "raw")) > 0:
+        said(f"its prompt ({len(move['prompt']):,} characters) is left out")
         move = without(move, "prompt")
         excess = over(move)
     if excess > 0 and move.get("raw"):
@@ -593,6 +625,7 @@ def _within_cap(move: dict[str, Any], binary: bool, cap: int) -> dict[str, Any]:
         while too_many - fits > 1:
             middle = (fits + too_many) // 2
             fits, too_many = (middle, too_many) if over(tail(move, middle)) <= 0 else (fits, middle)
+        said(f"its raw reply is cut to its last {fits:,} of {len(move['raw']):,} characters")
         move = tail(move, fits)
         excess = over(move)
     if excess > 0:

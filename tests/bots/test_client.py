@@ -6,6 +6,8 @@ import contextlib
 import functools
 import itertools
 import json
+import logging
+import math
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -335,11 +337,10 @@ async def test_a_pause_for_spectators_never_costs_the_match_on_time(arena: Arena
 @pytest.mark.parametrize(
     ("junk", "cause"),
     [
-        (Move(action="a0", logprobs=[np.float32(-0.5)]), "ProtocolError: 'move.logprobs' must be a list of numbers"),
         # the types right, the values not: the server answered bad_message and the seat lost on time
         (Move(action="a0", logprobs=["x"]), "ProtocolError: 'move.logprobs' must be a list of numbers"),  # type: ignore[list-item]
         (Move(action="a0", tokens_in=-1), "ProtocolError: 'move.tokens_in' must be from 0 to 1,000,000,000, got -1"),
-        (Move(action="a0", tokens_in=np.int64(12)), "ProtocolError: 'move.tokens_in' must be an integer, got int64"),
+        (Move(action="a0", tokens_in=np.float32(12)), "ProtocolError: 'move.tokens_in' must be an integer, got a number"),
         (Move(action=7), "ProtocolError: 'move.action' must be"),  # type: ignore[arg-type]
     ],
 )
@@ -355,6 +356,77 @@ async def test_a_move_that_cannot_go_on_the_wire_resigns_naming_why(arena: Arena
     record = await play_admin_match(arena, policies, game="tic-tac-toe", clock={"move_ms": 3_000})
     assert (record["reason"], record["forfeit_seat"]) == ("resign", 0)
     assert record["detail"].startswith(f"junk resigned: crash: {cause}")
+
+
+@pytest.mark.trio
+async def test_numpy_numbers_in_a_moves_extras_are_sent_and_stored_as_numbers(arena: Arena) -> None:
+    """A model's int64 token counts and float32 log-probs resigned every match (found by a QA helper)."""
+
+    def numpy_extras(turn: Turn) -> Move:
+        assert turn.legal_actions is not None
+        logprobs = np.array([-0.5, -np.inf], dtype=np.float32)
+        counts = {"tokens_in": np.int64(12), "tokens_out": np.uint32(3)}
+        return Move(turn.legal_actions[0], **counts, cost=np.float32(0.25), logprobs=logprobs)
+
+    record = await play_admin_match(arena, {"numpy": numpy_extras, "plain": first_legal}, game="tic-tac-toe")
+    assert (record["status"], record["reason"]) == ("finished", "complete")
+    mine = [turn for turn in record["turns"] if turn["seat"] == 0]
+    assert mine and all(
+        (turn["tokens_in"], turn["tokens_out"], turn["cost"], turn["logprobs"]) == (12, 3, 0.25, [-0.5, -math.inf])
+        for turn in mine
+    )
+
+
+@pytest.mark.trio
+async def test_a_policy_returning_none_is_a_reply_with_no_action_and_is_logged(
+    arena: Arena, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An author who forgot a return lost every match with no word of why."""
+    record = await play_admin_match(arena, {"forgetful": lambda turn: None, "plain": first_legal}, game="tic-tac-toe")
+    assert (record["reason"], record["forfeit_seat"]) == ("illegal", 0)
+    assert "no action" in record["detail"]
+    said = [r.getMessage() for r in caplog.records if "the policy returned None" in r.getMessage()]
+    assert len(said) == 3  # each attempt: the first and its two retries
+
+
+@pytest.mark.trio
+async def test_a_game_named_by_a_string_is_one_game_not_its_letters(arena: Arena) -> None:
+    token = await arena.register("solo")
+    with trio.fail_after(20):
+        run = await run_bot(first_legal, arena.url, "solo", token, games="tic-tac-toe", matches=2, self_play=True)  # type: ignore[arg-type]
+    assert [end["reason"] for end in run.results] == ["complete", "complete"]
+
+
+@pytest.mark.trio
+async def test_ctrl_c_ends_run_bot_with_a_plain_keyboard_interrupt(arena: Arena) -> None:
+    """It came wrapped in trio's exception groups, which `except KeyboardInterrupt` misses (found by a QA helper)."""
+    token = await arena.register("interrupted")
+
+    async def interrupted(turn: Turn) -> str:
+        raise KeyboardInterrupt
+
+    with trio.fail_after(20), pytest.raises(KeyboardInterrupt):
+        await run_bot(interrupted, arena.url, "interrupted", token, games=["tic-tac-toe"], self_play=True)
+
+
+@pytest.mark.trio
+async def test_the_pacer_sends_messages_in_the_order_they_came_to_wait(autojump_clock: trio.testing.MockClock) -> None:
+    """Woken together, the waiters raced for each token: a self-play match's move waited 16 s,
+    past its deadline, at a mean wait of 1.4 s (found by a QA helper)."""
+    pacer = client.Pacer({"rate": 5, "burst": 4})  # 4 messages a second, bursts of 2
+    waits: list[float] = []
+
+    async def sender() -> None:
+        for _ in range(5):
+            asked = trio.current_time()
+            await pacer.wait()
+            waits.append(trio.current_time() - asked)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(8):
+            nursery.start_soon(sender)
+    assert len(waits) == 40
+    assert max(waits) <= 8 / 4 + 0.01  # never behind more than the others waiting (8, at 4 a second)
 
 
 @pytest.mark.trio
@@ -434,6 +506,12 @@ async def test_the_reconnection_backoff_starts_anew_after_a_connection_that_logg
     assert delays.backoffs == [[0.05]] * 3  # one delay after each cut, the first of a backoff started anew
 
 
+def test_a_stopped_run_counts_the_matches_it_lost_while_away() -> None:
+    """'after 0 matches' was said of a run whose 5 matches were lost while the server was away (found by a QA helper)."""
+    assert BotRun(ended=1).played_said() == "1 match"
+    assert BotRun(ended=0, lost=["m1", "m2"]).played_said() == "0 matches and 2 lost while away"
+
+
 def test_reconnection_delays_double_and_are_spread_so_bots_dropped_together_come_back_apart() -> None:
     """Every bot of a restarted server retried at 0.1, 0.2, 0.4 ... s in the same millisecond."""
     steps = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
@@ -465,12 +543,15 @@ def test_a_reply_of_wide_characters_over_the_cap_keeps_the_tail_that_fits(binary
 
 
 @pytest.mark.parametrize("binary", [True, False])
-def test_log_probs_no_frame_holds_go_and_the_move_is_still_played(binary: bool) -> None:
+def test_log_probs_no_frame_holds_go_and_the_move_is_still_played(binary: bool, caplog: pytest.LogCaptureFixture) -> None:
     """8,000 log-probs (allowed: up to 16,384) are over a 64 KiB frame alone: the move raised
     and the bot resigned a legal move (found by a QA helper). Those that fit are kept."""
     move = {"match": "m", "seat": 0, "step": 0, "attempt": 0, "action": "a1", "raw": "reply [a1]"}
-    kept = _within_cap({**move, "logprobs": [-0.123456789] * 8_000}, binary, 65_536)
+    with caplog.at_level(logging.WARNING, logger="arena.bot"):
+        kept = _within_cap({**move, "logprobs": [-0.123456789] * 8_000}, binary, 65_536)
     assert kept == move
+    said = "match m step 0: its 8,000 log-probs are left out, for the move to fit the soft cap of 65536 bytes"
+    assert caplog.messages == [said]
     assert _within_cap({**move, "logprobs": [-0.5] * 1_000}, binary, 65_536)["logprobs"] == [-0.5] * 1_000
 
 
