@@ -24,9 +24,7 @@ import math
 import random
 import re
 import resource
-import socket
 import sqlite3
-import struct
 import termios
 import time
 import urllib.parse
@@ -44,7 +42,7 @@ from websockets.trio.server import Server, ServerConnection, serve
 
 import games
 from arena import protocol as p
-from arena.direct_read import ArenaConnection
+from arena.direct_read import ArenaConnection, reset_on_close
 from arena.direct_write import FLUSH, DirectWrite
 from arena.lobby import Lobby, config_key
 from arena.match import (
@@ -173,6 +171,7 @@ class Limits:
     strikes: int = 5  # abusive frames (flood, oversize, undecodable) within strike_window_s close with 1008
     strike_window_s: float = 600.0  # a strike is forgotten this long after it: a bot's rare slips never add up
     hello_timeout_s: float = 10.0
+    handshake_s: float = 10.0  # from connecting to the end of the HTTP request and its answer
     grace_ms: int = 30_000  # a disconnected bot may resume within this window
     max_matches: int = 8  # matches one bot may play at once
     max_seeks: int = 32  # seeks one bot may have waiting: each pairing pass walks them all
@@ -564,6 +563,7 @@ class ArenaServer:
                         listeners=listeners,
                         process_request=self._http,
                         max_size=self.limits.hard_cap,
+                        open_timeout=self.limits.handshake_s,
                         ping_interval=self.limits.heartbeat_s,
                         ping_timeout=self.limits.heartbeat_s,
                         close_timeout=self.limits.heartbeat_s,  # a peer that stopped reading never answers the close either
@@ -614,7 +614,9 @@ class ArenaServer:
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         url = _request_target(request.path)
-        upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
+        # every Upgrade header: get() raised on two of them, a traceback and a 500 on any path;
+        # websockets' handshake then refuses what is not one "websocket"
+        upgrade = any(value.strip().lower() == "websocket" for value in request.headers.get_all("Upgrade"))
         if url.path in ("/bot", "/watch") and upgrade and request.method == "GET":  # else answered 405 below, in JSON
             refusal = self._refusal(self._client_address(connection), url.path)
             if refusal is None:
@@ -633,7 +635,7 @@ class ArenaServer:
             # percent-decoded as the query is: a client may escape any character of a path
             # a blank field is as absent, whichever it is: a form sends `game=` or `status=` for "any"
             query = urllib.parse.parse_qs(url.query)
-            status, body = await self._api(urllib.parse.unquote(url.path), query)
+            status, body = await self._api(url.path, query)
         except (StoreError, sqlite3.Error) as error:  # the store itself: gone, locked, or made by a newer arena
             log.warning("HTTP %s: the store cannot be read: %s", url.path, error)
             status, body = 503, {"error": p.STORE_UNAVAILABLE, "message": self._told(f"the store cannot be read: {error}")}
@@ -2013,11 +2015,8 @@ async def _cut_off(ws: ServerConnection) -> None:
     """End a connection whose peer stopped reading while its socket is full. websockets cannot:
     its pings and its close frame wait forever behind the blocked send, so neither the heartbeat
     nor a close ends it, nor then the server's shutdown. Close the socket (``ArenaConnection``
-    wakes its reader if it waits for room), and with a reset: closed gracefully, what the peer
-    never read stayed in the kernel, and a peer still sending waited there, for minutes."""
-    if isinstance(ws.stream, trio.SocketStream):
-        with contextlib.suppress(OSError):
-            ws.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    wakes its reader if it waits for room), with a reset."""
+    reset_on_close(ws.stream)
     await ws.close_stream()
 
 
@@ -2118,13 +2117,14 @@ def _request_target(target: str) -> urllib.parse.SplitResult:
     """The path and query of an HTTP request's target. A path (origin form) is not read as a
     URL, where ``//health`` is the host "health" and no path; a whole URL (absolute form,
     ``http://host/health``, as some proxies and clients send and a server must take: RFC 9112,
-    3.2.2) gives its own path."""
+    3.2.2) gives its own path. The path is percent-decoded, as a client may escape any of its
+    characters: the upgrade to /%62ot was refused as a plain request to /bot (426)."""
     if target[:8].lower().startswith(("http://", "https://")):
         with contextlib.suppress(ValueError):  # not a URL (http://[::1/health): read as a path, as it was
             url = urllib.parse.urlsplit(target)
-            return urllib.parse.SplitResult("", "", url.path or "/", url.query, "")
+            return urllib.parse.SplitResult("", "", urllib.parse.unquote(url.path) or "/", url.query, "")
     path, _, query = target.partition("?")
-    return urllib.parse.SplitResult("", "", path, query, "")
+    return urllib.parse.SplitResult("", "", urllib.parse.unquote(path), query, "")
 
 
 def _check_players(bots: Sequence[Any]) -> None:

@@ -2003,6 +2003,20 @@ async def test_http_answers_carry_one_json_content_type(arena: Arena) -> None:
 
 
 @pytest.mark.trio
+async def test_two_upgrade_headers_and_an_escaped_path_are_answered_as_any_request(arena: Arena) -> None:
+    """Two Upgrade headers raised in the request's handler: a 500 in plain text and a traceback
+    in the log, on any path; an upgrade to /%62ot (an escaped /bot) was told 426, "/bot speaks
+    websocket" (found by a QA helper)."""
+    head, _, body = (await http_raw(arena.url, "/health", "GET", "Upgrade: foo\r\nUpgrade: bar\r\n")).partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0] == b"HTTP/1.1 200 OK" and json.loads(body)["status"] == "ok"
+    token = await arena.register("escaped")
+    async with arena.socket("/%62ot") as ws:
+        bot = Client(ws, binary=False)
+        await bot.send("hello", bot="escaped", token=token)
+        assert (await bot.expect("welcome"))["bot"] == "escaped"
+
+
+@pytest.mark.trio
 async def test_only_get_and_head_are_answered_and_head_without_a_body(arena: Arena) -> None:
     """Every method was answered as a GET: a DELETE of a match got 200 and its record, as if
     it had been deleted, and a HEAD got a body, which HTTP forbids."""
