@@ -1300,7 +1300,7 @@ def cmd_train_plot(args: argparse.Namespace) -> int:
 
 def cmd_export_trajectories(args: argparse.Namespace) -> int:
     from games.render import count
-    from trainer.export import ExportError, trajectory_rows, write_jsonl, write_lines
+    from trainer.export import ExportError, held_back, trajectory_rows, write_jsonl, write_lines
 
     to_stdout = args.out == "-"
     if to_stdout and args.json:
@@ -1318,17 +1318,18 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
             store, game=args.game, bot=args.bot, limit=args.limit, since=since, exclude_opponents=args.exclude_opponent
         )
         rows, matches = write_lines(found, sys.stdout) if to_stdout else write_jsonl(found, args.out)
+        held = held_back(store, game=args.game, bot=args.bot, since=since)
     except ExportError as error:
         raise UsageError(str(error)) from None
     finally:
         store.close()
     if args.json:
-        _print_json({"out": args.out, "rows": rows, "matches": matches})
+        _print_json({"out": args.out, "rows": rows, "matches": matches, "held_back": held})
     else:  # beside the lines on stdout, on stderr
-        print(
-            f"wrote {count(rows, 'turn')} of {count(matches, 'match', 'matches')} to {'stdout' if to_stdout else args.out}",
-            file=sys.stderr if to_stdout else sys.stdout,
-        )
+        wrote = f"wrote {count(rows, 'turn')} of {count(matches, 'match', 'matches')} to {'stdout' if to_stdout else args.out}"
+        if held:
+            wrote += f"; {count(held, 'finished match', 'finished matches')} held back until their deal is played out"
+        print(wrote, file=sys.stderr if to_stdout else sys.stdout)
     return 0
 
 

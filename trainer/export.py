@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import games
-from arena.store import FINISHED, Store, where
+from arena.store import FINISHED, Store, deal_in_play, where
 
 COLUMNS = (
     "match_id",
@@ -70,7 +70,8 @@ def trajectory_rows(
     since: float | None = None,
     exclude_opponents: Iterable[str] = (),
 ) -> Iterator[dict[str, Any]]:
-    """The accepted turns of finished matches (void ones never), as rows of ``COLUMNS``.
+    """The accepted turns of finished matches (void ones never), as rows of ``COLUMNS``; not
+    yet those whose deal is still being played (``held_back``).
 
     Order is stable: match creation time (then id), step, seat. ``game`` keeps one game's
     matches; ``bot`` keeps only the turns that bot took; ``limit`` keeps the ``limit``
@@ -99,18 +100,32 @@ def _check_bot(store: Store, bot: str) -> None:
     raise ExportError(f"no bot named {bot!r} played a match in {store.path}{hint}")
 
 
+def held_back(store: Store, *, game: str | None = None, bot: str | None = None, since: float | None = None) -> int:
+    """How many finished matches the filters select that are not exported yet: their deal is
+    still to be played by another table (a duplicate group not yet complete, a live match on
+    the same seed), and their seed, turns and results would tell it. The server withholds
+    them as long (``/api``, ``/watch``); exported, a live match's cards were in the file, and
+    a trainer reading the store learnt its mirror match's deal before playing it (found by a
+    QA helper)."""
+    clause, args = where(_selected(game, bot, since) | {deal_in_play("m"): ()})
+    return int(store.conn.execute(f"SELECT COUNT(*) FROM matches m{clause}", args).fetchone()[0])
+
+
+def _selected(game: str | None, bot: str | None, since: float | None) -> dict[str, Any]:
+    return {
+        "status = ?": FINISHED,
+        "game = ?": game,
+        "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot,
+        "created_at >= ?": since,
+    }
+
+
 def _rows(
     store: Store, game: str | None, bot: str | None, limit: int | None, since: float | None, excluded: frozenset[str]
 ) -> Iterator[dict[str, Any]]:
-    clause, args = where(
-        {
-            "status = ?": FINISHED,
-            "game = ?": game,
-            "id IN (SELECT match_id FROM seats WHERE bot = ?)": bot,
-            "created_at >= ?": since,
-        }
-    )
-    sql = f"SELECT id, seed, game, config, players, returns, outcomes, ranks, tournament, round, created_at FROM matches{clause}"
+    clause, args = where(_selected(game, bot, since) | {f"NOT {deal_in_play('m')}": ()})
+    columns = "id, seed, game, config, players, returns, outcomes, ranks, tournament, round, created_at"
+    sql = f"SELECT {columns} FROM matches m{clause}"
     if limit is None:
         matches = store.conn.execute(sql + " ORDER BY created_at, id", args).fetchall()
     else:  # the newest that the filters keep: a held-out match took a place of the limit, and kept no line

@@ -271,7 +271,8 @@ def test_the_exported_file_has_every_key_on_every_line_with_one_json_type_per_ke
     out.write_text("stale\n")
     code, printed, _ = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(out), "--json")
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert code == 0 and json.loads(printed) == {"out": str(out), "rows": len(lines), "matches": len(filled.finished)}
+    summary = {"out": str(out), "rows": len(lines), "matches": len(filled.finished), "held_back": 0}
+    assert code == 0 and json.loads(printed) == summary
     assert lines == rows_of(filled.db)
     for key in COLUMNS:
         values = [line[key] for line in lines]
@@ -438,3 +439,33 @@ def test_the_schema_page_documents_exactly_the_exported_fields() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "TRAJECTORIES.md").read_text(encoding="utf-8")
     documented = re.findall(r"^\| `(\w+)` \|", page, flags=re.MULTILINE)
     assert documented == list(COLUMNS)
+
+
+async def _kuhn(seed: int) -> MatchResult:
+    return await _play("kuhn-poker", [_bot("random", "kuhn-poker", 0), _bot("random", "kuhn-poker", 1)], seed)
+
+
+def test_a_match_whose_deal_is_still_being_played_is_held_back_until_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The export wrote what the server withholds: a live match's cards, through a finished
+    match dealt from its seed, and a duplicate group's first table before the second played
+    (found by a QA helper)."""
+    grouped, mirrored, twin, mirror = (trio.run(_kuhn, seed) for seed in (7, 8, 7, 8))
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    store.finish_match(grouped, {"group_id": "dup", "group_size": 2})
+    live = {"id": mirror.match_id, "game": "kuhn-poker", "variant": "kuhn-poker", "config": {}, "seed": 8}
+    store.open_match(live | {"players": ["random"] * 2, "max_retries": 2, "clock": {}, "created_at": 1.0, "source": "server"})
+    store.finish_match(mirrored)
+    store.close()
+    out = tmp_path / "out.jsonl"
+    assert main(["export", "trajectories", "--db", str(db), "--out", str(out)]) == 0
+    assert out.read_text() == ""
+    said = f"wrote 0 turns of 0 matches to {out}; 2 finished matches held back until their deal is played out\n"
+    assert capsys.readouterr().out == said
+    store = Store(db)
+    store.finish_match(twin, {"group_id": "dup", "group_size": 2})
+    store.finish_match(mirror)
+    store.close()
+    assert {row["match_id"] for row in rows_of(db)} == {grouped.match_id, mirrored.match_id, twin.match_id, mirror.match_id}
