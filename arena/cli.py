@@ -261,7 +261,8 @@ def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) 
             print(visible(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}", one_line=True))
         elif event.kind == "step":
             moves = ", ".join(f"seat {seat} ({names[seat]}): {action}" for seat, action in event.data["actions"].items())
-            print(visible(f"step {event.step}  {moves}", one_line=True))
+            # numbered as the store, the export and the protocol number it (the event counts steps played)
+            print(visible(f"step {event.step - 1}  {moves}", one_line=True))
             print(visible("\n".join("    " + line for line in event.state.public_view()["text"].splitlines())))
 
     return show
@@ -1339,6 +1340,8 @@ def cmd_export_store(args: argparse.Namespace) -> int:
     from arena.store import copy_store, is_served, side_files
     from games.render import count
 
+    if not args.out:
+        raise UsageError("--out needs a file name")
     _refuse_store_files(args.out, args.db)
     target = Path(args.out).resolve()
     if target.is_dir():
@@ -1797,7 +1800,10 @@ def build_parser() -> argparse.ArgumentParser:
     trajectories.add_argument("--game", help="only this game's matches")
     trajectories.add_argument("--bot", help="only the turns this bot took")
     trajectories.add_argument(
-        "--limit", type=int, metavar="N", help="only the N most recent matches the filters keep (whole, written oldest first)"
+        "--limit",
+        type=int_from(1),
+        metavar="N",
+        help="only the N most recent matches the filters keep (whole, written oldest first)",
     )
     trajectories.add_argument(
         "--since-hours", type=float, metavar="H", help="only the matches begun in the last H hours (the day's play)"
@@ -1819,7 +1825,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="a consistent copy of the whole store: a backup, even while a server writes it",
         description="Copy the store whole into --out with SQLite's online backup: consistent even while a server "
         "writes it, where copying the file alone misses the commits still in its -wal. The copy is a store: every "
-        "command reads it (--db). To restore, stop the server and serve the copy, or copy it back with this "
+        "command reads it (--db). To restore, stop the server (and any arena play --db or tournament writing the "
+        "store, whose matches meanwhile would be lost) and serve the copy, or copy it back with this "
         "command (--db backup.db --out arena.db), which also removes the old store's -wal and -shm: copied back with "
         "cp, a copy takes the pages a crashed server left in them for its own, and breaks. Never copy a file over a "
         "store a server is serving: the server goes on writing into it and breaks it.",

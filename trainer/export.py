@@ -80,7 +80,7 @@ def trajectory_rows(
     taken against one of those bots (held-out opponents stay out of training). The filters
     are checked here, before the first row, so a bad one fails before anything is written.
     """
-    if game is not None:
+    if game is not None and not store.has_matches_of(game):  # a game uninstalled since is still in the store
         game = games.get(game).spec.name  # an unknown name raises GameError with a suggestion
     excluded = frozenset(exclude_opponents)
     for named in ([] if bot is None else [bot]) + sorted(excluded):
@@ -95,7 +95,8 @@ def _check_bot(store: Store, bot: str) -> None:
     if store.conn.execute("SELECT 1 FROM seats WHERE bot = ? LIMIT 1", (bot,)).fetchone():
         return
     known = [row[0] for row in store.conn.execute("SELECT DISTINCT bot FROM seats")]
-    close = difflib.get_close_matches(bot, known, n=1)
+    # a spec given as its name alone, the model bot 'openai' for 'openai:model=m', is a prefix
+    close = difflib.get_close_matches(bot, known, n=1) or sorted(name for name in known if name.startswith(f"{bot}:"))
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ExportError(f"no bot named {bot!r} played a match in {store.path}{hint}")
 

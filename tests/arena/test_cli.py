@@ -82,6 +82,8 @@ def test_play_shows_every_turn_and_the_result(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "play", "tic-tac-toe", "--seat", "perfect", "--seat", "perfect", "--seed", "4")
     assert code == 0
     assert out.count("step ") == 9 and "draw" in out and "a b c" in out
+    # numbered from 0, as the store, the export and the protocol number steps (it began at 1)
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("step ")] == [str(step) for step in range(9)]
 
 
 def test_the_same_seed_gives_the_same_match(capsys: pytest.CaptureFixture[str]) -> None:
@@ -851,6 +853,8 @@ def test_export_store_refuses_an_out_that_is_no_regular_file(capsys: pytest.Capt
     code, _, err = run(capsys, "export", "store", "--db", str(backup), "--out", str(fifo))
     assert code == 2 and err == f"arena: error: --out {fifo} is not a regular file; name a file to write the copy to\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["backup.db", "pipe"] and not fifo.is_file()
+    code, _, err = run(capsys, "export", "store", "--db", str(backup), "--out", "")
+    assert code == 2 and err == "arena: error: --out needs a file name\n"  # it said "--out  is a folder"
 
 
 def test_export_store_refuses_a_store_named_as_a_file_of_the_copys_own(

@@ -21,6 +21,7 @@ from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat, Move, Turn
 from arena.store import Store
 from bots.registry import make_bot
+from games.registry import UnknownGame
 from trainer.export import COLUMNS, ExportError, trajectory_rows
 
 CHAT = json.dumps([{"role": "system", "content": "rules"}, {"role": "user", "content": "your move"}])
@@ -304,7 +305,6 @@ def test_out_dash_writes_the_lines_to_stdout_and_the_summary_to_stderr(
     [
         (["--game", "tic-tac-to"], "unknown game 'tic-tac-to'; did you mean 'tic-tac-toe'?"),
         (["--bot", "perfec"], "no bot named 'perfec' played a match in"),
-        (["--limit", "0"], "limit must be at least 1, got 0"),
     ],
 )
 def test_a_bad_filter_is_one_line_with_status_2_and_writes_nothing(
@@ -314,6 +314,39 @@ def test_a_bad_filter_is_one_line_with_status_2_and_writes_nothing(
     code, _, err = run(capsys, "export", "trajectories", "--db", str(filled.db), "--out", str(out), *argv)
     assert code == 2 and message in err and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_limit_below_1_is_a_usage_error_naming_the_option(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "x.jsonl"
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "trajectories", "--db", str(filled.db), "--out", str(out), "--limit", "0"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.endswith("error: argument --limit: must be at least 1, got 0\n")  # "limit must..."
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_game_uninstalled_since_its_matches_were_stored_can_still_be_chosen(filled: Filled, tmp_path: Path) -> None:
+    """--game refused it as unknown, though the same export without it wrote its lines (found by a QA helper)."""
+    db = tmp_path / "renamed.db"
+    db.write_bytes(filled.db.read_bytes())
+    store = Store(db)
+    store.conn.execute("UPDATE matches SET game = 'old-plugin-game' WHERE game = 'iterated-prisoners-dilemma'")
+    store.close()
+    rows = rows_of(db, game="old-plugin-game")
+    assert rows and {row["game"] for row in rows} == {"old-plugin-game"}
+    with pytest.raises(UnknownGame, match="unknown game 'never-installed'"):
+        rows_of(db, game="never-installed")
+
+
+def test_a_bot_named_by_its_specs_name_alone_is_pointed_to_its_full_name(tmp_path: Path) -> None:
+    """An LLM bot is stored under its whole spec (openai:model=m); 'openai' found no match and no hint."""
+    db = tmp_path / "arena.db"
+    seats = [LocalSeat(lambda turn: turn.legal_actions[0], name=name, threaded=False) for name in ("openai:model=m", "x")]  # type: ignore[index]
+    trio.run(_play_seats, db, "nim", seats)
+    with pytest.raises(ExportError, match=r"no bot named 'openai' .* did you mean 'openai:model=m'"):
+        rows_of(db, bot="openai")
 
 
 def test_a_limit_past_sqlites_integers_keeps_every_match(
