@@ -475,10 +475,11 @@ class LobbyScreen(Refreshable):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(id="live-title", classes="section")
-        yield MatchTable(id="live")
-        yield Static(id="recent-title", classes="section")
-        yield MatchTable(id="recent")
+        with Vertical(id="lobby-body"):  # on a short terminal it scrolls, and the status line stays in view
+            yield Static(id="live-title", classes="section")
+            yield MatchTable(id="live")
+            yield Static(id="recent-title", classes="section")
+            yield MatchTable(id="recent")
         yield StatusLine(id="status")
         yield Footer()
 
@@ -709,12 +710,15 @@ class MatchScreen(_MatchLike):
         if state is None:
             return
         pal = app.palette
+        void = (state.result.status if state.result else state.status) == "void"
         if state.status == "loading":
             what = "loading…"
         elif state.status == "gone":
             what = f"not available ({app.failed.get(self.match, 'unknown match')})"
         elif state.status == "unknown":
             what = f"state unknown · disconnected at step {state.step}; clocks stopped until the server is back"
+        elif state.over and void:
+            what = "void: stopped before its end (no replay)"
         elif state.over:
             what = f"{state.result.status if state.result else state.status} · full view"
         else:
@@ -727,10 +731,13 @@ class MatchScreen(_MatchLike):
             if state.withheld:
                 what = f"live · step {state.step} · view withheld: its deal is played at another table too"
         self.query_one("#match-title", Static).update(self._title(state.game, what))
-        self.query_one("#view-pane", ViewPane).show(state.view, state.players, pal, raw=self.raw)
+        no_view = "(void: no view)" if state.over and void else "(no view yet)"
+        self.query_one("#view-pane", ViewPane).show(state.view, state.players, pal, raw=self.raw, empty=no_view)
         self._players(state)
         log: list[LogLine] = state.log
-        empty = "(ended before this app watched: r replays every move)" if state.over else "(no moves yet)"
+        empty = "(no moves yet)"
+        if state.over:  # the app heard of it only as it ended, or watched a match void before its first move
+            empty = "(void: its moves are not shown)" if void else "(ended before this app watched: r replays every move)"
         self.query_one("#log-pane", MoveLog).show(log, pal, empty=empty)
         waiting = "" if state.status != "live" else "the result appears here when the match ends"
         self._result(state.result, waiting)

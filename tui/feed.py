@@ -82,8 +82,9 @@ class Feed:
             self.on_status(Status("connecting", self.url, attempt=attempt))
             try:
                 async with connect(address, proxy=None, max_size=None, open_timeout=self.open_timeout) as ws:
-                    delays, attempt = self.delays(), 0
                     greeted = await self._session(ws)
+                if greeted:  # an arena was there: the next failure is a new one
+                    delays, attempt = self.delays(), 0
                 reason = (
                     "the server closed the connection"
                     if greeted
@@ -119,10 +120,10 @@ class Feed:
 
     async def _session(self, ws: Any) -> bool:
         """Hand on what the server sends until it closes; False when it sent no lobby in time
-        (and was closed for it)."""
+        (and was closed for it). Connected once the first lobby comes: a websocket server that
+        is no arena showed as connected, all but a blink every 10 s, and the attempts counted
+        from 1 again each time (found by a QA helper)."""
         self._outbox = asyncio.Queue()
-        self.connected = True
-        self.on_status(Status("connected", self.url))
         writer = asyncio.create_task(self._write(ws, self._outbox))
         greeted = asyncio.Event()
         watchdog = asyncio.create_task(self._expect_lobby(ws, greeted))
@@ -133,8 +134,10 @@ class Feed:
                 except p.ProtocolError as error:
                     self.on_problem(f"malformed frame from the server: {error.message}")
                     continue
-                if msg.get("t") == "lobby":
+                if msg.get("t") == "lobby" and not greeted.is_set():
                     greeted.set()
+                    self.connected = True
+                    self.on_status(Status("connected", self.url))
                 try:
                     self.on_message(msg)
                 except Exception as error:  # the app's fault, not the server's: keep listening

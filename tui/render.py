@@ -213,11 +213,14 @@ RENDERERS: dict[str, Callable[[Mapping[str, Any], Sequence[str], Palette], Rende
 TITLES = {"grid": "board", "cards": "cards", "chat": "chat", "facts": "facts", "text": ""}
 
 
-def render_view(view: Any, players: Sequence[str], palette: Palette | None = None) -> RenderableType:
-    """Every block in a panel of its own; the view's text where a block cannot be drawn."""
+def render_view(
+    view: Any, players: Sequence[str], palette: Palette | None = None, *, empty: str = "(no view yet)"
+) -> RenderableType:
+    """Every block in a panel of its own; the view's text where a block cannot be drawn;
+    ``empty`` where there is no view."""
     palette = palette or Palette()
     if not isinstance(view, Mapping) or not view:
-        return Text("(no view yet)", style=palette.muted)
+        return Text(empty, style=palette.muted)
     text = view.get("text") if isinstance(view.get("text"), str) else ""
     parts: list[RenderableType] = []
     problems: list[str] = []

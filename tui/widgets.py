@@ -46,7 +46,10 @@ class MatchTable(DataTable[Any]):
             return None
 
     def fill(self, rows: Sequence[tuple[str, Sequence[Any]]], *, squeeze: Sequence[int] = ()) -> None:
-        """Replace the rows (key, cells), keeping the cursor on the same key where it still is.
+        """Replace the rows (key, cells), keeping the cursor on the same key where it still is,
+        unless it is on the first row, which it keeps: the newest rows come first, and a cursor
+        kept on its row as new ones came above scrolled the table away from them, so a busy
+        server's recent results looked frozen while their count climbed (found by a QA helper).
         The columns in ``squeeze`` are cut short (…), in that order and to 12 cells at the
         least, where the table would be wider than the screen: one column alone cannot make
         room beside the names of a match of four or more."""
@@ -70,7 +73,8 @@ class MatchTable(DataTable[Any]):
             self.add_row(*cells, key=key)
         keys = [key for key, _ in rows]
         if keys:  # the same match if it is still listed, else the same place
-            self.move_cursor(row=keys.index(keep) if keep in keys else min(row, len(keys) - 1), animate=False)
+            kept = keys.index(keep) if keep in keys and row > 0 else min(row, len(keys) - 1)
+            self.move_cursor(row=kept, animate=False)
 
 
 class SortTable(DataTable[Any]):
@@ -88,13 +92,15 @@ class ViewPane(VerticalScroll):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(id="view")
 
-    def show(self, view: Any, players: Sequence[str], palette: Palette, *, raw: bool = False) -> None:
+    def show(
+        self, view: Any, players: Sequence[str], palette: Palette, *, raw: bool = False, empty: str = "(no view yet)"
+    ) -> None:
         static = self.query_one("#view", Static)
         if raw:
             text = view.get("text") if isinstance(view, dict) else None
             static.update(Text(str(text or "(no text)")))
         else:
-            static.update(render_view(view, players, palette))
+            static.update(render_view(view, players, palette, empty=empty))
 
 
 class MoveLog(VerticalScroll):

@@ -300,3 +300,66 @@ def test_lobbies_that_come_faster_than_a_second_are_drawn_once_a_second() -> Non
             assert 2 <= draws() <= 3
 
     asyncio.run(scenario())
+
+
+def test_a_cursor_on_the_newest_result_stays_on_the_newest_as_more_come() -> None:
+    """Kept on its row as new results came above, it scrolled the table away from them: on a
+    busy server the same old rows stayed on screen while the count climbed (found by a QA helper)."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = lobby_message()
+            app.receive(lobby)
+            await settle(pilot)
+            recent = app.screen.query_one("#recent", MatchTable)
+            assert recent.cursor_row == 0
+            newest = lobby["recent"][-1] | {"match": "00000007aaaabbbbccccddddeeeeffff"}
+            lobby = lobby | {"recent": [newest, *lobby["recent"]], "seq": 2}
+            app.receive(lobby)
+            await settle(pilot)
+            assert (recent.cursor_row, recent.selected_key()) == (0, newest["match"])
+            recent.move_cursor(row=2)
+            chosen = recent.selected_key()
+            app.receive(lobby | {"recent": [newest | {"match": "00000008aaaabbbbccccddddeeeeffff"}, *lobby["recent"]], "seq": 3})
+            await settle(pilot)
+            assert (recent.cursor_row, recent.selected_key()) == (3, chosen)  # a row chosen lower down is kept
+
+    asyncio.run(scenario())
+
+
+def test_a_void_match_opened_from_the_results_says_it_is_void_everywhere() -> None:
+    """Its title said "void · full view", its board "(no view yet)" and its moves "ended before
+    this app watched: r replays every move", which r then refused (found by a QA helper)."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = lobby_message()
+            app.receive(lobby)
+            await settle(pilot)
+            void = lobby["recent"][-1]
+            app.open_match(void["match"])
+            app.receive(void | {"t": "snapshot", "v": 1, "returns": None, "outcomes": None, "ranks": None, "view": {}})
+            await settle(pilot)
+            screen = screen_text(app)
+            assert "void: stopped before its end (no replay)" in screen
+            assert "(void: no view)" in screen and "(void: its moves are not shown)" in screen
+            assert "full view" not in screen and "(no view yet)" not in screen and "replays every move" not in screen
+
+    asyncio.run(scenario())
+
+
+def test_on_a_short_terminal_the_lobby_scrolls_and_the_status_line_stays_in_view() -> None:
+    """Below 13 rows the lobby's tables pushed the status line off the screen: "disconnected"
+    was never shown there (found by a QA helper)."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=(100, 12)) as pilot:
+            app.receive(lobby_message())
+            app.connection_changed(Status("disconnected", "connection lost", retry_in=1.0, attempt=1))
+            await settle(pilot)
+            assert "✖ disconnected: connection lost; reconnecting in 1.0s (attempt 1)" in screen_text(app)
+
+    asyncio.run(scenario())
