@@ -925,7 +925,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out} is a file; the report is a folder (README.md and plots): name a folder")
     store = _open_store(args.db)
-    page = write_report(store, out, resamples=args.resamples)
+    try:
+        page = write_report(store, out, resamples=args.resamples)
+    except OSError as error:  # a folder that cannot be made or written (/dev/null/x): a usage error, not status 1
+        raise UsageError(f"cannot write the report into {args.out}: {error.strerror or error}") from None
     print(f"report written to {page}")
     return 0
 
@@ -1134,7 +1137,9 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
                 config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=admin_token, resumable=True
             )
         except* StoreError as refused:  # not a store, locked, read-only: raised inside the runner's nursery
-            raise UsageError(str(_first_leaf(refused))) from None
+            error = _first_leaf(refused)
+            # the file's schedule is not the one the store played: said of the file, as its other errors are
+            raise UsageError(f"{args.file}: {error}" if getattr(error, "kind", "") == "schedule" else str(error)) from None
         except* TournamentConfigError as changed:  # a game's config changed since its matches were played
             raise UsageError(str(_first_leaf(changed))) from None
     except TournamentConfigError as error:

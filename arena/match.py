@@ -77,10 +77,19 @@ class Clock:
     bank_ms: int = 0
 
     def __post_init__(self) -> None:
-        if self.move_ms <= 0 or self.grace_ms < 0 or self.bank_ms < 0:
-            raise ValueError(f"clock needs move_ms > 0 and grace_ms, bank_ms >= 0, got {self}")
-        if max(self.move_ms, self.grace_ms, self.bank_ms) > MAX_CLOCK_MS:
-            raise ValueError(f"clock times are at most {MAX_CLOCK_MS:,} ms (30 days), got {self}")
+        for name in ("move_ms", "grace_ms", "bank_ms"):
+            problem = clock_problem(name, getattr(self, name))
+            if problem is not None:
+                raise ValueError(f"clock {name} {problem}")
+
+
+def clock_problem(name: str, value: int) -> str | None:
+    """What is wrong with a clock's time ``name`` (move_ms, grace_ms, bank_ms), if anything:
+    said with its name and value ("got Clock(move_ms=0, ...)" named neither)."""
+    least = 1 if name == "move_ms" else 0
+    if least <= value <= MAX_CLOCK_MS:
+        return None
+    return f"must be from {least} to {MAX_CLOCK_MS:,} ms (30 days), got {value}"
 
 
 @dataclass

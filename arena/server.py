@@ -63,6 +63,7 @@ from arena.sessions import BotSession, Connection
 from arena.store import (
     ADMIN,
     FINISHED,
+    LABEL_RULE,
     LIVE,
     VOID,
     Store,
@@ -1398,7 +1399,7 @@ class ArenaServer:
         try:
             clock = Clock(**{**asdict(self.clock), **given})
         except (TypeError, ValueError) as error:
-            raise p.ProtocolError(p.BAD_CONFIG, f"bad clock: {error}") from None
+            raise p.ProtocolError(p.BAD_CONFIG, str(error)) from None
         if msg.get("seed", 0) < 0:
             raise p.ProtocolError(p.BAD_MESSAGE, "'create_match.seed' must be a non-negative integer")
         retries = msg.get("max_retries", self.max_retries)
@@ -1457,7 +1458,7 @@ class ArenaServer:
             if not isinstance(label, str):
                 fault = f"a label must be a string, got {p.wire_name(label)}"
             elif not valid_label(label):
-                fault = f"a label must be non-empty and without '/', got {label!r}"
+                fault = f"a label must be {LABEL_RULE}, got {label!r}"
             elif not isinstance(config, dict) or not all(isinstance(key, str) for key in config):
                 fault = f"the config of {label!r} must be a map with strings for keys"
             else:

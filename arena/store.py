@@ -119,11 +119,15 @@ def _grouping(group: str | None, size: int | None) -> str:
     return f"group {group!r} with no size" if size is None else f"group {group!r} of {size}"
 
 
+LABEL_RULE = "a name of printable characters, not blank, without '/'"
+
+
 def valid_label(label: str) -> bool:
-    """Whether a tournament's game label can be the one part of its matches' keys that it is
-    (``tournament/label/...``): label ``ipd/rr`` met label ``ipd``'s keys, and ``""`` escaped
-    the config check (``Store.seed_salt``)."""
-    return bool(label) and "/" not in label
+    """Whether a tournament's name or game label can be the one part of its matches' keys that
+    it is (``tournament/label/...``), by ``LABEL_RULE``: label ``ipd/rr`` met label ``ipd``'s
+    keys, ``""`` escaped the config check (``Store.seed_salt``), and a name with a line break
+    broke the summary line and every key (found by a QA helper)."""
+    return bool(label.strip()) and "/" not in label and label.isprintable()
 
 
 CONFIG_CHANGE_REMEDY = "give the changed game a label of its own (or the tournament a new name) to play it"

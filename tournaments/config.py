@@ -50,12 +50,13 @@ from pathlib import Path
 from typing import Any
 
 import games
-from arena.match import MAX_RETRIES, Clock
-from arena.store import BOT_NAME_PATTERN, valid_bot_name, valid_label, variant_of
+from arena.match import MAX_RETRIES, Clock, clock_problem
+from arena.store import BOT_NAME_PATTERN, LABEL_RULE, valid_bot_name, valid_label, variant_of
 from arena.toml_file import read_toml
 from bots.reference.human import HumanBot
 from bots.registry import BotSpecError, make_bot, parse_spec
 from games.api import GameError, make_config
+from games.render import count
 from tournaments.formats import FORMATS
 
 TOP_KEYS = (
@@ -213,8 +214,8 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     if unknown:
         raise fail(unknown[0], f"unknown key; the keys are {', '.join(TOP_KEYS)}")
     name = typed(data, "name", str, "name", _REQUIRED)
-    if not name or "/" in name:
-        raise fail("name", f"must be a non-empty name without '/', got {name!r}")
+    if not valid_label(name):
+        raise fail("name", f"must be {LABEL_RULE}, got {name!r}")
     fmt = typed(data, "format", str, "format", _REQUIRED)
     if fmt not in FORMATS:
         raise fail("format", f"unknown format {fmt!r}; the formats are {', '.join(FORMATS)}")
@@ -229,10 +230,11 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
         if key not in ("move_ms", "grace_ms", "bank_ms"):
             raise fail(f"clock.{key}", "unknown key; the keys are move_ms, grace_ms, bank_ms")
     clock_values = {k: typed(clock_table, k, int, f"clock.{k}") for k in clock_table}
-    try:
-        clock = Clock(**clock_values)
-    except ValueError as error:
-        raise fail("clock", str(error)) from None
+    for key, value in clock_values.items():
+        problem = clock_problem(key, value)
+        if problem is not None:
+            raise fail(f"clock.{key}", problem)
+    clock = Clock(**clock_values)
     failure = typed(data, "failure", dict, "failure", {})
     for key in failure:
         if key != "max_retries":
@@ -353,7 +355,7 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
             raise fail(f"{at}.participants[{j}]", "'human' plays at a terminal (arena play), not in a tournament")
     label = typed(table, "label", str, f"{at}.label", game.spec.name)
     if not valid_label(label):
-        raise fail(f"{at}.label", f"must be a non-empty name without '/', got {label!r}")
+        raise fail(f"{at}.label", f"must be {LABEL_RULE}, got {label!r}")
     return GameEntry(game.spec.name, label, config, participants, players, variant)
 
 
@@ -403,4 +405,4 @@ def _check_format(read: _Reader, entry: GameEntry, at: str, fmt: str, challenger
         n = len(entry.participants)
         most = n if n % 2 else n - 1
         if (rounds or 0) > most:
-            raise fail("rounds", f"{n} participants of {entry.label} can play at most {most} Swiss rounds, not {rounds}")
+            raise fail("rounds", f"{n} participants of {entry.label} can play at most {count(most, 'Swiss round')}, not {rounds}")

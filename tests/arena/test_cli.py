@@ -155,9 +155,12 @@ def test_an_admin_token_file_of_another_account_is_refused(capsys: pytest.Captur
         ("bot run random --name me --token x --game nim --challenge me", "--challenge names this bot itself"),
         ("bot run random --token x --game nim --challenge random", "--challenge names this bot itself"),  # the spec's name
         ("serve --admin-token-file /no/such/token", "cannot read the admin token from /no/such/token: No such file"),
-        ("play nim --seat random --seat random --move-ms 0", "clock needs move_ms > 0"),  # it meant the default
+        ("play nim --seat random --seat random --move-ms 0", "clock move_ms must be from 1 to"),  # it meant the default
         ("demo --delay 100", "--delay paces the bots of --watch; add --watch"),  # it was ignored
-        ("play nim --seat random --seat random --move-ms -5", "clock needs move_ms > 0"),
+        (
+            "play nim --seat random --seat random --move-ms -5",
+            "clock move_ms must be from 1 to 2,592,000,000 ms (30 days), got -5",
+        ),
         ("play nim --seat random --seat random --retries -1", "max_retries must be from 0 to 100, got -1"),
         ("play nim --seat random --seat random --retries 99999999999999999999", "from 0 to 100, got 99999999999999999999"),
         ("play nim --seat random --seat random --seed 9223372036854775808", "an integer from 0 to 9223372036854775807"),

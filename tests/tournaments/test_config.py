@@ -48,8 +48,11 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('participants = ["perfect", "random"]', 'participants = ["perfect"]', "games[0].participants", "at least 2"),
         ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nconfig = { size = 9 }', "games[0].config", "size"),
         # the second part of its matches' keys: "" was not the key's, "ipd/rr" met another label's keys
-        ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nlabel = ""', "games[0].label", "non-empty name without '/', got ''"),
+        ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nlabel = ""', "games[0].label", "not blank, without '/', got ''"),
         ('name = "tic-tac-toe"', 'name = "tic-tac-toe"\nlabel = "t/rr"', "games[0].label", "without '/', got 't/rr'"),
+        # a blank name, or one with a line break, broke the summary line and every key (found by a QA helper)
+        ('name = "cup"', 'name = "  "', "name", "a name of printable characters, not blank, without '/', got '  '"),
+        ('name = "cup"', 'name = "a\\nb"', "name", "not blank, without '/', got 'a\\nb'"),
         ('"perfect"', '"remote:Bad Name"', "games[0].participants[0]", "bad remote bot name 'Bad Name'"),
         ('"perfect"', '"human"', "games[0].participants[0]", "'human' plays at a terminal (arena play), not in a tournament"),
         ('"perfect"', '"random"', "games[0].participants", "'random' is listed twice"),
@@ -67,6 +70,14 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["randum"]', "held_out_opponents[0]", "'randum' is not a"),
         ('name = "cup"', 'name = "cup"\nheld_out_opponents = ["perfect", "random"]', "held_out_opponents", "every participant"),
         ('name = "cup"', 'name = "cup"\nclock = { move_ms = 1.5 }', "clock.move_ms", "must be an integer, got float 1.5"),
+        # it said "clock: clock needs move_ms > 0 ..., got Clock(move_ms=0, grace_ms=1000, bank_ms=0)"
+        (
+            'name = "cup"',
+            'name = "cup"\nclock = { move_ms = 0 }',
+            "clock.move_ms",
+            "must be from 1 to 2,592,000,000 ms (30 days), got 0",
+        ),
+        ('name = "cup"', 'name = "cup"\nclock = { bank_ms = -1 }', "clock.bank_ms", "must be from 0 to 2,592,000,000 ms"),
         ('name = "cup"', 'name = "cup"\nfailure = { max_retries = 101 }', "failure.max_retries", "from 0 to 100, got 101"),
         ('name = "cup"', 'name = "cup"\nchallenger = "perfect"', "challenger", "only a gauntlet has a challenger"),
         (

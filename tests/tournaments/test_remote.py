@@ -263,8 +263,8 @@ async def test_a_rerun_through_the_server_whose_game_config_changed_is_refused_b
         for configs, said in (
             ({"ipd": 3}, "the config of 'ipd' must be a map with strings for keys"),
             ({"ipd": {1: 2}}, "the config of 'ipd' must be a map with strings for keys"),
-            ({"ipd/rr": {}}, "a label must be non-empty and without '/', got 'ipd/rr'"),
-            ({"": {}}, "a label must be non-empty and without '/', got ''"),
+            ({"ipd/rr": {}}, "a label must be a name of printable characters, not blank, without '/', got 'ipd/rr'"),
+            ({"": {}}, "a label must be a name of printable characters, not blank, without '/', got ''"),
         ):
             await admin.send("seed_salt", tournament="cup", configs=configs)
             error = await admin.expect("error", ref="seed_salt")
