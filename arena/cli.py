@@ -1324,7 +1324,7 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
             store, game=args.game, bot=args.bot, limit=args.limit, since=since, exclude_opponents=args.exclude_opponent
         )
         rows, matches = write_lines(found, sys.stdout) if to_stdout else write_jsonl(found, args.out)
-        held = held_back(store, game=args.game, bot=args.bot, since=since)
+        held = held_back(store, game=args.game, bot=args.bot, since=since, exclude_opponents=args.exclude_opponent)
     except ExportError as error:
         raise UsageError(str(error)) from None
     finally:
@@ -1334,7 +1334,8 @@ def cmd_export_trajectories(args: argparse.Namespace) -> int:
     else:  # beside the lines on stdout, on stderr
         wrote = f"wrote {count(rows, 'turn')} of {count(matches, 'match', 'matches')} to {'stdout' if to_stdout else args.out}"
         if held:
-            wrote += f"; {count(held, 'finished match', 'finished matches')} held back until their deal is played out"
+            waiting = count(held, "finished match", "finished matches")
+            wrote += f"; {waiting} held back: their deal is still to be played elsewhere"
         print(wrote, file=sys.stderr if to_stdout else sys.stdout)
     return 0
 

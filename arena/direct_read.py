@@ -170,7 +170,7 @@ def drop_tracebacks(error: BaseException | None) -> None:
             continue
         seen.add(id(each))
         each.__traceback__ = None
-        errors += [each.__cause__, each.__context__, *getattr(each, "exceptions", ())]
+        errors += [each.__cause__, each.__context__, *(each.exceptions if isinstance(each, BaseExceptionGroup) else ())]
 
 
 def reset_on_close(stream: trio.abc.Stream) -> None:

@@ -208,6 +208,7 @@ class Limits:
         limits = asdict(self)
         for server_wide in (
             "heartbeat_s",
+            "handshake_s",
             "max_connections",
             "max_per_address",
             "max_spectators",

@@ -101,15 +101,24 @@ def _check_bot(store: Store, bot: str) -> None:
     raise ExportError(f"no bot named {bot!r} played a match in {store.path}{hint}")
 
 
-def held_back(store: Store, *, game: str | None = None, bot: str | None = None, since: float | None = None) -> int:
-    """How many finished matches the filters select that are not exported yet: their deal is
+def held_back(
+    store: Store,
+    *,
+    game: str | None = None,
+    bot: str | None = None,
+    since: float | None = None,
+    exclude_opponents: Iterable[str] = (),
+) -> int:
+    """How many finished matches the filters would export a line of that wait: their deal is
     still to be played by another table (a duplicate group not yet complete, a live match on
     the same seed), and their seed, turns and results would tell it. The server withholds
     them as long (``/api``, ``/watch``); exported, a live match's cards were in the file, and
     a trainer reading the store learnt its mirror match's deal before playing it (found by a
     QA helper)."""
+    excluded = frozenset(exclude_opponents)
     clause, args = where(_selected(game, bot, since) | {deal_in_play("m"): ()})
-    return int(store.conn.execute(f"SELECT COUNT(*) FROM matches m{clause}", args).fetchone()[0])
+    rows = store.conn.execute(f"SELECT players FROM matches m{clause}", args)
+    return sum(1 for row in rows if _seats_kept(json.loads(row[0]), bot, excluded))
 
 
 def _selected(game: str | None, bot: str | None, since: float | None) -> dict[str, Any]:

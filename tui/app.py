@@ -553,6 +553,7 @@ class LobbyScreen(Refreshable):
                 for r in results
             ],
             squeeze=(4, 2, 3, 1),  # the result first, the returns of many seats and a long game name last
+            newest_first=True,
         )
 
     def _results_note(self, results: list[Result]) -> str:

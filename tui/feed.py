@@ -83,8 +83,6 @@ class Feed:
             try:
                 async with connect(address, proxy=None, max_size=None, open_timeout=self.open_timeout) as ws:
                     greeted = await self._session(ws)
-                if greeted:  # an arena was there: the next failure is a new one
-                    delays, attempt = self.delays(), 0
                 reason = (
                     "the server closed the connection"
                     if greeted
@@ -111,6 +109,8 @@ class Feed:
             except (OSError, InvalidHandshake, TimeoutError) as error:
                 reason = f"cannot reach {self.url}: {str(error) or type(error).__name__}"
             finally:
+                if self.connected:  # an arena was there, however the connection ended: the next failure is a new one
+                    delays, attempt = self.delays(), 0
                 self.connected = False
                 self._outbox = None
             attempt += 1

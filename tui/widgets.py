@@ -45,9 +45,9 @@ class MatchTable(DataTable[Any]):
         except Exception:
             return None
 
-    def fill(self, rows: Sequence[tuple[str, Sequence[Any]]], *, squeeze: Sequence[int] = ()) -> None:
-        """Replace the rows (key, cells), keeping the cursor on the same key where it still is,
-        unless it is on the first row, which it keeps: the newest rows come first, and a cursor
+    def fill(self, rows: Sequence[tuple[str, Sequence[Any]]], *, squeeze: Sequence[int] = (), newest_first: bool = False) -> None:
+        """Replace the rows (key, cells), keeping the cursor on the same key where it still is;
+        in a table ``newest_first``, unless it is on the first row, which it keeps: a cursor
         kept on its row as new ones came above scrolled the table away from them, so a busy
         server's recent results looked frozen while their count climbed (found by a QA helper).
         The columns in ``squeeze`` are cut short (…), in that order and to 12 cells at the
@@ -73,7 +73,7 @@ class MatchTable(DataTable[Any]):
             self.add_row(*cells, key=key)
         keys = [key for key, _ in rows]
         if keys:  # the same match if it is still listed, else the same place
-            kept = keys.index(keep) if keep in keys and row > 0 else min(row, len(keys) - 1)
+            kept = keys.index(keep) if keep in keys and (row > 0 or not newest_first) else min(row, len(keys) - 1)
             self.move_cursor(row=kept, animate=False)
 
 

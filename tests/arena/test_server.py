@@ -10,6 +10,7 @@ import json
 import logging
 import math
 import random
+import re
 import socket
 import sqlite3
 import sys
@@ -2700,3 +2701,13 @@ async def test_port_0_on_a_name_listing_one_address_twice_still_listens() -> Non
     finally:
         for listener in listeners:
             await listener.aclose()
+
+
+@pytest.mark.trio
+async def test_the_welcomes_limits_are_the_documented_ones_with_their_documented_defaults(arena: Arena) -> None:
+    """The handshake's timeout, a server-wide setting, went out in every welcome, undocumented (found by a review)."""
+    doc = (Path(__file__).parents[2] / "docs" / "PROTOCOL.md").read_text()
+    documented = json.loads(re.search(r'alice ← (\{"t":"welcome".*\})', doc)[1])["limits"]  # type: ignore[index]
+    async with arena.bot("counted") as bot:
+        assert list(bot.welcome["limits"]) == list(documented)
+    assert Limits().to_wire() == documented

@@ -495,8 +495,10 @@ def test_a_match_whose_deal_is_still_being_played_is_held_back_until_it_is(
     out = tmp_path / "out.jsonl"
     assert main(["export", "trajectories", "--db", str(db), "--out", str(out)]) == 0
     assert out.read_text() == ""
-    said = f"wrote 0 turns of 0 matches to {out}; 2 finished matches held back until their deal is played out\n"
+    said = f"wrote 0 turns of 0 matches to {out}; 2 finished matches held back: their deal is still to be played elsewhere\n"
     assert capsys.readouterr().out == said
+    assert main(["export", "trajectories", "--db", str(db), "--out", str(out), "--exclude-opponent", "random"]) == 0
+    assert "held back" not in capsys.readouterr().out  # what the filters would not write is not waiting either
     store = Store(db)
     store.finish_match(twin, {"group_id": "dup", "group_size": 2})
     store.finish_match(mirror)

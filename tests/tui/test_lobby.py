@@ -363,3 +363,24 @@ def test_on_a_short_terminal_the_lobby_scrolls_and_the_status_line_stays_in_view
             assert "✖ disconnected: connection lost; reconnecting in 1.0s (attempt 1)" in screen_text(app)
 
     asyncio.run(scenario())
+
+
+def test_a_cursor_on_the_first_live_match_follows_that_match() -> None:
+    """The live table is sorted by game, not newest first: the results' rule of staying on the
+    first row moved Enter to a match the spectator never chose (found by a review)."""
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=SIZE) as pilot:
+            lobby = lobby_message()
+            app.receive(lobby)
+            await settle(pilot)
+            live = app.screen.query_one("#live", MatchTable)
+            chosen = live.selected_key()
+            assert live.cursor_row == 0 and chosen is not None
+            earlier = lobby["live"][0] | {"match": "00000009aaaabbbbccccddddeeeeffff", "game": "a-game-sorted-first"}
+            app.receive(lobby | {"live": [earlier, *lobby["live"]], "seq": 2})
+            await settle(pilot)
+            assert (live.cursor_row, live.selected_key()) == (1, chosen)
+
+    asyncio.run(scenario())

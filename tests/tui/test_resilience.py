@@ -154,3 +154,27 @@ def test_a_websocket_server_that_sends_no_lobby_is_said_to_be_no_arena_and_left(
     assert [status.state for status in statuses[:4]] == ["connecting", "disconnected", "connecting", "disconnected"]
     assert "sent no lobby within 0.2 s: is it an arena server's address?" in statuses[1].detail
     assert [statuses[1].attempt, statuses[3].attempt] == [1, 2]
+
+
+def test_an_arena_lost_without_a_close_is_a_new_failure_each_time() -> None:
+    """Backing off only after a clean close, a killed server or a cut network after a healthy
+    session grew the wait and the attempt count as if the arena had never answered (found by a review)."""
+
+    async def greets_then_drops(ws: ServerConnection) -> None:
+        await ws.send(json.dumps({"t": "lobby", "v": 1, "seq": 1, "live": [], "recent": [], "waiting": []}))
+        await asyncio.sleep(0.1)
+        ws.transport.abort()  # no close frame: 1006, as a killed server's
+
+    async def scenario() -> list[Status]:
+        statuses: list[Status] = []
+        async with serve(greets_then_drops, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            feed = Feed(f"ws://127.0.0.1:{port}", lambda msg: None, statuses.append, lambda problem: None)
+            running = asyncio.create_task(feed.run())
+            while sum(status.state == "disconnected" for status in statuses) < 3:
+                await asyncio.sleep(0.05)
+            running.cancel()
+        return statuses
+
+    dropped = [status for status in asyncio.run(asyncio.wait_for(scenario(), 10)) if status.state == "disconnected"]
+    assert [(status.attempt, status.retry_in) for status in dropped[:3]] == [(1, 0.25)] * 3
