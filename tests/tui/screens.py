@@ -86,6 +86,14 @@ def lobby_message() -> dict[str, Any]:
     return {"t": "lobby", "v": 1, "seq": 1, "live": live, "recent": recent, "waiting": waiting}
 
 
+async def lobby_shown(app: WatchApp, pilot: Pilot[Any]) -> dict[str, Any]:
+    """Show ``lobby_message()`` in the app, drawn; the message, for a test to change and send again."""
+    lobby = lobby_message()
+    app.receive(lobby)
+    await settle(pilot)
+    return lobby
+
+
 async def settle(pilot: Pilot[Any]) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 from unittest.mock import patch
 
-from tests.tui.screens import SIZE, feed_match, fixed_app, load, lobby_message, screen_text, settle
+from tests.tui.screens import SIZE, feed_match, fixed_app, load, lobby_message, lobby_shown, screen_text, settle
 from tui.app import HELP, LobbyScreen, ReplayScreen
 from tui.feed import Status
 from tui.widgets import MatchTable
@@ -224,9 +224,7 @@ def test_a_lobby_that_changes_only_live_steps_leaves_the_results_table_alone() -
     async def scenario() -> None:
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
-            lobby = lobby_message()
-            app.receive(lobby)
-            await settle(pilot)
+            lobby = await lobby_shown(app, pilot)
             recent = app.screen.query_one("#recent", MatchTable)
             rows = dict(recent.rows)
             lobby["live"][0]["step"] += 1
@@ -309,9 +307,7 @@ def test_a_cursor_on_the_newest_result_stays_on_the_newest_as_more_come() -> Non
     async def scenario() -> None:
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
-            lobby = lobby_message()
-            app.receive(lobby)
-            await settle(pilot)
+            lobby = await lobby_shown(app, pilot)
             recent = app.screen.query_one("#recent", MatchTable)
             assert recent.cursor_row == 0
             newest = lobby["recent"][-1] | {"match": "00000007aaaabbbbccccddddeeeeffff"}
@@ -335,9 +331,7 @@ def test_a_void_match_opened_from_the_results_says_it_is_void_everywhere() -> No
     async def scenario() -> None:
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
-            lobby = lobby_message()
-            app.receive(lobby)
-            await settle(pilot)
+            lobby = await lobby_shown(app, pilot)
             void = lobby["recent"][-1]
             app.open_match(void["match"])
             app.receive(void | {"t": "snapshot", "v": 1, "returns": None, "outcomes": None, "ranks": None, "view": {}})
@@ -372,9 +366,7 @@ def test_a_cursor_on_the_first_live_match_follows_that_match() -> None:
     async def scenario() -> None:
         app = fixed_app()
         async with app.run_test(size=SIZE) as pilot:
-            lobby = lobby_message()
-            app.receive(lobby)
-            await settle(pilot)
+            lobby = await lobby_shown(app, pilot)
             live = app.screen.query_one("#live", MatchTable)
             chosen = live.selected_key()
             assert live.cursor_row == 0 and chosen is not None
