@@ -588,9 +588,13 @@ class LobbyScreen(Refreshable):
     def _filter_changed(self) -> None:
         """The server is asked for that game's lobby, as its newest live matches may not be among
         those of every game it lists; and one game's newest page is read from the store, as the
-        newest page of all games may hold none of it."""
-        self.watch_app.follow_game(self.game)
-        self.watch_app.ask_stored(self.game, self.watch_app.page)
+        newest page of all games may hold none of it. The same filter again (``G`` while every
+        game is shown) keeps the pages already read: it went back to the first one (found by a
+        QA helper)."""
+        app = self.watch_app
+        app.follow_game(self.game)
+        game, limit = app.stored_query
+        app.ask_stored(self.game, limit if self.game == game else app.page)
         self.refresh_data()
 
     def action_more(self) -> None:

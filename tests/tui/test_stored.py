@@ -121,3 +121,25 @@ def test_more_pressed_while_a_filters_page_is_still_coming_asks_for_more_of_it(m
             release.set()
 
     asyncio.run(scenario())
+
+
+def test_all_games_asked_again_keeps_the_pages_already_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """G while every game was shown went back to the first page, dropping those read with m (found by a QA helper)."""
+    import tui.app
+
+    monkeypatch.setattr(tui.app, "fetch_matches", lambda url, *, game=None, limit=50: [])
+
+    async def scenario() -> None:
+        app = WatchApp("ws://127.0.0.1:9", page=4)
+        async with app.run_test(size=SIZE) as pilot:
+            app.lobby.stored_more = True
+            await pilot.press("m")
+            await pilot.pause()
+            app.lobby.stored_more = True
+            await pilot.press("m")
+            await pilot.pause()
+            app.lobby.stored_more = True
+            await pilot.press("G")
+            assert app.stored_query == (None, 12)
+
+    asyncio.run(scenario())
