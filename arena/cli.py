@@ -1881,8 +1881,10 @@ def _check_admin_token_file(path: str, stat: os.stat_result, token: str) -> None
         )
     symbols = len(set(token))
     if symbols < MIN_ADMIN_TOKEN_SYMBOLS:
+        from games.render import count
+
         raise UsageError(
-            f"the admin token in {path} is made of {symbols} different character{'s' * (symbols != 1)}, fewer than"
+            f"the admin token in {path} is made of {count(symbols, 'different character')}, fewer than"
             f" {MIN_ADMIN_TOKEN_SYMBOLS}: choose a{choose}"
         )
 

@@ -81,6 +81,7 @@ from arena.store import (
 from games.api import Game, GameError, make_config
 from games.catalog import game_entry
 from games.registry import UnknownGame
+from games.render import count
 
 log = logging.getLogger("arena.server")
 
@@ -887,10 +888,10 @@ class ArenaServer:
             return SHUTTING_DOWN + "; retry later"
         if self._websockets >= self.limits.max_connections:
             held = self.limits.max_connections
-            return f"the server holds {held} connection{'s' * (held != 1)}, the most it takes; retry later"
+            return f"the server holds {count(held, 'connection')}, the most it takes; retry later"
         if path == "/watch" and self._spectators >= self.limits.max_spectators:
             held = self.limits.max_spectators
-            return f"the server holds {held} spectator{'s' * (held != 1)}, the most it takes; retry later"
+            return f"the server holds {count(held, 'spectator')}, the most it takes; retry later"
         if self._per_address[address] >= self.limits.max_per_address:
             held = self.limits.max_per_address
             return f"{held} connection{'s are' if held != 1 else ' is'} open from {address}, the most one address may hold"

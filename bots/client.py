@@ -30,6 +30,7 @@ from arena import protocol as p
 from arena.match import CRASH
 from arena.seats import Move, SeatForfeit, Turn, as_move, in_worker_thread, match_end_fields, policy_callable
 from games.api import Observation
+from games.render import count
 
 log = logging.getLogger("arena.bot")
 
@@ -108,7 +109,7 @@ class BotRun:
 
     def played_said(self) -> str:
         """The matches ended, and those lost while away, which "after 0 matches" left out."""
-        said = f"{self.ended} match{'es' if self.ended != 1 else ''}"
+        said = count(self.ended, "match", "matches")
         return f"{said} and {len(self.lost)} lost while away" if self.lost else said
 
     def record(self, end: dict[str, Any]) -> None:

@@ -715,7 +715,8 @@ class MatchScreen(_MatchLike):
         if state is None:
             return
         pal = app.palette
-        void = (state.result.status if state.result else state.status) == "void"
+        ended_as = state.result.status if state.result else state.status
+        void = ended_as == "void"
         if state.status == "loading":
             what = "loading…"
         elif state.status == "gone":
@@ -725,7 +726,7 @@ class MatchScreen(_MatchLike):
         elif state.over and void:
             what = "void: stopped before its end (no replay)"
         elif state.over:
-            what = f"{state.result.status if state.result else state.status} · full view"
+            what = f"{ended_as} · full view"
         else:
             to_move = state.movers()
             if to_move is None:
