@@ -296,7 +296,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from arena.store import Store
 
     game = games.get(args.game)
-    config = game.new(_parse_pairs(args.config), args.seed).config
+    config = game.config_of(_parse_pairs(args.config))  # a game that cannot set up is a void match, played below
     if len(args.seat) != config.players:
         wanted = len(args.seat)
         other = game.spec.min_players <= wanted <= game.spec.max_players and wanted != config.players
@@ -656,7 +656,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     # bot is checked in one game it plays
     for name in args.game or [*(get(spec.name).games or games.names())][:1]:
         game = games.get(name)
-        game.new(config)
+        game.config_of(config)
         cap = float(getattr(make_bot(spec, game.spec.name), "max_cost", 0.0))
 
     class PerSeat:
@@ -874,7 +874,8 @@ def cmd_ratings(args: argparse.Namespace) -> int:
 
     store = _open_store(args.db)
     if args.game:
-        games.get(args.game)
+        if args.game not in games.names() and not store.has_matches_of(args.game):
+            games.get(args.game)  # unknown: said with a did-you-mean (an uninstalled game keeps its board)
         boards = game_leaderboards(store, args.game, resamples=args.resamples)
         if args.json:
             _print_json(boards)
@@ -1495,7 +1496,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="a bot spec per seat, in seat order: name or name:key=value,...",
     )
-    play.add_argument("--seed", type=int, default=0, help="the match seed: same seed, same deals (default 0)")
+    play.add_argument("--seed", type=int_from(0, MAX_SEED), default=0, help="the match seed: same seed, same deals (default 0)")
     play.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a game config value; repeat for more")
     play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
     play.add_argument(

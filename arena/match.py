@@ -30,8 +30,9 @@ from typing import Any
 
 import trio
 
+from arena.protocol import check_encodable
 from arena.seats import GameFault, Move, Seat, SeatForfeit, Turn
-from games.api import Game, GameConfig, GameError, IllegalAction
+from games.api import Game, GameConfig, GameError, IllegalAction, make_config
 
 COMPLETE = "complete"
 TIMEOUT = "timeout"
@@ -178,7 +179,7 @@ class MatchEvent:
     match_id: str
     step: int
     data: Mapping[str, Any]
-    state: Game
+    state: Game | None  # None only at the end of a match whose game could not set up
 
 
 EventHandler = Callable[[MatchEvent], Awaitable[None] | None]
@@ -336,25 +337,17 @@ class _Match:
             if inspect.isawaitable(pending):
                 await pending
 
-    async def ask(self, seat: int, started: float) -> str:
-        """Ask one seat, from ``started`` (the step's start), until it gives a legal action,
-        or raise _Forfeit.
-
-        The accepted answer becomes the seat's last turn at once, taking any reward that
-        waited for it, so that ``credit`` after the step finds it.
-        """
+    def turn(self, seat: int) -> Turn:
+        """What a seat is asked at this step. Made before the step's clock starts: the game's
+        own computing (its observation, its legal actions) is no seat's time."""
         state = self.state
-        step = state.step_count
-        budget_ms = self.clock.move_ms + self.bank_ms[seat]
-        deadline = started + (budget_ms + self.clock.grace_ms) / 1000
-        reason: str | None = None
         turn = Turn.of(
             state,
             seat,
             match_id=self.match_id,
             players=self.players,
             config=self.config,
-            deadline_ms=budget_ms,
+            deadline_ms=self.clock.move_ms + self.bank_ms[seat],
             clocks=tuple(self.bank_ms),
         )
         self.shown += len(turn.observation.text)
@@ -363,10 +356,23 @@ class _Match:
                 f"{state.spec.name}: the observations of this match passed {MAX_SHOWN_CHARS:,} characters in all;"
                 " a game must bound what it retells (games.api.HISTORY_SHOWN)"
             )
-        legal_list = None if turn.legal_actions is None else list(turn.legal_actions)
-        if legal_list is not None and not all(type(action) is str for action in legal_list):
+        if turn.legal_actions is not None and not all(type(action) is str for action in turn.legal_actions):
             # The policy would answer with it and forfeit for the game's bug.
-            raise GameError(f"{state.spec.name}: legal_actions({seat}) must list strings, got {legal_list!r:.200}")
+            raise GameError(f"{state.spec.name}: legal_actions({seat}) must list strings, got {turn.legal_actions!r:.200}")
+        return turn
+
+    async def ask(self, turn: Turn, started: float) -> str:
+        """Ask one seat its ``turn``, from ``started`` (the step's start), until it gives a
+        legal action, or raise _Forfeit.
+
+        The accepted answer becomes the seat's last turn at once, taking any reward that
+        waited for it, so that ``credit`` after the step finds it.
+        """
+        state = self.state
+        seat, step, budget_ms = turn.seat, turn.step, turn.deadline_ms
+        deadline = started + (budget_ms + self.clock.grace_ms) / 1000
+        legal_list = None if turn.legal_actions is None else list(turn.legal_actions)
+        reason: str | None = None
         for attempt in range(self.max_retries + 1):
             asked = trio.current_time()
             if attempt:
@@ -432,15 +438,17 @@ class _Match:
         fail ends the step for all, but only after one checkpoint, in which the others that
         failed at the same moment (out of time at that deadline) are heard too: then nobody
         is scored the winner, which would otherwise be whichever the scheduler ran first."""
+        turns = [self.turn(seat) for seat in movers]
         started = trio.current_time()
-        if len(movers) == 1:
-            return {movers[0]: await self.ask(movers[0], started)}
+        if len(turns) == 1:
+            return {movers[0]: await self.ask(turns[0], started)}
         chosen: dict[int, str] = {}
         failed: list[_Forfeit] = []
 
-        async def one(seat: int, step: trio.Nursery) -> None:
+        async def one(turn: Turn, step: trio.Nursery) -> None:
+            seat = turn.seat
             try:
-                chosen[seat] = await self.ask(seat, started)
+                chosen[seat] = await self.ask(turn, started)
             except _Forfeit as forfeit:
                 failed.append(forfeit)
                 await trio.lowlevel.cancel_shielded_checkpoint()
@@ -448,8 +456,8 @@ class _Match:
 
         try:
             async with trio.open_nursery() as nursery:
-                for seat in movers:
-                    nursery.start_soon(one, seat, nursery)
+                for turn in turns:
+                    nursery.start_soon(one, turn, nursery)
         except BaseExceptionGroup as group:  # the engine's fault, as in a one-seat step: said as itself
             if group.split(Exception)[1] is None:  # every seat met it (a game's bug meets them all): the first says it
                 raise group.exceptions[0] from group
@@ -500,10 +508,15 @@ async def play_match(
     ``forfeits`` takes the seats that give up while they are not asked.
     """
     check_max_retries(max_retries)
-    state = game.new(config, seed)
+    clock = clock or Clock()
+    try:
+        state = game.new(config, seed)
+    except GameError:
+        raise
+    except Exception as error:  # the game's own setup (a plugin's ``_setup``): its bug, voided as any later one
+        return await _unplayable(game, seats, config, seed, clock, max_retries, match_id, on_event, error)
     if len(seats) != state.num_players:
         raise ValueError(f"{game.spec.name} with this config needs {state.num_players} seats, got {len(seats)}")
-    clock = clock or Clock()
     match = _Match(state, seats, match_id or uuid.uuid4().hex, clock, max_retries, on_event, [] if turns is None else turns)
     started_at = time.time()
     info = {
@@ -551,13 +564,18 @@ async def play_match(
         status, reason, detail = "void", VOID, str(void)
         returns = [0.0] * state.num_players
     except Exception as error:  # the engine's own fault, never a seat's: void, unrated
-        status, reason, detail = "void", VOID, f"{ENGINE_FAULT}: {type(error).__name__}: {error}"
+        status, reason, detail = "void", VOID, engine_fault(error)
         returns = [0.0] * state.num_players
 
     returns = [settled(value) for value in returns]
-    if status == "finished" and not all(math.isfinite(value) for value in returns):
-        # the engine's fault (a payoff that overflowed): no rating, ranking or JSON takes it
-        status, reason, detail = "void", VOID, f"{ENGINE_FAULT}: returns that are not finite numbers: {returns}"
+    fault = _faulty_returns(state, returns, complete=reason == COMPLETE) if status == "finished" else None
+    try:
+        final_view = state.full_view()
+        check_encodable(final_view)  # stored as JSON, told in either encoding
+    except Exception as error:  # a game's bug again: the record would keep no final position
+        fault, final_view = fault or engine_fault(error), {}
+    if fault is not None:
+        status, reason, detail, forfeit_seat = "void", VOID, fault, None
         returns = [0.0] * state.num_players
     words, ranks = outcomes_of(game, returns, forfeit_seat)
     if status == "void":
@@ -581,9 +599,80 @@ async def play_match(
         clock=clock,
         started_at=started_at,
         ended_at=time.time(),
-        final_view=state.full_view(),
+        final_view=final_view,
     )
     await match.emit("end", result=result)
+    for seat in seats:
+        await seat.end(result.summary())
+    return result
+
+
+def engine_fault(error: BaseException) -> str:
+    """The detail of a match voided by an exception of the game's own code."""
+    return f"{ENGINE_FAULT}: {type(error).__name__}: {error}"
+
+
+RETURN_SLACK = 1e-9
+"""How far past its bounds a return may lie (float noise of a sum of rewards) before the game
+is taken to have broken its own ``return_bounds``."""
+
+
+def _faulty_returns(state: Game, returns: Sequence[float], *, complete: bool) -> str | None:
+    """Why a finished match's returns cannot be recorded, if they cannot: a payoff that
+    overflowed (no rating, ranking or JSON takes it), or, in a match played to its end, one
+    outside the bounds the game declares, which the ratings and the trainer scale by (a
+    forfeit leaves the others a running total, which the bounds of a whole match need not hold)."""
+    if not all(math.isfinite(value) for value in returns):
+        return f"{ENGINE_FAULT}: returns that are not finite numbers: {returns}"
+    if not complete:
+        return None
+    low, high = state.config.return_bounds()
+    slack = RETURN_SLACK * max(1.0, high - low)
+    if any(value < low - slack or value > high + slack for value in returns):
+        return f"{ENGINE_FAULT}: returns {returns} outside the game's bounds [{low:g}, {high:g}] (its Config.return_bounds)"
+    return None
+
+
+async def _unplayable(
+    game: type[Game],
+    seats: Sequence[Seat],
+    config: GameConfig | Mapping[str, Any] | None,
+    seed: int,
+    clock: Clock,
+    max_retries: int,
+    match_id: str | None,
+    on_event: EventHandler | None,
+    error: Exception,
+) -> MatchResult:
+    """The void result of a match whose game raised as it set up: nothing was played, and the
+    observer and the seats are told its end as of any void match (a tournament goes on, the
+    server records it as the engine fault it is, not its own)."""
+    players = len(seats)
+    now = time.time()
+    result = MatchResult(
+        match_id=match_id or uuid.uuid4().hex,
+        game=game.spec.name,
+        config=(game.spec.default_config if config is None else make_config(game.Config, config)).to_dict(),
+        seed=seed,
+        players=[seat.name for seat in seats],
+        status="void",
+        reason=VOID,
+        detail=f"{ENGINE_FAULT}: {game.spec.name} could not set up the match: {type(error).__name__}: {error}",
+        returns=[0.0] * players,
+        outcomes=["void"] * players,
+        ranks=[1] * players,
+        forfeit_seat=None,
+        actions=[],
+        turns=[],
+        max_retries=max_retries,
+        clock=clock,
+        started_at=now,
+        ended_at=now,
+    )
+    if on_event is not None:
+        pending = on_event(MatchEvent("end", result.match_id, 0, {"result": result}, None))
+        if inspect.isawaitable(pending):
+            await pending
     for seat in seats:
         await seat.end(result.summary())
     return result

@@ -447,6 +447,7 @@ class LiveMatch:
     turns: list[TurnRecord] = field(default_factory=list)  # as play_match takes them: kept if it is stopped
     opened: bool = False  # recorded live in the store, where Store.deals_to_play sees it
     forfeits: Forfeits = field(default_factory=Forfeits)  # its seats that resign off their turn
+    view_fault: str | None = None  # why its game could not show spectators its public view, once it failed
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -746,7 +747,23 @@ class ArenaServer:
         the players at the other table the cards they are still to see; they may watch too."""
         if live.grouped or self._seed_in_play(live.seed, live.id):
             return {"view": {}, "withheld": True}
-        return {"view": live.state.public_view() if live.state else {}, "withheld": False}
+        return {"view": self._public_view(live), "withheld": False}
+
+    def _public_view(self, live: LiveMatch) -> dict[str, Any]:
+        """The live match's public view, or a text saying why its game could not give one. A
+        game's bug there is no reason to void a match its players play on: voided, a match's
+        result depended on whether anyone watched it (found by a QA helper)."""
+        if live.state is None:
+            return {}
+        try:
+            view = live.state.public_view()
+            p.check_encodable(view)
+        except Exception as error:
+            if live.view_fault is None:
+                log.warning("match %s (%s): no public view for its spectators", live.id, live.game.spec.name, exc_info=True)
+            live.view_fault = f"{type(error).__name__}: {error}"
+            return {"text": f"{live.game.spec.name} could not show this match's public view: {live.view_fault}"}
+        return view
 
     def _seed_in_play(self, seed: int | None, besides: str | None) -> bool:
         """Whether a live match other than ``besides`` was dealt from ``seed``."""
@@ -2099,8 +2116,17 @@ def _finished_summary(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _replay_views(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The full view before the first step and after every step, rebuilt from the actions."""
-    game = games.get(record["game"])
+    """The full view before the first step and after every step, rebuilt from the actions by
+    the game, which must be installed here: one whose plugin was uninstalled keeps its record
+    (``/api/matches/{id}``) but has nothing to rebuild its views with."""
+    try:
+        game = games.get(record["game"])
+    except UnknownGame:
+        raise p.ProtocolError(
+            p.UNKNOWN_GAME,
+            f"match {record['id']} is of {record['game']}, which is not installed on this server: it cannot be"
+            f" replayed, and its record is at /api/matches/{record['id']}",
+        ) from None
     state = game.new(record["config"], record["seed"])
     views = [state.full_view()]
     steps: dict[int, dict[int, str]] = {}

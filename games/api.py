@@ -214,9 +214,25 @@ def _plain(value: Any) -> Any:
 _TYPE_CACHE: dict[type, dict[str, Any]] = {}
 
 
+FIELD_TYPES = (int, float, bool, str)
+"""What a config key may hold, alone or as ``tuple[T, ...]``: what the command line, TOML,
+JSON and msgpack all write, and the config parser reads from each."""
+
+
 def _field_types(cls: type) -> dict[str, Any]:
+    """The types of a config class's keys, checked once against ``FIELD_TYPES``: a plugin's
+    ``int | None`` could never be set from the command line, and a ``Literal`` failed with
+    Python's own words on subscripted generics."""
     if cls not in _TYPE_CACHE:
-        _TYPE_CACHE[cls] = typing.get_type_hints(cls)
+        found = typing.get_type_hints(cls)
+        for key, kind in found.items():
+            item = typing.get_args(kind)[0] if typing.get_origin(kind) is tuple else kind
+            if item not in FIELD_TYPES or (item is not kind and typing.get_args(kind)[1:] != (Ellipsis,)):
+                raise GameError(
+                    f"{cls.__module__}.{cls.__qualname__}: config key {key!r} is typed {kind}; a key holds int,"
+                    " float, bool or str, or a tuple of one of them (tuple[int, ...])"
+                )
+        _TYPE_CACHE[cls] = found
     return _TYPE_CACHE[cls]
 
 
@@ -449,11 +465,17 @@ class Game(ABC):
     _chance_index: int
 
     @classmethod
+    def config_of(cls, config: GameConfig | Mapping[str, Any] | None = None) -> GameConfig:
+        """The checked config a match would be played with, its players counted: what a
+        command checks before it plays, without running the game's own ``_setup``."""
+        cfg = cls.spec.default_config if config is None else make_config(cls.Config, config)
+        cls.spec.check_players(cfg.players)
+        return cfg
+
+    @classmethod
     def new(cls, config: GameConfig | Mapping[str, Any] | None = None, seed: int = 0) -> Self:
         """The initial state; the same (config, seed) always gives the same match."""
-        spec = cls.spec
-        cfg = spec.default_config if config is None else make_config(cls.Config, config)
-        spec.check_players(cfg.players)
+        cfg = cls.config_of(config)
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
             raise ConfigError(f"the seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {seed!r}")
         state = cls.__new__(cls)

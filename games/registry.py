@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import math
 import pkgutil
+import re
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -25,9 +27,20 @@ class UnknownGame(GameError, KeyError):
         return str(self.args[0])
 
 
+NAME_RULE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+"""A game's name: lowercase words joined by dashes, as every command, URL and config file
+writes it without quoting (a plugin named "QA Bad Name!" had to be quoted everywhere)."""
+MAX_NAME_CHARS = 40
+
+
 def register(game: type[Game]) -> type[Game]:
     """Add a game class; a second class under the same name is an error, not an override."""
     name = game.spec.name
+    if not (isinstance(name, str) and NAME_RULE.fullmatch(name) and len(name) <= MAX_NAME_CHARS):
+        raise GameError(
+            f"game name {name!r:.60} ({game.__module__}.{game.__qualname__}): a name is lowercase letters and"
+            f" digits, words joined by single dashes, at most {MAX_NAME_CHARS} characters (e.g. 'guess-the-number')"
+        )
     _check_config(game)
     existing = _registry.get(name)
     if existing is not None and existing is not game:
@@ -54,6 +67,12 @@ def _check_config(game: type[Game]) -> None:
             f"{where}: spec.default_config differs from Config() in {', '.join(differs)}; "
             "put the defaults on the Config fields and use Config() as the spec's default"
         )
+    try:
+        low, high = default.return_bounds()
+    except NotImplementedError:
+        raise GameError(f"{where}: its Config does not define return_bounds()") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+        raise GameError(f"{where}: return_bounds() must give two finite numbers, the least first; got {(low, high)}")
 
 
 def _is_playable(value: object) -> bool:

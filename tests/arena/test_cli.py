@@ -878,3 +878,32 @@ def test_export_store_refuses_a_store_named_as_a_file_of_the_copys_own(
 def test_the_address_serve_prints_brackets_an_ipv6_host(host: str, written: str) -> None:
     """`arena serve --host ::1` printed ws://::1:41973, which no client can connect to (found by a QA helper)."""
     assert url_host(host) == written
+
+
+def test_a_game_that_cannot_set_up_is_played_as_a_void_match_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It printed "arena: error: boom in _setup", naming no game, and stored nothing (found by a QA helper)."""
+    import dataclasses
+
+    import games.registry
+    from arena.store import Store
+    from games.tic_tac_toe import TicTacToe
+
+    class SetupBug(TicTacToe):
+        spec = dataclasses.replace(TicTacToe.spec, name="setup-bug")
+
+        def _setup(self) -> None:
+            raise RuntimeError("boom in _setup")
+
+    monkeypatch.setitem(games.registry._load(), "setup-bug", SetupBug)
+    db = tmp_path / "arena.db"
+    assert main(["play", "setup-bug", "--seat", "random", "--seat", "random", "--db", str(db)]) == 1
+    said = "engine fault: setup-bug could not set up the match: RuntimeError: boom in _setup"
+    assert said in capsys.readouterr().err
+    (record,) = Store(db, read_only=True).matches()
+    assert (record["status"], record["detail"]) == ("void", said)
+    with pytest.raises(SystemExit):  # refused before the match's header is printed
+        main(["play", "tic-tac-toe", "--seat", "random", "--seat", "random", "--seed", "-1"])
+    out, err = capsys.readouterr()
+    assert out == "" and "argument --seed: must be from 0 to" in err

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 import games
 from arena.match import Clock, Forfeits, MatchEvent, outcomes_of, play_match, settled
@@ -424,6 +425,102 @@ async def test_returns_that_are_not_finite_void_the_match_as_an_engine_fault() -
     result = await play_match(OverflowingTicTacToe, [first_legal(), first_legal()])
     assert result.status == "void" and result.forfeit_seat is None and result.returns == [0.0, 0.0]
     assert result.detail.startswith("engine fault: returns that are not finite numbers: [-inf, nan]")
+
+
+class SetupBugTicTacToe(TicTacToe):
+    """A plugin's bug in ``_setup``: no match can be laid out."""
+
+    def _setup(self) -> None:
+        raise RuntimeError("boom in _setup")
+
+
+@pytest.mark.trio
+async def test_a_game_that_cannot_set_up_gives_a_void_result_naming_it_not_an_exception() -> None:
+    """Raised, it ended an in-process tournament with a traceback, told the CLI only "boom in
+    _setup", and a server voided the match as its own fault (found by a QA helper)."""
+    events: list[MatchEvent] = []
+    ended: list[dict[str, object]] = []
+
+    class Told(LocalSeat):
+        async def end(self, result: dict[str, object]) -> None:  # type: ignore[override]
+            ended.append(result)
+
+    seats = [Told(lambda turn: turn.legal_actions[0], name=name) for name in "ab"]
+    result = await play_match(SetupBugTicTacToe, seats, seed=7, match_id="m1", on_event=events.append)
+    assert (result.status, result.reason, result.match_id, result.seed, result.players) == ("void", "void", "m1", 7, ["a", "b"])
+    assert result.detail == "engine fault: tic-tac-toe could not set up the match: RuntimeError: boom in _setup"
+    assert result.engine_fault and result.outcomes == ["void", "void"] and result.returns == [0.0, 0.0]
+    assert [(event.kind, event.data["result"]) for event in events] == [("end", result)]
+    assert [told["status"] for told in ended] == ["void", "void"]
+
+
+class ViewBugTicTacToe(TicTacToe):
+    """A plugin's bug in ``full_view``, met once the match is over."""
+
+    def full_view(self) -> dict[str, object]:
+        raise RuntimeError("boom in full_view")
+
+
+class SetViewTicTacToe(TicTacToe):
+    """A final view no encoding carries (a set)."""
+
+    def full_view(self) -> dict[str, object]:
+        return {"text": "", "cells": {1, 2}}
+
+
+@pytest.mark.trio
+@pytest.mark.parametrize(
+    ("game", "said"), [(ViewBugTicTacToe, "RuntimeError: boom in full_view"), (SetViewTicTacToe, "TypeError")]
+)
+async def test_a_final_view_the_game_cannot_give_voids_the_match_instead_of_raising(game: type[TicTacToe], said: str) -> None:
+    """Raised out of play_match, it killed an in-process tournament on every run and lost the
+    match played with ``arena play --db`` (found by a QA helper)."""
+    result = await play_match(game, [first_legal(), first_legal()])
+    assert result.status == "void" and result.detail.startswith(f"engine fault: {said}") and result.final_view == {}
+    assert len(result.turns) >= 5  # the moves played are kept
+
+
+class OutOfBoundsTicTacToe(TicTacToe):
+    """A game whose returns pass the bounds it declares (-1 to 1)."""
+
+    def returns(self) -> Sequence[float]:
+        return [100.0, -100.0]
+
+
+@pytest.mark.trio
+async def test_returns_outside_the_games_bounds_void_a_complete_match() -> None:
+    """The ratings and the trainer scale returns by the bounds: recorded, the match was rated."""
+    result = await play_match(OutOfBoundsTicTacToe, [first_legal(), first_legal()])
+    assert result.status == "void" and result.returns == [0.0, 0.0]
+    assert result.detail == "engine fault: returns [100.0, -100.0] outside the game's bounds [-1, 1] (its Config.return_bounds)"
+
+
+class SlowTicTacToe(TicTacToe):
+    """A game whose observation takes 4 s (of a mock clock) to compute, once."""
+
+    clock: trio.testing.MockClock | None = None
+
+    def observe(self, seat: int) -> Observation:
+        if SlowTicTacToe.clock is not None:
+            SlowTicTacToe.clock.jump(4)
+            SlowTicTacToe.clock = None
+        return super().observe(seat)
+
+
+@pytest.mark.trio
+async def test_the_time_a_game_takes_to_make_a_turn_is_not_charged_to_the_seat(autojump_clock: trio.testing.MockClock) -> None:
+    """The step's clock started before the game computed the observation: a seat of a slow
+    game lost on time for the game's own computing (found by a QA helper)."""
+
+    async def thinking(turn: Turn) -> str:
+        await trio.sleep(0.01)
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    SlowTicTacToe.clock = autojump_clock
+    seats = [LocalSeat(thinking), LocalSeat(thinking)]
+    result = await play_match(SlowTicTacToe, seats, clock=Clock(move_ms=1_500, bank_ms=0, grace_ms=100))
+    assert (result.status, result.reason) == ("finished", "complete"), result.detail
 
 
 class NumberedTicTacToe(TicTacToe):

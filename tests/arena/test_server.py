@@ -129,6 +129,90 @@ async def test_an_observation_the_wire_cannot_carry_voids_the_match_and_forfeits
     assert arena.server.metrics.matches_voided == 1
 
 
+class BlindTicTacToe(TicTacToe):
+    """A plugin's bug in the view spectators get, not in what its players see."""
+
+    spec = dataclasses.replace(TicTacToe.spec, name="blind-tic-tac-toe")
+
+    def public_view(self) -> dict[str, Any]:
+        raise RuntimeError("boom in public_view")
+
+    def full_view(self) -> dict[str, Any]:
+        return {"text": self.board_text()}
+
+
+@pytest.mark.trio
+async def test_a_game_that_cannot_show_spectators_its_view_is_played_out_while_watched(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Watched, the match was voided for the game's bug, unwatched it was rated: anyone could
+    void such a game's matches by watching them (found by a QA helper)."""
+    monkeypatch.setitem(games.registry._load(), BlindTicTacToe.spec.name, BlindTicTacToe)
+    async with arena.bot("b1") as b1, arena.bot("b2") as b2, arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        match = await start_direct_match(arena, BlindTicTacToe.spec.name, ["b1", "b2"], seed=3)
+        await watcher.send("watch", match=match)
+        snapshot = await watcher.expect("snapshot")
+        said = "blind-tic-tac-toe could not show this match's public view: RuntimeError: boom in public_view"
+        assert snapshot["view"] == {"text": said}
+        for step, (bot, seat, cell) in enumerate([(b1, 0, "a1"), (b2, 1, "b1"), (b1, 0, "a2"), (b2, 1, "b2"), (b1, 0, "a3")]):
+            await bot.expect("turn", match=match)
+            await bot.send("move", match=match, seat=seat, step=step, attempt=0, action=cell)
+            assert (await watcher.expect("delta"))["view"] == {"text": said}
+        end = await b1.expect("match_end", match=match)
+        assert (end["status"], end["reason"], end["outcomes"]) == ("finished", "complete", ["win", "loss"])
+        assert (await watcher.expect("result"))["status"] == "finished"
+
+
+@pytest.mark.trio
+async def test_a_replay_of_a_game_no_longer_installed_is_refused_as_an_unknown_game(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its record stays served; the replay, which the game rebuilds, was answered as the
+    server's own failure ("this message could not be handled"; found by a QA helper)."""
+    monkeypatch.setitem(games.registry._load(), HugeTicTacToe.spec.name, TicTacToe)  # installed while it plays
+    async with arena.bot("u1") as u1, arena.bot("u2") as u2:
+        match = await start_direct_match(arena, HugeTicTacToe.spec.name, ["u1", "u2"], seed=3)
+        await u1.expect("turn", match=match)
+        await u1.send("resign", match=match)
+        assert (await u2.expect("match_end", match=match))["status"] == "finished"
+    monkeypatch.delitem(games.registry._load(), HugeTicTacToe.spec.name)  # then its plugin is uninstalled
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws)
+        await watcher.expect("lobby")
+        await watcher.send("replay", match=match)
+        error = await watcher.expect("error")
+        assert error["code"] == "unknown_game", error
+        assert error["message"] == (
+            f"match {match} is of huge-tic-tac-toe, which is not installed on this server: it cannot be replayed,"
+            f" and its record is at /api/matches/{match}"
+        )
+
+
+class SetupBugTicTacToe(TicTacToe):
+    """A plugin's bug in ``_setup``."""
+
+    spec = dataclasses.replace(TicTacToe.spec, name="setup-bug-tic-tac-toe")
+
+    def _setup(self) -> None:
+        raise RuntimeError("boom in _setup")
+
+
+@pytest.mark.trio
+async def test_a_game_that_cannot_set_up_voids_the_match_as_an_engine_fault_not_the_servers(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(games.registry._load(), SetupBugTicTacToe.spec.name, SetupBugTicTacToe)
+    async with arena.bot("s1") as s1, arena.bot("s2"):
+        match = await start_direct_match(arena, SetupBugTicTacToe.spec.name, ["s1", "s2"], seed=3)
+        end = await s1.expect("match_end", match=match)
+    detail = "engine fault: setup-bug-tic-tac-toe could not set up the match: RuntimeError: boom in _setup"
+    assert (end["status"], end["detail"], end["returns"]) == ("void", detail, [0.0, 0.0])
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and (record["status"], record["detail"]) == ("void", detail)
+
+
 async def play_fixed_match(arena: Arena, binary: bool, names: tuple[str, str]) -> dict:
     """One Kuhn match with a fixed seed between two seeded equilibrium bots."""
     tokens = [await arena.register(name) for name in names]

@@ -15,10 +15,10 @@ import random
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, make_dataclass, replace
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +26,17 @@ from hypothesis import strategies as st
 
 import games
 import games.registry
-from games.api import MAX_MESSAGE_CHARS, MAX_SEED, MAX_TALK_CHARS, MAX_TURNS, ConfigError, Game, GameError, IllegalAction
+from games.api import (
+    MAX_MESSAGE_CHARS,
+    MAX_SEED,
+    MAX_TALK_CHARS,
+    MAX_TURNS,
+    ConfigError,
+    Game,
+    GameConfig,
+    GameError,
+    IllegalAction,
+)
 from games.chance import ChanceRng
 from games.registry import UnknownGame
 from games.tic_tac_toe import TicTacToe
@@ -316,22 +326,63 @@ class _OtherDefaults(TicTacToe):
     spec = replace(TicTacToe.spec, name="other-defaults", default_config=TicTacToe.Config(players=3))
 
 
+@dataclass(frozen=True)
+class _UnboundedConfig(GameConfig):
+    """A plugin's config that forgot return_bounds (the base class's raises NotImplementedError)."""
+
+
+class _Unbounded(TicTacToe):
+    spec = replace(TicTacToe.spec, name="unbounded", default_config=_UnboundedConfig())
+    Config = _UnboundedConfig
+
+
+@dataclass(frozen=True)
+class _BackwardsConfig(TicTacToe.Config):
+    def return_bounds(self) -> tuple[float, float]:
+        return (1.0, -1.0)
+
+
+class _Backwards(TicTacToe):
+    spec = replace(TicTacToe.spec, name="backwards", default_config=_BackwardsConfig())
+    Config = _BackwardsConfig
+
+
+class _BadName(TicTacToe):
+    spec = replace(TicTacToe.spec, name="QA Bad Name!")
+
+
 @pytest.mark.parametrize(
     ("game", "message"),
     [
         (_NoConfig, "game 'no-config' .* has no Config: set it to the game's GameConfig subclass"),
         (_OtherDefaults, "game 'other-defaults' .*: spec.default_config differs from Config\\(\\) in players"),
+        (_Unbounded, "game 'unbounded' .*: its Config does not define return_bounds\\(\\)"),
+        (_Backwards, "game 'backwards' .*: return_bounds\\(\\) must give two finite numbers, the least first;.* \\(1.0, -1.0\\)"),
+        (_BadName, "game name 'QA Bad Name!' .*: a name is lowercase letters and digits, words joined by single dashes"),
     ],
-    ids=["no-config", "default-config-differs"],
+    ids=["no-config", "default-config-differs", "no-return-bounds", "bounds-backwards", "bad-name"],
 )
 def test_a_game_whose_config_contradicts_its_spec_is_refused_at_registration(
     monkeypatch: pytest.MonkeyPatch, game: type[Game], message: str
 ) -> None:
-    """Either would surface later: an AttributeError traceback at the first --config, or
-    the spec's defaults silently dropped once any key is set."""
+    """Each would surface later: an AttributeError traceback at the first --config, the
+    spec's defaults silently dropped once any key is set; without return bounds, /api/games
+    failed for every game and a bot's crash voided its match with a blank NotImplementedError
+    (found by a QA helper); a name with spaces needed quoting in every command and URL."""
     monkeypatch.setattr(games.registry, "_registry", {})
     with pytest.raises(GameError, match=message):
         games.registry.register(game)
+
+
+@pytest.mark.parametrize(
+    ("kind", "shown"), [(int | None, "int | None"), (Literal["a", "b"], "typing.Literal"), (list[int], "list\\[int\\]")]
+)
+def test_a_config_key_of_a_type_no_command_line_or_wire_carries_is_refused_naming_it(kind: object, shown: str) -> None:
+    """``int | None`` could never be set from the command line (``cap=5`` was refused as not
+    ``int | None``) and a Literal failed in Python's words on subscripted generics."""
+    config = make_dataclass("OddConfig", [("odd", kind, None)], bases=(TicTacToe.Config,), frozen=True)
+    with pytest.raises(GameError, match=f"OddConfig: config key 'odd' is typed {shown}.*; a key holds int, float, bool or str"):
+        config()
 
 
 def _key(*parts: object) -> str:
