@@ -8,6 +8,7 @@ in the arena pays for it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import textwrap
 from collections.abc import Sequence
@@ -43,8 +44,23 @@ def _markdown_row(cells: Sequence[Any]) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
+SLUG_CHARS = 60
+"""The most characters of a variant's name its plots' file names keep, before a hash of it all."""
+
+
 def _slug(variant: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
+    """The start of the file names of a variant's plots: a game's name as it is; a variant's
+    words, cut short, and a hash of its whole name. Its words alone made two variants one file
+    (``sucker=-0.5`` and ``sucker=0.5``: each section showed the same plots) and a long config
+    a name past the file system's limit, which failed the whole report (found by a QA helper)."""
+    words = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")
+    if words == variant:
+        return words
+    return f"{words[:SLUG_CHARS].rstrip('-')}-{hashlib.sha256(variant.encode()).hexdigest()[:10]}"
+
+
+PLOT_LINK = re.compile(r"!\[[^\]]*\]\(([^)/\\]+\.png)\)")
+"""A plot a report's page shows: a PNG beside it."""
 
 
 PLOTTED_BOTS = 30
@@ -129,6 +145,15 @@ def trueskill_over_time(store: Store, variant: str, bots: list[str], path: Path)
     plt.close(fig)
 
 
+LABEL_CHARS = 40
+"""The most characters of a name an axis shows: a variant's config written out (hundreds of
+characters) left the plot no room, and matplotlib warned that it could not lay it out."""
+
+
+def _label(name: str) -> str:
+    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
+
+
 def score_matrix(agents: list[str], variants: list[str], scores: np.ndarray, path: Path) -> None:
     plt = _pyplot()
     low, high = scores.min(axis=0), scores.max(axis=0)
@@ -136,8 +161,8 @@ def score_matrix(agents: list[str], variants: list[str], scores: np.ndarray, pat
     normalised = (scores - low) / spread
     fig, ax = plt.subplots(figsize=(max(5.0, 0.8 * len(variants) + 3), max(4.0, 0.5 * len(agents) + 2)))
     image = ax.imshow(normalised, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(variants)), variants, rotation=45, ha="right")
-    ax.set_yticks(range(len(agents)), agents)
+    ax.set_xticks(range(len(variants)), map(_label, variants), rotation=45, ha="right")
+    ax.set_yticks(range(len(agents)), map(_label, agents))
     for i in range(len(agents)):
         for j in range(len(variants)):
             ax.text(
@@ -160,8 +185,12 @@ def score_matrix(agents: list[str], variants: list[str], scores: np.ndarray, pat
 
 def write_report(store: Store, out: Path, *, resamples: int = 200, held_out: AbstractSet[str] = frozenset()) -> Path:
     """Write ``out/README.md`` and its plots; returns the page's path. ``held_out`` variants
-    stay out of the table across games and are marked as held out where they are shown."""
+    stay out of the table across games and are marked as held out where they are shown.
+    The plots an earlier report in ``out`` showed and this one does not are removed: left
+    there, they were a game's plots beside a page that no longer has the game."""
     out.mkdir(parents=True, exist_ok=True)
+    page = out / "README.md"
+    earlier = set(PLOT_LINK.findall(page.read_text(encoding="utf-8", errors="replace"))) if page.is_file() else set()
     variants = [row["variant"] for row in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE status = 'finished'")]
     lines = ["# Arena ratings report", ""]
     if not variants:  # a page with a title alone reads as a report that failed
@@ -200,6 +229,8 @@ def write_report(store: Store, out: Path, *, resamples: int = 200, held_out: Abs
             f"![TrueSkill over time]({slug}-trueskill.png)",
             "",
         ]
-    page = out / "README.md"
-    page.write_text("\n".join(lines), encoding="utf-8")
+    text = "\n".join(lines)
+    page.write_text(text, encoding="utf-8")
+    for name in earlier - set(PLOT_LINK.findall(text)):
+        (out / name).unlink(missing_ok=True)
     return page

@@ -15,6 +15,7 @@ import trio
 import trueskill
 
 import games
+import games.registry
 from arena.cli import main
 from arena.match import MatchResult, play_match
 from arena.ratings.leaderboard import NOTHING_RATED, _solved, fixed, record_text, variant_leaderboard
@@ -22,6 +23,7 @@ from arena.ratings.trueskill import Rating, rate_match
 from arena.seats import LocalSeat
 from arena.store import Store
 from bots.registry import make_bot
+from games.tic_tac_toe import TicTacToe
 
 
 def test_trueskill_after_a_known_sequence_equals_the_packages_own_numbers(
@@ -582,3 +584,63 @@ def test_the_report_keeps_held_out_games_out_of_the_table_across_games(
     assert "| nim |" in across and "kuhn-poker" not in across
     assert "## kuhn-poker (held-out game)" in page and "## nim\n" in page
     store.close()
+
+
+class _GoneTicTacToe(TicTacToe):
+    """A plugin's game, uninstalled once its matches were stored."""
+
+    spec = replace(TicTacToe.spec, name="gone-tic-tac-toe")
+
+
+@pytest.mark.trio
+async def test_a_game_whose_plugin_was_uninstalled_keeps_its_leaderboard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's leaderboard kept it; ``arena ratings --game`` said "unknown game" (found by a QA helper)."""
+    db = tmp_path / "arena.db"
+    monkeypatch.setitem(games.registry._load(), _GoneTicTacToe.spec.name, _GoneTicTacToe)
+    store = Store(db)
+    for seed in range(4):
+        seats = [LocalSeat(make_bot("random", "tic-tac-toe", seed + k), name=f"r{k}", threaded=False) for k in range(2)]
+        store.finish_match(await play_match(_GoneTicTacToe, seats, seed=seed))
+    store.close()
+    monkeypatch.delitem(games.registry._load(), _GoneTicTacToe.spec.name)
+    assert main(["ratings", "--db", str(db), "--json", "--resamples", "20", "--game", _GoneTicTacToe.spec.name]) == 0
+    board = json.loads(capsys.readouterr().out)[_GoneTicTacToe.spec.name]
+    assert sorted((row["bot"], row["games"]) for row in board) == [("r0", 4), ("r1", 4)]
+    assert main(["ratings", "--db", str(db), "--game", "gone-tic-tac-to"]) == 2
+    assert "unknown game 'gone-tic-tac-to'; did you mean 'tic-tac-toe'?" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("error")  # matplotlib's "Tight layout not applied", for the long name on an axis
+def test_variants_whose_names_differ_in_punctuation_or_are_long_get_plots_of_their_own(
+    tmp_path: Path, match_record: Callable[..., MatchResult]
+) -> None:
+    """``sucker=-0.5`` and ``sucker=0.5`` wrote one set of PNGs, which both sections showed; a
+    459-character variant failed the whole report ("File name too long"), and a report written
+    again left the plots of games no longer in it (found by a QA helper)."""
+    from arena.ratings.report import PLOT_LINK, write_report
+
+    game = "iterated-prisoners-dilemma"
+    long_options = [f"option-{k:02d}-" + "x" * 20 for k in range(12)]
+    configs = [{"sucker": -0.5}, {"sucker": 0.5}, {"options": long_options}]
+    store = Store(tmp_path / "arena.db")
+    for config in configs:
+        name = "coordination" if "options" in config else game
+        base = games.get(name).spec.default_config.to_dict()
+        store.finish_match(replace(match_record(name, ["a", "b"], [2.0, 1.0]), config={**base, **config}))
+    out = tmp_path / "report"
+    page = write_report(store, out, resamples=5).read_text()
+    sections = [line for line in page.splitlines() if line.startswith("## ") and line != "## Across games"]
+    assert len(sections) == 3
+    linked = PLOT_LINK.findall(page)
+    assert len(linked) == len(set(linked)) == 3 * 3 + 1 and sorted(p.name for p in out.glob("*.png")) == sorted(linked)
+    store.close()
+    store = Store(tmp_path / "other.db")
+    store.finish_match(match_record("nim", ["a", "b"], [1.0, -1.0]))
+    page = write_report(store, out, resamples=5).read_text()
+    assert (
+        sorted(p.name for p in out.glob("*.png"))
+        == sorted(PLOT_LINK.findall(page))
+        == [f"nim-{kind}.png" for kind in ("mixture", "trueskill", "winrates")] + ["scores.png"]
+    )
