@@ -1285,6 +1285,12 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         _print_json({"run_dir": str(result.run_dir), "final": str(result.final), "last_update": last})
     else:
         print(f"trained {config.updates} updates; metrics in {result.run_dir}/metrics.jsonl; final checkpoint {result.final}")
+        idle = sum(bool(row.get("skipped")) for row in result.metrics if row["kind"] == "update")
+        if idle:  # every match forfeited, say, or every outcome matched its baseline: nothing was learned then
+            from games.render import count
+
+            changed = "the final weights are the initial ones" if idle == config.updates else "the weights did not change then"
+            print(f"arena: {count(idle, 'update')} of {config.updates} had no turn to train on ({changed})", file=sys.stderr)
         print(f"play it: arena play {config.games[0].name} --seat llm:model={result.final} --seat random")
     return 0
 
@@ -1777,8 +1783,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")
-    train_run.add_argument("--updates", type=int, help="override the number of updates")
-    train_run.add_argument("--out", help="override out_dir (it must be absent or empty)")
+    train_run.add_argument("--updates", type=int_from(1), help="override the number of updates")
+    train_run.add_argument("--out", help="override out_dir (it must be absent or empty, unless --overwrite)")
     train_run.add_argument(
         "--overwrite", action="store_true", help="clear an earlier run in out_dir first, instead of refusing to mix with it"
     )

@@ -57,6 +57,8 @@ def not_a_model_folder(path: str | Path) -> str:
     final = folder / "checkpoints" / "final"
     if is_model_folder(final):
         instead = f"it looks like a training run: its trained model is {str(final)!r}"
+    elif folder.is_dir() and any(folder.iterdir()):  # init-model there would put a random model under its name
+        instead = "was its save cut short, or a copy? save or copy it again whole"
     else:
         instead = f"build one with `arena train init-model {path}`"
     if folder.is_file():
@@ -72,7 +74,9 @@ def save_model_folder(model: Any, tokenizer: Any, out: Path) -> Path:
     trainer's own progress line), and writes the weights owner-only (0600) while everything
     else takes the umask's mode (0644): a server or bot run as another user could read the
     config but not the weights. The weights take the mode of the config.json written beside them.
-    A save that fails removes the folder it made.
+    A save that fails, or is interrupted (Ctrl-C), removes the folder it made: a config
+    without weights passed for a checkpoint, and a run stopped as it saved ``final`` said it had
+    none while a half-written one lay there (found by a QA helper).
     """
     from safetensors import SafetensorError
     from transformers.utils import logging as hf_logging
@@ -87,8 +91,10 @@ def save_model_folder(model: Any, tokenizer: Any, out: Path) -> Path:
         for name in WEIGHTS:
             for weights in out.glob(name.replace("model", "model*", 1)):
                 weights.chmod(mode)
-    except (OSError, SafetensorError) as error:  # a full disk: one line, and no half-saved folder left behind
-        if made:  # a config without weights passed for a checkpoint
+    except BaseException as error:
+        if made:
             shutil.rmtree(out, ignore_errors=True)
-        raise OSError(f"cannot save the model folder {out}: {error}") from error
+        if isinstance(error, (OSError, SafetensorError)):  # a full disk: one line
+            raise OSError(f"cannot save the model folder {out}: {error}") from error
+        raise
     return out

@@ -293,8 +293,8 @@ def _build(cls: type, table: Any, where: str, prefix: str) -> Any:
         values[name] = _value(hints[name], table[name], where, f"{prefix}{name}")
     try:
         return cls(**values)
-    except (ValueError, TypeError) as error:
-        raise TrainConfigError(f"{where}: {at}: {error}") from None
+    except (ValueError, TypeError) as error:  # a top-level key's error names the key itself
+        raise TrainConfigError(f"{where}: {prefix.rstrip('.') + ': ' if prefix else ''}{error}") from None
 
 
 def _value(hint: Any, value: Any, where: str, key: str) -> Any:
@@ -368,9 +368,13 @@ def _check_store(setting: StoreSetting, where: str) -> None:
     except StoreError as error:
         raise TrainConfigError(f"{where}: store.db: {error}") from None
     try:
-        trajectory_rows(store, bot=setting.bot)  # checks the bot played there; reads no row
-    except ExportError as error:
-        raise TrainConfigError(f"{where}: store.bot: {error}") from None
+        # each call checks its filters (the bots played there) and reads no row; the second
+        # names a misspelled held-out bot, said after the model had loaded (found by a QA helper)
+        for key, filters in (("bot", {}), ("exclude_opponents", {"exclude_opponents": setting.exclude_opponents})):
+            try:
+                trajectory_rows(store, bot=setting.bot, **filters)
+            except ExportError as error:
+                raise TrainConfigError(f"{where}: store.{key}: {error}") from None
     finally:
         store.close()
 

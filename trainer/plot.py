@@ -41,7 +41,9 @@ def _figure(title: str, ylabel: str) -> tuple[Any, Any]:
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     ax.set_title(title)
     ax.set_xlabel("update")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # a short run's axis read 0.5, 1.5: updates are whole
+    # a short run's axis read 0.5, 1.5: updates are whole; and one update alone, 0.95 to 1.05 (without
+    # min_n_ticks=1 the locator gives up on whole numbers when fewer than two fit the view)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
     return fig, ax
@@ -79,7 +81,7 @@ def plot_run(run_dir: str | Path) -> list[Path]:
     written = []
 
     fig, ax = _figure("Learner return", "mean return per match")
-    ax.plot(*_series(updates, "return_mean"), label="training matches")
+    ax.plot(*_series(updates, "return_mean"), marker=".", label="training matches")  # a dot: one update is a point
     for bot in sorted({b for r in evals for b in r["bots"]}):
         points = [(r["update"], r["bots"][bot]) for r in evals if bot in r["bots"] and r["bots"][bot]["return"] is not None]
         ax.errorbar(
@@ -112,8 +114,9 @@ def plot_run(run_dir: str | Path) -> list[Path]:
         ("grad_norm", "Gradient norm before clipping", "grad_norm.png", "no update measured it"),
     ):
         fig, ax = _figure(title, key)
-        ax.plot(*_series(updates, key), label=key)
-        if key == "approx_kl":
-            ax.plot(*_series(updates, "kl_ref"), label="k3 KL to the reference")
+        ax.plot(*_series(updates, key), marker=".", label=key)
+        reference = _series(updates, "kl_ref") if key == "approx_kl" else ([], [])
+        if reference[0]:  # measured only against a reference model
+            ax.plot(*reference, marker=".", label="k3 KL to the reference")
         written.append(_save(fig, ax, out / filename, empty))
     return written

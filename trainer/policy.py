@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import transformers
 from safetensors import SafetensorError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging
@@ -189,6 +190,13 @@ class Policy:
             model = AutoModelForCausalLM.from_pretrained(folder, dtype=DTYPES[dtype])
         except SafetensorError as error:
             raise OSError(f"{folder}: cannot read its weights ({error}); was a save or a download cut short?") from None
+        except (KeyError, ValueError) as error:
+            if "model type" not in str(error):  # transformers' five lines on an architecture it does not know
+                raise
+            raise OSError(
+                f"{folder}: this transformers ({transformers.__version__}) does not know the model_type its"
+                " config.json names; a newer transformers may"
+            ) from None
         except RuntimeError as error:
             if "ignore_mismatched_sizes" not in str(error):  # transformers' words for weights of other shapes
                 raise
@@ -196,6 +204,14 @@ class Policy:
                 f"{folder}: its weights do not fit its config.json (the shapes above differ); was the config"
                 " changed, or copied from another model?"
             ) from None
+        rows = model.get_input_embeddings().num_embeddings
+        # a token past the rows fails at its first use, mid-run ("index out of range in self"); the
+        # base vocabulary, as special tokens a tokenizer adds as it loads may lie past the rows unused
+        if tokenizer.vocab_size > rows:
+            raise OSError(
+                f"{folder}: its tokenizer's vocabulary has {tokenizer.vocab_size} tokens and its model's embeddings"
+                f" {rows} rows; is the tokenizer another model's?"
+            )
         model.eval()
         return cls(model, tokenizer, device=device, **options)
 

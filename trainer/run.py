@@ -30,7 +30,7 @@ import trio
 
 import games
 from trainer.advantages import TurnBatch, estimate_advantages
-from trainer.config import TrainConfig, check_out_dir
+from trainer.config import TrainConfig, TrainConfigError, check_out_dir
 from trainer.opponents import Opponent, OpponentPool, learner_score, model_names
 from trainer.plot import METRICS_FILE
 from trainer.policy import Policy
@@ -169,7 +169,10 @@ class Trainer:
             "max_new_tokens": acting.max_new_tokens,
             "score_limit": acting.score_limit,
         }
-        self.policy = Policy.load(config.model, **options)
+        try:
+            self.policy = Policy.load(config.model, **options)
+        except (OSError, ValueError) as error:  # a folder that is there but will not load: said as the key's
+            raise TrainConfigError(f"model: {error}") from None
         reference = Policy.load(config.model, **options) if config.ppo.kl_coef > 0 else None
         self.learner = Learner(self.policy, config.ppo, seed=config.seed, reference=reference)
         self.options = options

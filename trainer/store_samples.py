@@ -101,6 +101,11 @@ def store_samples(setting: StoreSetting, policy: Policy) -> list[Sample]:
                     opponent="+".join(row["opponents"]),
                 )
             )
+    if not rows:
+        raise TrainConfigError(
+            f"store: no finished match in {setting.db} passes [store]'s filters (bot {setting.bot!r}, game,"
+            " since_hours, exclude_opponents): there is nothing to train on"
+        )
     if not samples:
         raise TrainConfigError(
             f"store.bot: none of the {len(rows)} turns {setting.bot!r} took in {setting.db} (with [store]'s filters) "

@@ -48,6 +48,11 @@ class PPOSettings:
         check_kl_coef(self.kl_coef)
 
 
+STEP_STATS = ("loss", "surrogate", "approx_kl", "clip_fraction", "ratio_mean", "grad_norm")
+"""What every trained update reports (``kl_ref`` and ``dual_clip_fraction`` when configured);
+null in an update that trained on nothing."""
+
+
 class Diverged(RuntimeError):
     """The loss or its gradient stopped being a number: stepping would turn every weight to
     NaN and the run would go on to save a model that answers nothing."""
@@ -66,7 +71,7 @@ class Learner:
         self.optimizer = torch.optim.AdamW(policy.model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
         self.updates = 0
 
-    def update(self, samples: Sequence[Sample], advantages: np.ndarray) -> dict[str, float]:
+    def update(self, samples: Sequence[Sample], advantages: np.ndarray) -> dict[str, float | bool | None]:
         """Train on ``samples`` (one advantage each); return the update's mean statistics.
 
         Turns whose advantage is exactly zero carry no gradient and are skipped (SPIRAL's
@@ -76,8 +81,8 @@ class Learner:
             raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
         rows = [i for i, a in enumerate(advantages) if a != 0.0]
         self.updates += 1
-        if not rows:
-            return {"skipped": 1.0}
+        if not rows:  # the weights stay as they were; every line of metrics.jsonl has the same fields
+            return {"skipped": True, **dict.fromkeys(STEP_STATS)}
         s = self.settings
         model = self.policy.model
         model.train()
@@ -97,7 +102,7 @@ class Learner:
         finally:
             model.eval()
         # a mean over the sampled units, as each step's: minibatches of unequal size weigh as many units
-        return {
+        return {"skipped": False} | {
             key: float(np.mean(values)) if key == "grad_norm" else float(np.average(values, weights=units))
             for key, values in totals.items()
         }

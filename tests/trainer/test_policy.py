@@ -251,3 +251,28 @@ def test_weights_that_do_not_fit_the_config_are_refused_naming_the_folder(tmp_pa
     (folder / "config.json").write_text(json.dumps(config))
     with pytest.raises(OSError, match=rf"{folder}: its weights do not fit its config.json"):
         Policy.load(folder)
+
+
+def test_a_model_type_transformers_does_not_know_is_refused_in_one_line(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """transformers said it in five lines, naming no folder (found by a QA helper)."""
+    folder = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    config = json.loads((folder / "config.json").read_text())
+    config["model_type"] = "no-such-architecture"
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(OSError, match=rf"^{folder}: this transformers \(.*\) does not know the model_type its config.json"):
+        Policy.load(folder)
+
+
+def test_a_tokenizer_larger_than_the_models_embeddings_is_refused_as_it_loads(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """Another model's tokenizer loaded, and the run failed at its first rare token with
+    "index out of range in self", its folder made (found by a QA helper)."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    from trainer.checkpoints import save_model_folder
+
+    config = AutoConfig.from_pretrained(tiny_model_dir)
+    config.vocab_size = 1024
+    folder = tmp_path / "model"
+    save_model_folder(AutoModelForCausalLM.from_config(config), AutoTokenizer.from_pretrained(tiny_model_dir), folder)
+    with pytest.raises(OSError, match=rf"^{folder}: its tokenizer's vocabulary has 2048 tokens and its model's embeddings 1024"):
+        Policy.load(folder)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from games.api import MAX_SEED
-from trainer.checkpoints import save_model_folder
+from trainer.checkpoints import not_a_model_folder, save_model_folder
 from trainer.tiny_model import corpus
 
 
@@ -49,3 +49,32 @@ def test_a_failed_save_into_a_folder_that_was_there_leaves_the_folder(
     with pytest.raises(OSError, match="No space left"):
         save_model_folder(_DiskFillsUp(), None, Path(out))
     assert Path(out).is_dir()
+
+
+class _CtrlCMidSave:
+    """A save interrupted by Ctrl-C once its config is written, before its weights."""
+
+    def save_pretrained(self, folder: Path) -> None:
+        (folder / "config.json").write_text("{}")
+        raise KeyboardInterrupt
+
+
+def test_a_save_interrupted_half_way_leaves_no_model_folder(tmp_path: Path) -> None:
+    """A run stopped as it saved ``final`` said "no final checkpoint" beside a final holding a
+    config.json alone, which ``arena play`` then offered to overwrite with a random model
+    (found by a QA helper)."""
+    out = tmp_path / "checkpoints" / "final"
+    with pytest.raises(KeyboardInterrupt):
+        save_model_folder(_CtrlCMidSave(), None, out)
+    assert list((tmp_path / "checkpoints").iterdir()) == []
+
+
+def test_a_folder_holding_part_of_a_model_is_said_to_be_cut_short_not_to_be_built(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "part").mkdir()
+    (tmp_path / "part" / "config.json").write_text("{}")
+    assert not_a_model_folder(tmp_path / "part").endswith(
+        "(no weights, no tokenizer files); was its save cut short, or a copy? save or copy it again whole"
+    )
+    for absent in ("empty", "absent"):
+        assert not_a_model_folder(tmp_path / absent).endswith(f"build one with `arena train init-model {tmp_path / absent}`")

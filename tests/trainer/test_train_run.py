@@ -81,7 +81,21 @@ def test_bad_top_level_keys_name_the_file_and_key(tmp_path: Path, tiny_model_dir
     assert str(path) in str(error.value)
 
 
-def test_the_command_lines_out_stands_for_an_out_dir_the_file_lacks(tmp_path: Path, tiny_model_dir: Path) -> None:
+def test_a_model_folder_that_will_not_load_is_said_as_the_model_key_and_makes_no_run(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Said with status 1, naming neither the file nor the key (found by a QA helper)."""
+    model = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    (model / "tokenizer.json").write_text("{")  # a save cut short
+    path = write_config(tmp_path, model)
+    assert main(["train", "run", str(path)]) == 2
+    assert f"arena: error: {path}: model: {model}: cannot read its tokenizer" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_command_lines_out_stands_for_an_out_dir_the_file_lacks(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--out is "override out_dir", yet a file without one was refused: "out_dir: missing"."""
     path = tmp_path / "train.toml"
     path.write_text("\n".join(line for line in config_text(tiny_model_dir, tmp_path).splitlines() if "out_dir" not in line))
@@ -90,11 +104,17 @@ def test_the_command_lines_out_stands_for_an_out_dir_the_file_lacks(tmp_path: Pa
     assert load(path, {"out_dir": "elsewhere", "updates": 5}).out_dir == "elsewhere"
     with pytest.raises(TrainConfigError, match="updates must be at least 1"):
         load(path, {"out_dir": "elsewhere", "updates": 0})
+    with pytest.raises(SystemExit) as exited:  # it blamed the file: "f.toml: the file: updates must be ..."
+        main(["train", "run", str(path), "--updates", "0"])
+    assert exited.value.code == 2 and "argument --updates: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
-    Store(db).close()
+    store = Store(db)
+    seats = [LocalSeat(make_bot("random", "tic-tac-toe", k), name=name, threaded=False) for k, name in enumerate("xy")]
+    store.finish_match(trio.run(lambda: play_match(games.get("tic-tac-toe"), seats)))
+    store.close()
     run_folder = tmp_path / "a-run"
     run_folder.mkdir()
     (run_folder / "config.json").write_text("{}")
@@ -150,6 +170,10 @@ def test_bad_sections_are_named(tiny_model_dir: Path, tmp_path: Path) -> None:
         ({"eval": {"matches": 0}}, "eval: matches must be at least 1"),
         ({"eval": {"every": 2}}, "eval: every = 2 plays a gauntlet against bots, and bots is empty"),  # it never ran
         ({"store": {"db": str(db), "bot": "nobody"}}, "store.bot: no bot named 'nobody'"),
+        (
+            {"store": {"db": str(db), "bot": "x", "exclude_opponents": ["nobody"]}},
+            "store.exclude_opponents: no bot named 'nobody'",
+        ),
         ({"store": {"db": str(db), "bot": "x", "game": "chess"}}, "store.game: unknown game 'chess'"),
     ]
     for change, message in cases:
@@ -504,6 +528,10 @@ def test_a_store_bot_without_usable_turns_is_refused_before_out_dir_is_made(tmp_
     config = dataclasses.replace(load(write_config(tmp_path, tiny_model_dir)), store=StoreSetting(db=str(db), bot="tit-for-tat"))
     with pytest.raises(TrainConfigError, match=r"store.bot: none of the 3 turns 'tit-for-tat' took .* 3 kept no prompt"):
         train(config)
+    # filters that leave no match were said as turns without log-probs, "none of the 0 turns" (found by a QA helper)
+    held_out = dataclasses.replace(config.store, exclude_opponents=["always-defect"])
+    with pytest.raises(TrainConfigError, match=r"store: no finished match in .* passes \[store\]'s filters"):
+        train(dataclasses.replace(config, store=held_out))
     assert not Path(config.out_dir).exists()
 
 
@@ -638,8 +666,13 @@ def test_a_gauntlet_whose_every_match_was_void_is_plotted_without_it(tmp_path: P
     assert {path.name for path in plot_run(tmp_path)} >= {"return.png", "win_rate.png"}
 
 
-def test_the_update_axis_counts_in_whole_updates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two updates drew ticks at 1.2, 1.4, 1.6, 1.8."""
+@pytest.mark.parametrize("updates", [(1,), (1, 2)], ids=["one update", "two updates"])
+def test_the_update_axis_counts_in_whole_updates_and_a_single_update_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, updates: tuple[int, ...]
+) -> None:
+    """Two updates drew ticks at 1.2, 1.4, 1.6, 1.8; one update, ticks from 0.95 to 1.05 and no
+    point at all (a line of one point, without a marker), beside a legend entry for a KL to
+    a reference that the run had none of (found by a QA helper)."""
     import matplotlib.pyplot as plt
 
     from trainer.plot import METRICS_FILE, plot_run
@@ -647,10 +680,13 @@ def test_the_update_axis_counts_in_whole_updates(tmp_path: Path, monkeypatch: py
     closed: list[Any] = []
     monkeypatch.setattr(plt, "close", closed.append)
     measured = {"return_mean": 0.5, "approx_kl": 0.01, "entropy": 0.6, "grad_norm": 0.3, "opponents": {}}
-    rows = [{"kind": "update", "update": update, **measured} for update in (1, 2)]
+    rows = [{"kind": "update", "update": update, **measured} for update in updates]
     (tmp_path / METRICS_FILE).write_text("".join(json.dumps(row) + "\n" for row in rows))
     plot_run(tmp_path)
     assert closed and all(float(tick).is_integer() for fig in closed for tick in fig.axes[0].get_xticks())
+    assert all(line.get_marker() not in (None, "None", "") for fig in closed for line in fig.axes[0].lines)
+    kl = next(fig.axes[0] for fig in closed if fig.axes[0].get_ylabel() == "approx_kl")
+    assert kl.get_legend_handles_labels()[1] == ["approx_kl"]
 
 
 def test_a_plot_with_nothing_to_draw_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from trainer.policy import Policy
 from trainer.rollout import Sample
-from trainer.update import Learner, PPOSettings
+from trainer.update import STEP_STATS, Learner, PPOSettings
 
 Ids = tuple[int, ...]
 
@@ -47,3 +47,14 @@ def test_the_logged_statistics_are_means_over_units_whatever_grad_accum_is(tiny_
     for key in ("approx_kl", "ratio_mean", "clip_fraction", "loss", "surrogate"):
         assert split[key] == pytest.approx(whole[key], rel=1e-4, abs=1e-6), key
     assert whole["clip_fraction"] == pytest.approx(1 / 7)  # the scored turn alone: its ratio rose past 1.2
+
+
+def test_an_update_with_nothing_to_train_on_reports_the_same_fields_null(tiny_model_dir: Path) -> None:
+    """It logged ``{"skipped": 1.0}`` alone: readers of ``row["loss"]`` failed on a KeyError, and
+    the run said "trained 2 updates" of a model that never changed (found by a QA helper)."""
+    turn = sample(0, (5, 6, 7), (8,), ((8,), (9, 10)), old=-1.0)
+    learner = Learner(Policy.load(tiny_model_dir), PPOSettings(epochs=1, minibatch=8))
+    idle = learner.update([turn], np.array([0.0]))
+    trained = learner.update([turn], np.array([1.0]))
+    assert idle == {"skipped": True, **dict.fromkeys(STEP_STATS)}
+    assert trained["skipped"] is False and all(isinstance(trained[key], float) for key in STEP_STATS)
