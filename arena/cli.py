@@ -294,9 +294,11 @@ def cmd_play(args: argparse.Namespace) -> int:
     from arena.match import Clock, check_max_retries, play_match
     from arena.protocol import visible
     from arena.store import Store
+    from games.api import check_seed
 
     game = games.get(args.game)
     config = game.config_of(_parse_pairs(args.config))  # a game that cannot set up is a void match, played below
+    check_seed(args.seed)
     if len(args.seat) != config.players:
         wanted = len(args.seat)
         other = game.spec.min_players <= wanted <= game.spec.max_players and wanted != config.players
@@ -1502,7 +1504,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="a bot spec per seat, in seat order: name or name:key=value,...",
     )
-    play.add_argument("--seed", type=int_from(0, MAX_SEED), default=0, help="the match seed: same seed, same deals (default 0)")
+    play.add_argument("--seed", type=int, default=0, help="the match seed: same seed, same deals (default 0)")
     play.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a game config value; repeat for more")
     play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
     play.add_argument(

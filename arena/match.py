@@ -32,7 +32,7 @@ import trio
 
 from arena.protocol import check_encodable
 from arena.seats import GameFault, Move, Seat, SeatForfeit, Turn
-from games.api import Game, GameConfig, GameError, IllegalAction, make_config
+from games.api import Game, GameConfig, GameError, IllegalAction
 
 COMPLETE = "complete"
 TIMEOUT = "timeout"
@@ -514,6 +514,9 @@ async def play_match(
     except GameError:
         raise
     except Exception as error:  # the game's own setup (a plugin's ``_setup``): its bug, voided as any later one
+        players = game.config_of(config).players
+        if len(seats) != players:
+            raise ValueError(f"{game.spec.name} with this config needs {players} seats, got {len(seats)}") from None
         return await _unplayable(game, seats, config, seed, clock, max_retries, match_id, on_event, error)
     if len(seats) != state.num_players:
         raise ValueError(f"{game.spec.name} with this config needs {state.num_players} seats, got {len(seats)}")
@@ -568,12 +571,19 @@ async def play_match(
         returns = [0.0] * state.num_players
 
     returns = [settled(value) for value in returns]
-    fault = _faulty_returns(state, returns, complete=reason == COMPLETE) if status == "finished" else None
+    fault = None
+    if status == "finished":
+        try:
+            fault = _faulty_returns(state, returns, complete=reason == COMPLETE)
+        except Exception as error:  # return_bounds() raising for this config: the registry tried the default one
+            fault = engine_fault(error)
     try:
         final_view = state.full_view()
         check_encodable(final_view)  # stored as JSON, told in either encoding
     except Exception as error:  # a game's bug again: the record would keep no final position
-        fault, final_view = fault or engine_fault(error), {}
+        final_view = {}
+        if status == "finished":  # a void match keeps its first cause, often what broke the view too
+            fault = fault or engine_fault(error)
     if fault is not None:
         status, reason, detail, forfeit_seat = "void", VOID, fault, None
         returns = [0.0] * state.num_players
@@ -652,7 +662,7 @@ async def _unplayable(
     result = MatchResult(
         match_id=match_id or uuid.uuid4().hex,
         game=game.spec.name,
-        config=(game.spec.default_config if config is None else make_config(game.Config, config)).to_dict(),
+        config=game.config_of(config).to_dict(),
         seed=seed,
         players=[seat.name for seat in seats],
         status="void",

@@ -759,10 +759,10 @@ class ArenaServer:
             view = live.state.public_view()
             p.check_encodable(view)
         except Exception as error:
-            if live.view_fault is None:
+            if live.view_fault is None:  # the error's own words stay in the log: they may name a hidden card
                 log.warning("match %s (%s): no public view for its spectators", live.id, live.game.spec.name, exc_info=True)
-            live.view_fault = f"{type(error).__name__}: {error}"
-            return {"text": f"{live.game.spec.name} could not show this match's public view: {live.view_fault}"}
+            live.view_fault = type(error).__name__
+            return {"text": f"{live.game.spec.name} could not show this match's public view ({live.view_fault})"}
         return view
 
     def _seed_in_play(self, seed: int | None, besides: str | None) -> bool:
@@ -1272,9 +1272,7 @@ class ArenaServer:
         except GameError as error:
             raise p.ProtocolError(p.UNKNOWN_GAME, str(error)) from None
         try:
-            cfg = make_config(game.Config, config or {})
-            game.spec.check_players(cfg.players)
-            return cfg.to_dict()
+            return game.config_of(config or {}).to_dict()
         except GameError as error:
             raise p.ProtocolError(p.BAD_CONFIG, f"{name}: {error}") from None
 

@@ -224,7 +224,8 @@ def _field_types(cls: type) -> dict[str, Any]:
     ``int | None`` could never be set from the command line, and a ``Literal`` failed with
     Python's own words on subscripted generics."""
     if cls not in _TYPE_CACHE:
-        found = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls)
+        found = {f.name: hints[f.name] for f in dataclasses.fields(cls)}  # a ClassVar is no key
         for key, kind in found.items():
             item = typing.get_args(kind)[0] if typing.get_origin(kind) is tuple else kind
             if item not in FIELD_TYPES or (item is not kind and typing.get_args(kind)[1:] != (Ellipsis,)):
@@ -309,6 +310,12 @@ CONFIGS_KEPT = 1024
 table and match, and checking one walks every field."""
 
 _made_configs: dict[Any, GameConfig] = {}
+
+
+def check_seed(seed: Any) -> None:
+    """ConfigError unless ``seed`` is a match seed: what SQLite stores as an integer."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"the seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {seed!r}")
 
 
 def make_config(config_type: type[GameConfig], values: GameConfig | Mapping[str, Any] | None) -> GameConfig:
@@ -476,8 +483,7 @@ class Game(ABC):
     def new(cls, config: GameConfig | Mapping[str, Any] | None = None, seed: int = 0) -> Self:
         """The initial state; the same (config, seed) always gives the same match."""
         cfg = cls.config_of(config)
-        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
-            raise ConfigError(f"the seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {seed!r}")
+        check_seed(seed)
         state = cls.__new__(cls)
         state.config = cfg
         state.seed = seed

@@ -55,7 +55,7 @@ from arena.store import BOT_NAME_PATTERN, LABEL_RULE, valid_bot_name, valid_labe
 from arena.toml_file import read_toml
 from bots.reference.human import HumanBot
 from bots.registry import BotSpecError, make_bot, parse_spec
-from games.api import GameError, make_config
+from games.api import GameError
 from games.render import count
 from tournaments.formats import FORMATS
 
@@ -331,8 +331,8 @@ def _game(read: _Reader, table: Mapping[str, Any], at: str, default_participants
         raise fail(f"{at}.name", str(error)) from None
     config = typed(table, "config", dict, f"{at}.config", {})
     try:
-        players = game.new(config, 0).config.players
-        variant = variant_of(game.spec.name, make_config(game.Config, config).overrides())
+        checked = game.config_of(config)  # not new(): a game that cannot set up is a void match, played
+        players, variant = checked.players, variant_of(game.spec.name, checked.overrides())
     except (GameError, ValueError, TypeError) as error:
         raise fail(f"{at}.config", str(error)) from None
     if "participants" in table:

@@ -95,7 +95,7 @@ def plan_matches(
         group = i // group_size
         turn = first_group + group
         entry = config.games[turn % len(config.games)]
-        players = games.get(entry.name).new(entry.config, 0).num_players
+        players = games.get(entry.name).config_of(entry.config).players
         if opponent.kind == "self":
             seats = tuple(SeatPlan("learner", "self") for _ in range(players))
         else:

@@ -7,6 +7,7 @@ import math
 import threading
 from array import array
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -478,6 +479,54 @@ async def test_a_final_view_the_game_cannot_give_voids_the_match_instead_of_rais
     result = await play_match(game, [first_legal(), first_legal()])
     assert result.status == "void" and result.detail.startswith(f"engine fault: {said}") and result.final_view == {}
     assert len(result.turns) >= 5  # the moves played are kept
+
+
+class BrokenEverywhereTicTacToe(TicTacToe):
+    """A step that raises leaves a state whose final view fails too."""
+
+    def _apply(self, actions):  # type: ignore[no-untyped-def]
+        if self.step_count == 2:
+            raise RuntimeError("root cause: boom in step")
+        return super()._apply(actions)
+
+    def full_view(self) -> dict[str, object]:
+        raise KeyError("board")
+
+
+@pytest.mark.trio
+async def test_a_void_match_keeps_its_first_cause_when_its_final_view_fails_too() -> None:
+    """The view's KeyError stood for the step's error in the detail (found by a QA helper reviewing the change)."""
+    result = await play_match(BrokenEverywhereTicTacToe, [first_legal(), first_legal()])
+    assert result.status == "void" and result.detail == "engine fault: RuntimeError: root cause: boom in step"
+
+
+@dataclass(frozen=True)
+class _ScaledConfig(TicTacToe.Config):
+    scale: float = 1.0
+
+    def return_bounds(self) -> tuple[float, float]:
+        return (-1 / self.scale, 1 / self.scale)
+
+
+class ScaledTicTacToe(TicTacToe):
+    """Bounds that raise under one config (scale 0), which the registry's check of the default does not meet."""
+
+    spec = replace(TicTacToe.spec, name="scaled-tic-tac-toe", default_config=_ScaledConfig())
+    Config = _ScaledConfig
+
+
+@pytest.mark.trio
+async def test_return_bounds_that_raise_for_the_matchs_config_void_it_instead_of_raising() -> None:
+    """It escaped play_match once the match was played out: a tournament died, the server
+    voided it as its own fault (found by a QA helper reviewing the change)."""
+    result = await play_match(ScaledTicTacToe, [first_legal(), first_legal()], config={"scale": 0})
+    assert result.status == "void" and result.detail == "engine fault: ZeroDivisionError: float division by zero"
+
+
+@pytest.mark.trio
+async def test_a_game_that_cannot_set_up_still_refuses_a_wrong_number_of_seats() -> None:
+    with pytest.raises(ValueError, match="tic-tac-toe with this config needs 2 seats, got 3"):
+        await play_match(SetupBugTicTacToe, [first_legal(), first_legal(), first_legal()])
 
 
 class OutOfBoundsTicTacToe(TicTacToe):

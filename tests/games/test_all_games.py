@@ -529,3 +529,15 @@ def test_an_action_after_the_end_is_illegal_and_the_history_keeps_its_own_copy(g
     for seat, action in kept.items():
         with pytest.raises(IllegalAction, match=r"(game|hand) is over"):
             state.validate(seat, action)
+
+
+def test_a_class_constant_on_a_config_is_no_key_and_no_refusal() -> None:
+    """Only dataclass fields are config keys; the type check read every hint, ClassVars too
+    (found by a QA helper reviewing the change)."""
+
+    @dataclass(frozen=True)
+    class Capped(TicTacToe.Config):
+        MAX_SIZE: ClassVar[int] = 9
+        size: int = 3
+
+    assert Capped().to_dict() == {"players": 2, "size": 3}

@@ -454,3 +454,26 @@ def test_a_void_match_says_why_so_that_one_a_rerun_cannot_help_shows(tmp_path: P
     monkeypatch.setattr(state, "step", faulty_step)
     summary = run_tournament(config, tmp_path / "arena.db")
     assert summary.voided == 1 and summary.void_details == ["engine fault: RuntimeError: engine bug"]
+
+
+def test_a_game_that_cannot_set_up_is_loaded_and_played_void_naming_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tournament file's check set the game up, so the run failed with the plugin's own
+    words, "boom in _setup", naming no game (found by a QA helper reviewing the change)."""
+    state = type(games.get("nim").new({}, 0))
+
+    def broken_setup(self: Any) -> None:
+        raise RuntimeError("boom in _setup")
+
+    monkeypatch.setattr(state, "_setup", broken_setup)
+    config = parse(
+        {
+            "name": "unset",
+            "format": "round-robin",
+            "games_per_pairing": 1,
+            "games": [{"name": "nim", "participants": ["random", "nim-optimal"]}],
+        }
+    )
+    summary = run_tournament(config, tmp_path / "arena.db")
+    assert summary.voided == 1 and summary.void_details == [
+        "engine fault: nim could not set up the match: RuntimeError: boom in _setup"
+    ]
