@@ -59,8 +59,9 @@ def _slug(variant: str) -> str:
     return f"{words[:SLUG_CHARS].rstrip('-')}-{hashlib.sha256(variant.encode()).hexdigest()[:10]}"
 
 
-PLOT_LINK = re.compile(r"!\[[^\]]*\]\(([^)/\\]+\.png)\)")
-"""A plot a report's page shows: a PNG beside it."""
+PLOT_LINK = re.compile(r"!\[[^\]]*\]\(((?:[a-z0-9-]+-(?:winrates|mixture|trueskill)|scores)\.png)\)")
+"""A plot a report's page shows, by the names this module gives its PNGs."""
+TITLE = "# Arena ratings report"
 
 
 PLOTTED_BOTS = 30
@@ -187,12 +188,14 @@ def write_report(store: Store, out: Path, *, resamples: int = 200, held_out: Abs
     """Write ``out/README.md`` and its plots; returns the page's path. ``held_out`` variants
     stay out of the table across games and are marked as held out where they are shown.
     The plots an earlier report in ``out`` showed and this one does not are removed: left
-    there, they were a game's plots beside a page that no longer has the game."""
+    there, they were a game's plots beside a page that no longer has the game. Only a page
+    of this report's, and only plots by its names: ``out`` may be a folder of the user's own."""
     out.mkdir(parents=True, exist_ok=True)
     page = out / "README.md"
-    earlier = set(PLOT_LINK.findall(page.read_text(encoding="utf-8", errors="replace"))) if page.is_file() else set()
+    old = page.read_text(encoding="utf-8", errors="replace") if page.is_file() else ""
+    earlier = set(PLOT_LINK.findall(old)) if old.startswith(TITLE) else set()
     variants = [row["variant"] for row in store.conn.execute("SELECT DISTINCT variant FROM matches WHERE status = 'finished'")]
-    lines = ["# Arena ratings report", ""]
+    lines = [TITLE, ""]
     if not variants:  # a page with a title alone reads as a report that failed
         lines += [f"No finished matches in {store.path} yet: nothing to rate.", ""]
     whole = overall(store, leave_out=held_out)
