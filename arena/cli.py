@@ -1292,7 +1292,8 @@ def cmd_train_run(args: argparse.Namespace) -> int:
             from games.render import count
 
             changed = "the final weights are the initial ones" if idle == config.updates else "the weights did not change then"
-            print(f"arena: {count(idle, 'update')} of {config.updates} had no turn to train on ({changed})", file=sys.stderr)
+            said = f"{count(idle, 'update')} of {config.updates} trained on nothing"
+            print(f"arena: {said}: no turn had an advantage to learn from ({changed})", file=sys.stderr)
         print(f"play it: arena play {config.games[0].name} --seat llm:model={result.final} --seat random")
     return 0
 

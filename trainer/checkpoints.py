@@ -57,8 +57,11 @@ def not_a_model_folder(path: str | Path) -> str:
     final = folder / "checkpoints" / "final"
     if is_model_folder(final):
         instead = f"it looks like a training run: its trained model is {str(final)!r}"
-    elif folder.is_dir() and any(folder.iterdir()):  # init-model there would put a random model under its name
+    elif any((folder / name).is_file() for name in (*WEIGHTS, *TOKENIZER, "generation_config.json")):
+        # part of a model: init-model there would put a random one under its name
         instead = "was its save cut short, or a copy? save or copy it again whole"
+    elif folder.is_dir() and any(folder.iterdir()):
+        instead = "name the folder that holds a model's config.json, weights and tokenizer files"
     else:
         instead = f"build one with `arena train init-model {path}`"
     if folder.is_file():

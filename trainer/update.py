@@ -49,8 +49,8 @@ class PPOSettings:
 
 
 STEP_STATS = ("loss", "surrogate", "approx_kl", "clip_fraction", "ratio_mean", "grad_norm")
-"""What every trained update reports (``kl_ref`` and ``dual_clip_fraction`` when configured);
-null in an update that trained on nothing."""
+"""What every trained update reports, besides ``kl_ref`` and ``dual_clip_fraction`` when
+configured (``Learner.reported``); null in an update that trained on nothing."""
 
 
 class Diverged(RuntimeError):
@@ -71,6 +71,11 @@ class Learner:
         self.optimizer = torch.optim.AdamW(policy.model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
         self.updates = 0
 
+    def reported(self) -> tuple[str, ...]:
+        """The statistics an update of these settings reports."""
+        extra = ("kl_ref",) * (self.reference is not None) + ("dual_clip_fraction",) * (self.settings.dual_clip is not None)
+        return STEP_STATS + extra
+
     def update(self, samples: Sequence[Sample], advantages: np.ndarray) -> dict[str, float | bool | None]:
         """Train on ``samples`` (one advantage each); return the update's mean statistics.
 
@@ -81,8 +86,8 @@ class Learner:
             raise ValueError(f"{len(samples)} samples but {len(advantages)} advantages")
         rows = [i for i, a in enumerate(advantages) if a != 0.0]
         self.updates += 1
-        if not rows:  # the weights stay as they were; every line of metrics.jsonl has the same fields
-            return {"skipped": True, **dict.fromkeys(STEP_STATS)}
+        if not rows:  # the weights stay as they were; the line has a trained update's fields, null
+            return {"skipped": True, **dict.fromkeys(self.reported())}
         s = self.settings
         model = self.policy.model
         model.train()

@@ -73,8 +73,14 @@ def test_a_folder_holding_part_of_a_model_is_said_to_be_cut_short_not_to_be_buil
     (tmp_path / "empty").mkdir()
     (tmp_path / "part").mkdir()
     (tmp_path / "part" / "config.json").write_text("{}")
+    (tmp_path / "part" / "generation_config.json").write_text("{}")
     assert not_a_model_folder(tmp_path / "part").endswith(
         "(no weights, no tokenizer files); was its save cut short, or a copy? save or copy it again whole"
+    )
+    (tmp_path / "other").mkdir()  # a wrong path, not part of a model (found by a QA helper reviewing the change)
+    (tmp_path / "other" / "notes.md").write_text("")
+    assert not_a_model_folder(tmp_path / "other").endswith(
+        "; name the folder that holds a model's config.json, weights and tokenizer files"
     )
     for absent in ("empty", "absent"):
         assert not_a_model_folder(tmp_path / absent).endswith(f"build one with `arena train init-model {tmp_path / absent}`")

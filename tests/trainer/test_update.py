@@ -9,7 +9,7 @@ import pytest
 
 from trainer.policy import Policy
 from trainer.rollout import Sample
-from trainer.update import STEP_STATS, Learner, PPOSettings
+from trainer.update import Learner, PPOSettings
 
 Ids = tuple[int, ...]
 
@@ -56,5 +56,9 @@ def test_an_update_with_nothing_to_train_on_reports_the_same_fields_null(tiny_mo
     learner = Learner(Policy.load(tiny_model_dir), PPOSettings(epochs=1, minibatch=8))
     idle = learner.update([turn], np.array([0.0]))
     trained = learner.update([turn], np.array([1.0]))
-    assert idle == {"skipped": True, **dict.fromkeys(STEP_STATS)}
-    assert trained["skipped"] is False and all(isinstance(trained[key], float) for key in STEP_STATS)
+    fields = ["loss", "surrogate", "approx_kl", "clip_fraction", "ratio_mean", "grad_norm"]
+    assert idle == {"skipped": True, **dict.fromkeys(fields)}
+    assert trained.keys() == idle.keys() and trained["skipped"] is False
+    assert all(isinstance(trained[key], float) for key in fields)
+    clipped = Learner(Policy.load(tiny_model_dir), PPOSettings(epochs=1, minibatch=8, dual_clip=3.0))
+    assert clipped.update([turn], np.array([0.0])).keys() == clipped.update([turn], np.array([1.0])).keys()
