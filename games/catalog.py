@@ -116,11 +116,14 @@ def _facts(spec: GameSpec) -> str:
 
 def _free_text(spec: GameSpec) -> str:
     """Whether the default config's actions are text; a game with a cheap-talk switch says what
-    turning it over does."""
-    talk = getattr(spec.default_config, "cheap_talk", None)
-    if talk is None:
-        return _yes(spec.free_text)
-    return f"{_yes(spec.free_text)} (`cheap_talk={'false' if talk else 'true'}` makes it {_yes(not talk)})"
+    turning it over does, and one that lists its actions up to ``max_listed`` that a config
+    with more takes them as text (a PettingZoo user met it as a refusal)."""
+    default = spec.default_config
+    talk = getattr(default, "cheap_talk", None)
+    notes = [] if talk is None else [f"`cheap_talk={'false' if talk else 'true'}` makes it {_yes(not talk)}"]
+    if not spec.free_text and hasattr(default, "max_listed"):
+        notes.append("so does a config with more possible actions than `max_listed`")
+    return _yes(spec.free_text) + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _config_fields(game: type[Game]) -> list[tuple[str, Any, Any]]:

@@ -95,18 +95,19 @@ class raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.game_class: type[Game] = games.get(game_name)
-        self.game: Game = self.game_class.new(config, seed)
+        self.game: Game = self.game_class.new(config, _plain_seed(seed))
         self.config: GameConfig = self.game.config
         space = self.config.action_space()
         if space is None:
             raise UnsupportedGame(
-                f"{game_name} has no fixed action space under this config (its actions are free-form), "
-                "so it cannot be a PettingZoo environment"
+                f"{game_name} has no fixed action space under this config: its actions are free-form, or too many"
+                f" to list (see the keys of its config in `arena games {game_name}`), so it cannot be a PettingZoo"
+                " environment"
             )
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {', '.join(RENDER_MODES)} or None, got {render_mode!r}")
-        if observation_bytes < 1:
-            raise ValueError(f"observation_bytes must be at least 1, got {observation_bytes}")
+        if type(observation_bytes) is not int or observation_bytes < 1:  # a bool or a str failed later, in other words
+            raise ValueError(f"observation_bytes must be an integer of at least 1, got {observation_bytes!r}")
         self.actions: tuple[str, ...] = space
         self._index = {action: i for i, action in enumerate(space)}
         self.render_mode = render_mode
@@ -135,8 +136,7 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if isinstance(seed, np.integer):  # what seeds drawn with numpy are, in the RL libraries that call this
-            seed = int(seed)
+        seed = _plain_seed(seed)
         start = self._next_seed if seed is None else seed
         self.game = self.game_class.new(self.config, start)  # a seed out of range is refused before anything changes
         if seed is not None:
@@ -193,6 +193,8 @@ class raw_env(AECEnv):
         if action is None:
             raise ValueError(f"{agent} is to act; only a terminated agent steps with None")
         try:
+            if isinstance(action, (bool, np.bool_)):  # an index, to Python: True played action 1
+                raise TypeError
             index = operator.index(action)  # int() read 3.7 as action 3 and "2" as action 2
         except TypeError:
             raise ValueError(
@@ -239,6 +241,12 @@ class raw_env(AECEnv):
         """Nothing to release: the game is plain Python state."""
 
 
+def _plain_seed(seed: Any) -> Any:
+    """A numpy integer as a Python one: what seeds drawn with numpy are, in the RL libraries
+    that make and reset environments; the game refuses anything else that is not an integer."""
+    return int(seed) if isinstance(seed, np.integer) else seed
+
+
 def env(
     game_name: str,
     config: GameConfig | Mapping[str, Any] | None = None,
@@ -246,8 +254,8 @@ def env(
     render_mode: str | None = None,
     observation_bytes: int = DEFAULT_OBSERVATION_BYTES,
 ) -> AECEnv:
-    """The environment wrapped as PettingZoo's own games are: out-of-range actions and
-    calls out of order (a step before reset) fail with a clear message."""
-    wrapped: AECEnv = raw_env(game_name, config, seed, render_mode, observation_bytes)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    """The environment wrapped as PettingZoo's own games are, where calls out of order (a step
+    before reset) fail with a clear message. Not in PettingZoo's AssertOutOfBoundsWrapper: its
+    bare assertion named no agent, action or range (and ``python -O`` strips it), where the
+    environment's own ValueError says each."""
+    return wrappers.OrderEnforcingWrapper(raw_env(game_name, config, seed, render_mode, observation_bytes))

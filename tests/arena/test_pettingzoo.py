@@ -10,6 +10,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -145,18 +146,21 @@ def test_an_unmasked_action_is_refused_and_changes_nothing() -> None:
     assert environment.agent_selection == "player_1" and environment.unwrapped.game.step_count == 1
 
 
+@pytest.mark.parametrize("make", [raw_env, env], ids=["raw_env", "env"])
 @pytest.mark.parametrize("action", [-1, 9])
-def test_the_raw_environment_refuses_an_action_outside_the_space_instead_of_wrapping_it(action: int) -> None:
-    environment = raw_env("tic-tac-toe")
+def test_an_action_outside_the_space_is_refused_naming_the_agent_and_the_range(make: Any, action: int) -> None:
+    """Through env(), PettingZoo's assertion said only "action is not in action space", and
+    nothing under ``python -O`` (found by a QA helper)."""
+    environment = make("tic-tac-toe")
     environment.reset()
-    with pytest.raises(ValueError, match="not in Discrete"):
+    with pytest.raises(ValueError, match=f"player_0 chose action {action}, not in Discrete\\(9\\)"):
         environment.step(action)
-    assert environment.agent_selection == "player_0" and environment.game.step_count == 0
+    assert environment.agent_selection == "player_0" and environment.unwrapped.game.step_count == 0
 
 
-@pytest.mark.parametrize("action", [3.7, "2", [4]])
+@pytest.mark.parametrize("action", [3.7, "2", [4], True, np.True_])
 def test_the_raw_environment_refuses_an_action_that_is_not_an_integer(action: object) -> None:
-    """It played 3.7 as action 3 and "2" as action 2 (found by a QA helper)."""
+    """It played 3.7 as action 3, "2" as action 2 and True as action 1 (found by QA helpers)."""
     environment = raw_env("tic-tac-toe")
     environment.reset()
     with pytest.raises(ValueError, match="an action is an integer index"):
@@ -191,6 +195,7 @@ def test_a_seed_out_of_range_is_refused_and_the_environment_stays_usable() -> No
     assert environment.game.seed == 0
     environment.reset(seed=np.int64(7))  # a seed numpy drew
     assert environment.game.seed == 7
+    assert raw_env("kuhn-poker", seed=np.int64(3)).game.seed == 3  # refused: "got np.int64(3)" (found by a QA helper)
 
 
 @pytest.mark.parametrize(
@@ -200,6 +205,20 @@ def test_a_seed_out_of_range_is_refused_and_the_environment_stays_usable() -> No
 def test_games_with_free_form_actions_are_refused_with_the_reason(name: str, config: dict[str, object] | None) -> None:
     with pytest.raises(UnsupportedGame, match="no fixed action space"):
         raw_env(name, config)
+
+
+def test_a_game_with_too_many_actions_to_list_is_refused_pointing_at_its_config() -> None:
+    """Colonel Blotto's 455 allocations of 12 troops to 4 fields pass its max_listed: the
+    refusal said its actions were free-form (found by a QA helper)."""
+    with pytest.raises(UnsupportedGame, match="free-form, or too many to list \\(see the keys of its config in `arena games"):
+        raw_env("colonel-blotto", {"troops": 12, "fields": 4})
+    assert len(raw_env("colonel-blotto", {"troops": 12, "fields": 4, "max_listed": 500}).actions) == 455
+
+
+@pytest.mark.parametrize("size", ["64", 100.5, True, 0])
+def test_an_observation_size_that_is_not_a_positive_integer_is_refused_in_its_words(size: object) -> None:
+    with pytest.raises(ValueError, match="observation_bytes must be an integer of at least 1, got"):
+        raw_env("tic-tac-toe", observation_bytes=size)  # type: ignore[arg-type]
 
 
 def test_a_text_longer_than_the_buffer_is_cut_with_a_warning() -> None:
