@@ -164,6 +164,12 @@ def fitting_message(message: str, limit: int) -> str:
     return message if shown_length(message) <= limit else ""
 
 
+def example_message(limit: int) -> str:
+    """The message of an action format's example: none where messages are off, or too short
+    for it, so that the example, copied as the format invites, is a legal action."""
+    return fitting_message("your message", limit)
+
+
 def message_hint(limit: int) -> str:
     """How a message may follow a move, for action formats."""
     if limit == 0:

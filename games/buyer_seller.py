@@ -22,6 +22,7 @@ from games.bargaining import (
     AlternatingOffers,
     AlternatingOffersConfig,
     chat,
+    example_message,
     format_action,
     message_hint,
     no_arguments,
@@ -189,9 +190,10 @@ class BuyerSeller(AlternatingOffers[int]):
     def action_format(self, seat: int) -> str:
         low, high = self.config.price_range()
         accept = "or 'accept' to take the other side's standing offer, " if self.standing is not None else ""
+        example = format_action(f"{OFFER} {(low + high) // 2}", example_message(self.config.message_chars))
         return (
             f"'offer <price>' with a whole-number price from {low} to {high}, {accept}"
-            f"{message_hint(self.config.message_chars)}, e.g. '{format_action(f'{OFFER} {(low + high) // 2}', 'your message')}'"
+            f"{message_hint(self.config.message_chars)}, e.g. '{example}'"
         )
 
     def deal_price(self) -> int | None:

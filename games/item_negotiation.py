@@ -23,6 +23,7 @@ from games.bargaining import (
     AlternatingOffers,
     AlternatingOffersConfig,
     chat,
+    example_message,
     message_hint,
     named_numbers,
     no_arguments,
@@ -208,7 +209,7 @@ class ItemNegotiation(AlternatingOffers[tuple[int, ...]]):
     def action_format(self, seat: int) -> str:
         items = self.config.items
         accept = "or 'accept' to take the other player's standing proposal, " if self.standing is not None else ""
-        example = format_action([count // 2 for count in self.counts], "your message")
+        example = format_action([count // 2 for count in self.counts], example_message(self.config.message_chars))
         return (
             f"'propose <{'> <'.join(items)}>' with the number of each item type you keep (pool: {self._pool_text()}; "
             f"the other player gets the rest), {accept}{message_hint(self.config.message_chars)}, e.g. '{example}'"

@@ -22,6 +22,7 @@ from games.bargaining import (
     AlternatingOffers,
     AlternatingOffersConfig,
     chat,
+    example_message,
     format_action,
     message_hint,
     named_numbers,
@@ -174,7 +175,9 @@ class MultiIssueNegotiation(AlternatingOffers[tuple[int, ...]]):
     def action_format(self, seat: int) -> str:
         names = self.config.names()
         accept = "or 'accept' to take the other player's standing proposal, " if self.standing is not None else ""
-        example = format_action(self.offer_move([self.config.options // 2] * len(names)), "your message")
+        example = format_action(
+            self.offer_move([self.config.options // 2] * len(names)), example_message(self.config.message_chars)
+        )
         return (
             f"'propose <{'> <'.join(names)}>' with a level from 0 to {self.config.options - 1} for each issue, "
             f"{accept}{message_hint(self.config.message_chars)}, e.g. '{example}'"

@@ -541,3 +541,20 @@ def test_a_class_constant_on_a_config_is_no_key_and_no_refusal() -> None:
         size: int = 3
 
     assert Capped().to_dict() == {"players": 2, "size": 3}
+
+
+@pytest.mark.parametrize("game", games.all(), ids=lambda game: game.spec.name)
+def test_the_example_an_action_format_gives_is_a_legal_action(game: type[Game]) -> None:
+    """A language model copies the format's example: with messages off (message_chars=0) it
+    still carried ": your message", refused every time until the seat forfeited (found by a QA helper)."""
+    configs = [{}] + ([{"message_chars": 0}, {"message_chars": 5}] if "message_chars" in game.Config().to_dict() else [])
+    for config in configs:
+        try:
+            state = game.new(config, 3)
+        except ConfigError:  # messages cannot be off in this game
+            continue
+        seat = state.to_move()[0]
+        if state.legal_actions(seat) is not None:
+            continue
+        for example in re.findall(r"e\.g\. '([^']*)'", state.action_format(seat)):
+            state.validate(seat, example)  # IllegalAction, with its reason, if the example is not legal
