@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
-import json
 import logging
 import math
 import os
@@ -42,8 +41,11 @@ class UsageError(Exception):
 
 
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
+    """Strict JSON, as the server's: a sum past the largest float (costs of 1e308 each) printed
+    ``Infinity``, which JSON parsers refuse (found by a QA helper)."""
+    from arena.protocol import dumps
+
+    sys.stdout.write(dumps(data, indent=2, default=str) + "\n")
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -155,7 +157,7 @@ def cmd_bots(args: argparse.Namespace) -> int:
     import games
     from bots.registry import all_bots, option_types
 
-    if args.game:
+    if args.game is not None:  # "" too: it listed the bots of every game
         games.get(args.game)
     found = all_bots(args.game)
     if args.json:
@@ -258,7 +260,9 @@ def _printer(names: Sequence[str], unexplained: AbstractSet[int] = frozenset()) 
         if event.kind == "rejected":
             seat = event.data["seat"]
             reason = "" if seat in unexplained else f": {event.data['reason']}"
-            print(visible(f"  seat {seat} ({names[seat]}): {event.data['action']!r} rejected{reason}", one_line=True))
+            action = event.data["action"]  # None: a model's reply without one ("None rejected")
+            said = "no action" if action is None else repr(action)
+            print(visible(f"  seat {seat} ({names[seat]}): {said} rejected{reason}", one_line=True))
         elif event.kind == "step":
             moves = ", ".join(f"seat {seat} ({names[seat]}): {action}" for seat, action in event.data["actions"].items())
             # numbered as the store, the export and the protocol number it (the event counts steps played)
@@ -630,7 +634,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     from arena.protocol import visible
     from arena.seats import SeatForfeit, Turn, in_worker_thread, policy_callable
     from bots.client import BotStopped, end_said, run_bot
-    from bots.registry import get, make_bot, parse_spec, secret_seed
+    from bots.registry import BotSpecError, get, make_bot, parse_spec, secret_seed
 
     spec = parse_spec(args.spec)
     config = _parse_pairs(args.config)
@@ -701,7 +705,10 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
                 raise SeatForfeit("spending_cap", self.why())
             bot = self.players.get((turn.match_id, turn.seat))
             if bot is None:
-                bot = self.players[(turn.match_id, turn.seat)] = make_bot(spec, turn.game, secret_seed())
+                try:
+                    bot = self.players[(turn.match_id, turn.seat)] = make_bot(spec, turn.game, secret_seed())
+                except BotSpecError as error:  # a match made for it of a game it does not play: said, no traceback
+                    raise SeatForfeit("cannot_play", str(error)) from None
             act, is_async = policy_callable(bot)
             return await act(turn) if is_async else await in_worker_thread(act, turn)
 

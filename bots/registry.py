@@ -45,6 +45,7 @@ class BotSpec:
 def parse_spec(text: str) -> BotSpec:
     """Split ``name:key=value,key=value`` into a name and raw option strings."""
     name, _, rest = text.strip().partition(":")
+    name = name.strip()  # "perfect :" was the unknown bot 'perfect ', where spaces elsewhere are read past
     if not name:
         raise BotSpecError(f"empty bot name in spec {text!r}")
     options: dict[str, str] = {}

@@ -906,3 +906,39 @@ def test_a_game_that_cannot_set_up_is_played_as_a_void_match_naming_it(
     assert main(["play", "tic-tac-toe", "--seat", "random", "--seat", "random", "--seed", "-1"]) == 2
     out, err = capsys.readouterr()  # refused before the match's header is printed
     assert out == "" and err.startswith("arena: error: the seed must be an integer from 0 to")
+
+
+def test_json_output_writes_a_number_past_the_largest_float_as_null(capsys: pytest.CaptureFixture[str]) -> None:
+    """``arena ratings --json`` printed ``"cost": Infinity`` for costs of 1e308 that summed past
+    the largest float: no JSON parser reads it (found by a QA helper). The server writes null."""
+    from arena.cli import _print_json
+
+    _print_json({"cost": float("inf"), "cost_per_match": float("nan"), "games": 2})
+    printed = capsys.readouterr().out
+    assert json.loads(printed, parse_constant=lambda word: pytest.fail(f"{word} in JSON")) == {
+        "cost": None,
+        "cost_per_match": None,
+        "games": 2,
+    }
+
+
+def test_an_empty_game_name_is_refused_by_the_bot_list(capsys: pytest.CaptureFixture[str]) -> None:
+    """`arena bots --game ""` listed the bots of every game (found by a QA helper)."""
+    code, out, err = run(capsys, "bots", "--game", "")
+    assert code == 2 and out == "" and err.startswith("arena: error: unknown game ''")
+
+
+def test_the_match_printer_says_a_reply_without_an_action_in_words() -> None:
+    """It printed "None rejected" for a language model's reply that held no action (found by a QA helper)."""
+    import contextlib
+    import io
+
+    from arena.cli import _printer
+    from arena.match import MatchEvent
+
+    state = games.get("nim").new({}, 0)
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        rejected = {"seat": 0, "action": None, "reason": "no action found"}
+        _printer(["model", "random"])(MatchEvent("rejected", "m", 0, rejected, state))
+    assert shown.getvalue() == "  seat 0 (model): no action rejected: no action found\n"

@@ -1182,3 +1182,36 @@ def test_an_end_read_from_a_withheld_record_says_so_not_none_none() -> None:
     assert end_said({"status": "finished", "reason": "complete", "detail": ""}) == "finished, complete"
     stopped = {"status": "void", "reason": "void", "detail": "the server stopped before the match ended"}
     assert end_said(stopped) == "void, void (the server stopped before the match ended)"
+
+
+@pytest.mark.trio
+async def test_bot_run_without_a_game_resigns_a_match_of_a_game_its_spec_cannot_play_in_one_line(
+    arena: Arena, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Waiting for matches made for it, `arena bot run nim-optimal` met a tic-tac-toe match
+    with a traceback per match, recorded as its crash (found by a QA helper)."""
+    from arena.cli import main
+
+    names = ["nim-only", "other"]
+    tokens = [await arena.register(name) for name in names]
+    argv = ["bot", "run", "nim-optimal", "--url", arena.url, "--name", names[0], "--token", tokens[0], "--matches", "1"]
+    codes: list[int] = []
+
+    async def cli() -> None:
+        codes.append(await trio.to_thread.run_sync(main, argv))
+
+    def first(turn: Turn) -> str:
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    with caplog.at_level("INFO"):
+        async with arena.admin() as admin, trio.open_nursery() as nursery:
+            nursery.start_soon(cli)
+            nursery.start_soon(lambda: run_bot(first, arena.url, names[1], tokens[1], games=[], matches=1))
+            await arena.connected(names)
+            await admin.send("create_match", bots=names, game="tic-tac-toe", seed=1)
+            match = (await admin.expect("match_created"))["match"]
+    record = Store(arena.db, read_only=True).match(match)
+    assert record is not None and record["reason"] == "resign"
+    assert record["detail"] == "nim-only resigned: cannot_play: bot 'nim-optimal' plays nim, not tic-tac-toe"
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"

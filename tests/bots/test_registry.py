@@ -6,7 +6,7 @@ import pytest
 
 from arena.seats import Turn
 from bots.base import Bot
-from bots.registry import BotSpecError, make_bot, seat_seed
+from bots.registry import BotSpec, BotSpecError, make_bot, parse_spec, seat_seed
 
 
 def test_an_option_given_twice_is_refused_not_silently_overridden() -> None:
@@ -62,3 +62,9 @@ def test_a_bot_plugin_that_fails_to_load_is_left_out_and_named(
         assert make_bot("random", "nim").name == "random"
     [record] = caplog.records
     assert record.getMessage().startswith(f"bot plugin 'broken' ({value}) failed to load: {cause}")
+
+
+def test_spaces_around_a_specs_name_are_read_past_as_around_its_options() -> None:
+    """``perfect :`` was the unknown bot 'perfect ' (found by a QA helper)."""
+    assert parse_spec("perfect :") == parse_spec(" perfect") == BotSpec("perfect", {})
+    assert parse_spec(" equilibrium : alpha = 0.2 ") == BotSpec("equilibrium", {"alpha": "0.2"})
