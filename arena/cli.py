@@ -927,13 +927,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     _need_matplotlib("the report", "report")
-    from arena.ratings.report import write_report
+    from arena.ratings.report import TITLE, write_report
 
     if not args.out:
         raise UsageError("give --out a folder name (an empty one would fill the current folder)")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {args.out} is a file; the report is a folder (README.md and plots): name a folder")
+    page = out / "README.md"
+    if page.is_file() and not page.read_text(encoding="utf-8", errors="replace").startswith(TITLE):
+        # a project's own page, replaced without a word (found by a QA helper)
+        raise UsageError(f"{page} is not a ratings report, and the report would replace it: name another --out folder")
     store = _open_store(args.db)
     try:
         page = write_report(store, out, resamples=args.resamples)

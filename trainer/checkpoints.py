@@ -51,14 +51,25 @@ def not_causal(path: str | Path) -> str | None:
     return None
 
 
+def _holds_part_of_a_model(folder: Path) -> bool:
+    """Some of a model's files, as a save or a copy cut short leaves them: its weights or
+    tokenizer, or a config.json of a model (a training run's own config.json names none)."""
+    if any((folder / name).is_file() for name in (*WEIGHTS, *TOKENIZER)):
+        return True
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and ("model_type" in config or "architectures" in config)
+
+
 def not_a_model_folder(path: str | Path) -> str:
     """Why ``path`` cannot be loaded, and where a model might be instead."""
     folder = Path(path)
     final = folder / "checkpoints" / "final"
     if is_model_folder(final):
         instead = f"it looks like a training run: its trained model is {str(final)!r}"
-    elif any((folder / name).is_file() for name in (*WEIGHTS, *TOKENIZER, "generation_config.json")):
-        # part of a model: init-model there would put a random one under its name
+    elif _holds_part_of_a_model(folder):  # init-model there would put a random one under its name
         instead = "was its save cut short, or a copy? save or copy it again whole"
     elif folder.is_dir() and any(folder.iterdir()):
         instead = "name the folder that holds a model's config.json, weights and tokenizer files"

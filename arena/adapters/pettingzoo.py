@@ -95,19 +95,27 @@ class raw_env(AECEnv):
     ) -> None:
         super().__init__()
         self.game_class: type[Game] = games.get(game_name)
-        self.game: Game = self.game_class.new(config, _plain_seed(seed))
+        seed = _plain_seed(seed)
+        self.game: Game = self.game_class.new(config, seed)
         self.config: GameConfig = self.game.config
         space = self.config.action_space()
         if space is None:
+            why = (  # a config with more actions than it lists (Colonel Blotto's max_listed) can list them
+                f"too many to list (its config's max_listed; see `arena games {game_name}`)"
+                if hasattr(self.config, "max_listed")
+                else "free-form"
+            )
             raise UnsupportedGame(
-                f"{game_name} has no fixed action space under this config: its actions are free-form, or too many"
-                f" to list (see the keys of its config in `arena games {game_name}`), so it cannot be a PettingZoo"
-                " environment"
+                f"{game_name} has no fixed action space under this config (its actions are {why}), so it cannot"
+                " be a PettingZoo environment"
             )
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {', '.join(RENDER_MODES)} or None, got {render_mode!r}")
-        if type(observation_bytes) is not int or observation_bytes < 1:  # a bool or a str failed later, in other words
+        # a str or a float failed later, in other words, and True was a buffer of one byte
+        whole = isinstance(observation_bytes, (int, np.integer)) and not isinstance(observation_bytes, (bool, np.bool_))
+        if not whole or observation_bytes < 1:
             raise ValueError(f"observation_bytes must be an integer of at least 1, got {observation_bytes!r}")
+        observation_bytes = int(observation_bytes)
         self.actions: tuple[str, ...] = space
         self._index = {action: i for i, action in enumerate(space)}
         self.render_mode = render_mode

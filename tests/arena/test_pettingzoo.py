@@ -195,7 +195,9 @@ def test_a_seed_out_of_range_is_refused_and_the_environment_stays_usable() -> No
     assert environment.game.seed == 0
     environment.reset(seed=np.int64(7))  # a seed numpy drew
     assert environment.game.seed == 7
-    assert raw_env("kuhn-poker", seed=np.int64(3)).game.seed == 3  # refused: "got np.int64(3)" (found by a QA helper)
+    made = raw_env("kuhn-poker", seed=np.int64(3))  # refused: "got np.int64(3)" (found by a QA helper)
+    made.reset()
+    assert made.game.seed == 3
 
 
 @pytest.mark.parametrize(
@@ -210,8 +212,10 @@ def test_games_with_free_form_actions_are_refused_with_the_reason(name: str, con
 def test_a_game_with_too_many_actions_to_list_is_refused_pointing_at_its_config() -> None:
     """Colonel Blotto's 455 allocations of 12 troops to 4 fields pass its max_listed: the
     refusal said its actions were free-form (found by a QA helper)."""
-    with pytest.raises(UnsupportedGame, match="free-form, or too many to list \\(see the keys of its config in `arena games"):
+    with pytest.raises(UnsupportedGame, match="too many to list \\(its config's max_listed; see `arena games colonel-blotto`"):
         raw_env("colonel-blotto", {"troops": 12, "fields": 4})
+    with pytest.raises(UnsupportedGame, match="its actions are free-form\\)"):  # no key of its config lists them
+        raw_env("item-negotiation")
     assert len(raw_env("colonel-blotto", {"troops": 12, "fields": 4, "max_listed": 500}).actions) == 455
 
 
@@ -219,6 +223,11 @@ def test_a_game_with_too_many_actions_to_list_is_refused_pointing_at_its_config(
 def test_an_observation_size_that_is_not_a_positive_integer_is_refused_in_its_words(size: object) -> None:
     with pytest.raises(ValueError, match="observation_bytes must be an integer of at least 1, got"):
         raw_env("tic-tac-toe", observation_bytes=size)  # type: ignore[arg-type]
+
+
+def test_an_observation_size_numpy_drew_is_taken() -> None:
+    made = raw_env("tic-tac-toe", observation_bytes=np.int64(128))  # type: ignore[arg-type]
+    assert made.observation_space("player_0")["observation"].shape == (128,)
 
 
 def test_a_text_longer_than_the_buffer_is_cut_with_a_warning() -> None:

@@ -72,13 +72,12 @@ def test_a_save_interrupted_half_way_leaves_no_model_folder(tmp_path: Path) -> N
 def test_a_folder_holding_part_of_a_model_is_said_to_be_cut_short_not_to_be_built(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "part").mkdir()
-    (tmp_path / "part" / "config.json").write_text("{}")
-    (tmp_path / "part" / "generation_config.json").write_text("{}")
+    (tmp_path / "part" / "config.json").write_text('{"model_type": "qwen2"}')  # saved first, then cut short
     assert not_a_model_folder(tmp_path / "part").endswith(
         "(no weights, no tokenizer files); was its save cut short, or a copy? save or copy it again whole"
     )
     (tmp_path / "other").mkdir()  # a wrong path, not part of a model (found by a QA helper reviewing the change)
-    (tmp_path / "other" / "notes.md").write_text("")
+    (tmp_path / "other" / "config.json").write_text('{"updates": 3}')  # a training run's, say
     assert not_a_model_folder(tmp_path / "other").endswith(
         "; name the folder that holds a model's config.json, weights and tokenizer files"
     )

@@ -62,3 +62,7 @@ def test_an_update_with_nothing_to_train_on_reports_the_same_fields_null(tiny_mo
     assert all(isinstance(trained[key], float) for key in fields)
     clipped = Learner(Policy.load(tiny_model_dir), PPOSettings(epochs=1, minibatch=8, dual_clip=3.0))
     assert clipped.update([turn], np.array([0.0])).keys() == clipped.update([turn], np.array([1.0])).keys()
+    settings = PPOSettings(epochs=1, minibatch=8, kl_coef=0.1)
+    held = Learner(Policy.load(tiny_model_dir), settings, reference=Policy.load(tiny_model_dir))
+    idle, trained = held.update([turn], np.array([0.0])), held.update([turn], np.array([1.0]))
+    assert idle.keys() == trained.keys() and "kl_ref" in idle and idle["kl_ref"] is None

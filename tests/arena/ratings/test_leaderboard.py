@@ -655,3 +655,20 @@ def test_variants_whose_names_differ_in_punctuation_or_are_long_get_plots_of_the
     write_report(store, mine, resamples=5)
     write_report(store, out, resamples=5)
     assert (mine / "logo.png").read_bytes() == b"png" and (out / "logo.png").read_bytes() == b"png"
+
+
+def test_the_report_refuses_a_folder_whose_readme_is_no_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], match_record: Callable[..., MatchResult]
+) -> None:
+    """`arena report --out .` in a project replaced its README.md without a word (found by a QA helper)."""
+    store = Store(tmp_path / "arena.db")
+    store.finish_match(match_record("nim", ["a", "b"], [1.0, -1.0]))
+    store.close()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# My project\n")
+    assert main(["report", "--db", str(tmp_path / "arena.db"), "--out", str(project), "--resamples", "5"]) == 2
+    assert "README.md is not a ratings report, and the report would replace it" in capsys.readouterr().err
+    assert (project / "README.md").read_text() == "# My project\n"
+    assert main(["report", "--db", str(tmp_path / "arena.db"), "--out", str(tmp_path / "r"), "--resamples", "5"]) == 0
+    assert main(["report", "--db", str(tmp_path / "arena.db"), "--out", str(tmp_path / "r"), "--resamples", "5"]) == 0
