@@ -816,7 +816,7 @@ async def _stop_on_first_signal(stop: Any) -> None:
                 pass
 
 
-STOPPING = "arena: stopping: no new match; any in play is played out (Ctrl-C again to stop at once and forfeit them)"
+STOPPING = "arena: stopping: no new match; any in play is played out (a second Ctrl-C or signal stops at once and forfeits them)"
 SIGNAL_ECHO_S = 0.5
 """A second signal this soon after the first is the same request (see ``_stop_on_first_signal``)."""
 
@@ -1277,13 +1277,20 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         config = load(args.config, overrides)  # --out stands for a missing out_dir too
     except (TrainConfigError, ValueError) as error:
         raise UsageError(str(error)) from None
+    from games.render import count
     from trainer.run import Interrupted, train
 
-    if not args.json and config.eval.every and config.eval.bots:  # minutes on a CPU, silent without this line
-        gauntlet = config.eval.matches * len(config.eval.bots)
-        print(f"playing the gauntlet first (update 0, {gauntlet} matches), then {config.updates} updates", file=sys.stderr)
+    def announce(matches: int) -> None:  # minutes on a CPU, silent without this line; said once the run has started
+        first = f"update 0, {count(matches, 'match', 'matches')}"
+        print(f"playing the gauntlet first ({first}), then {count(config.updates, 'update')}", file=sys.stderr)
+
     try:  # a scheduler's SIGTERM keeps the weights as Ctrl-C does (main)
-        result = train(config, overwrite=args.overwrite, progress=None if args.json else _train_progress)
+        result = train(
+            config,
+            overwrite=args.overwrite,
+            progress=None if args.json else _train_progress,
+            before_gauntlet=None if args.json else announce,
+        )
     except TrainConfigError as error:  # out_dir, or [store] turns none of which can be trained on: keys of the file
         raise UsageError(f"{args.config}: {error}") from None
     except Interrupted as stop:
@@ -1300,8 +1307,6 @@ def cmd_train_run(args: argparse.Namespace) -> int:
         print(f"trained {config.updates} updates; metrics in {result.run_dir}/metrics.jsonl; final checkpoint {result.final}")
         idle = sum(bool(row.get("skipped")) for row in result.metrics if row["kind"] == "update")
         if idle:  # every match forfeited, say, or every outcome matched its baseline: nothing was learned then
-            from games.render import count
-
             changed = "the final weights are the initial ones" if idle == config.updates else "the weights did not change then"
             said = f"{count(idle, 'update')} of {config.updates} trained on nothing"
             print(f"arena: {said}: no turn had an advantage to learn from ({changed})", file=sys.stderr)

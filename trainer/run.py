@@ -350,7 +350,13 @@ def _keep_interrupted(trainer: Trainer) -> Path | None:
     return trainer.save(f"interrupted-{trainer.trained}") if trainer.trained else None
 
 
-def train(config: TrainConfig, *, overwrite: bool = False, progress: Callable[[Progress], None] | None = None) -> TrainResult:
+def train(
+    config: TrainConfig,
+    *,
+    overwrite: bool = False,
+    progress: Callable[[Progress], None] | None = None,
+    before_gauntlet: Callable[[int], None] | None = None,
+) -> TrainResult:
     """Run every update of ``config``; the final checkpoint is ``out_dir/checkpoints/final``.
 
     Only a run that finished saves ``final``, so that no half-trained model passes for a
@@ -360,11 +366,15 @@ def train(config: TrainConfig, *, overwrite: bool = False, progress: Callable[[P
     short), or ``interrupted-in-N`` when it stopped update N's PPO step partway, and raises
     Interrupted.
     ``overwrite`` clears an earlier run in ``out_dir`` (see ``check_out_dir``).
+    ``before_gauntlet`` is told how many matches the gauntlet of update 0 plays, once the run
+    has started (its folder checked, its models loaded), before it plays them.
     """
     trainer = Trainer(config, overwrite=overwrite)
     started = time.monotonic()
     try:
         if config.eval.every and config.eval.bots:
+            if before_gauntlet is not None:
+                before_gauntlet(config.eval.matches * len(config.eval.bots))
             trainer.evaluate(0)
         for update in range(1, config.updates + 1):
             row = trainer.step(update)

@@ -706,3 +706,15 @@ def test_a_plot_with_nothing_to_draw_says_why(tmp_path: Path, monkeypatch: pytes
     assert said["win rate"] == ["no win rate: the learner met only itself, which it cannot beat"]
     assert said["entropy"][0].startswith("no update measured it")
     assert said["mean return per match"] == said["approx_kl"] == said["grad_norm"] == []
+
+
+def test_a_run_refused_for_its_folder_says_so_before_announcing_its_gauntlet(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "playing the gauntlet first", then refused the folder (found by a QA helper)."""
+    path = write_config(tmp_path, tiny_model_dir)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "notes.txt").write_text("an earlier run")
+    assert main(["train", "run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"arena: error: {path}: out_dir: ") and "gauntlet" not in err
