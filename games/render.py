@@ -17,14 +17,15 @@ from games.api import View
 
 def number(value: float) -> str:
     """A number as a player reads it: a whole one in full (1234567, not 1.23457e+06), another
-    exactly when it has a decimal form of 16 digits or fewer (1.0000001, not 1), else to six
-    significant digits (2/3 as 0.666667), which also hides float noise (0.1 + 0.2 as 0.3)."""
+    exactly when it has a decimal form of 15 significant digits or fewer (1.0000001, not 1),
+    else to six significant digits (2/3 as 0.666667), which also hides float noise (0.1 + 0.2
+    as 0.3; a sum of payoffs as 61.6, which 16 digits showed as 61.60000000000001)."""
     if isinstance(value, int):
         return str(value)
     if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
-    exact = repr(value)  # the shortest that reads back as the value: 16 digits or fewer is a decimal someone wrote
-    return exact if len(exact) <= 17 else f"{value:.6g}"
+    exact = f"{value:.15g}"  # 15 digits: all a double holds for certain (arena.match.settled)
+    return exact if float(exact) == value else f"{value:.6g}"
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -132,9 +132,18 @@ class MoveLog(VerticalScroll):
         static.update(out)
         if current is not None:
             index = next((i for i, line in enumerate(lines) if line.step == current), 0)
-            self.call_after_refresh(self.scroll_to, y=max(0, index - 3), animate=False)
+            self.call_after_refresh(self._scroll_to_line, lines, index)
         elif follow:
             self.call_after_refresh(self.scroll_end, animate=False)
+
+    def _scroll_to_line(self, lines: Sequence[LogLine], index: int) -> None:
+        """Scroll the marked step into view, three rows below the top: by the rows the lines
+        above it take once wrapped, not by their count (with many seats a step wraps to three
+        or four rows, and the marker was left several steps below the view; found by a QA helper)."""
+        marker = max(len(f" {line.step:>3}") for line in lines)
+        width = max(1, self.scrollable_content_region.width - marker - 1)  # the grid's padding of 1
+        rows = sum(len(Text(line.text).wrap(self.app.console, width)) for line in lines[:index])
+        self.scroll_to(y=max(0, rows - 3), animate=False)
 
 
 def players_panel(

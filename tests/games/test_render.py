@@ -23,6 +23,8 @@ from games.render import count, number, signed
         (10**400, "1" + "0" * 400),  # an int too large for a float
         (1.00000000001, "1.00000000001"),
         (1e22, "1e+22"),
+        (61.60000000000001, "61.6"),  # a sum of payoffs, shown in public goods' view (found by a QA helper)
+        (53.90909090909091, "53.9091"),
     ],
 )
 def test_a_number_is_written_exactly_when_it_has_a_short_form(value: float, said: str) -> None:

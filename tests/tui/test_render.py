@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from tests.tui.screens import load
+from tests.tui.screens import load, screen_text
 from tests.tui.screens import plain as as_text
-from tui.render import LIGHT, render_view
+from tui.render import DARK, LIGHT, render_view
 from tui.state import ClockReading, Result
-from tui.widgets import players_panel
+from tui.widgets import MoveLog, players_panel
 
 
 def plain(view: Any, players: list[str] | None = None) -> str:
@@ -93,3 +94,28 @@ def test_a_clock_stays_on_its_seat_line_in_the_side_panel_of_an_80_column_screen
     result = Result("m", "kuhn-poker", ["kuhn-b", "kuhn-a"], "finished", "complete", returns=[2, -2], outcomes=["win", "loss"])
     lines = as_text(players_panel(["kuhn-b", "kuhn-a"], None, LIGHT, result=result), width=28).splitlines()
     assert lines[0].split() == ["0", "kuhn-b", "win", "+2"] and lines[1].split() == ["1", "kuhn-a", "loss", "-2"]
+
+
+def test_a_replays_move_log_scrolls_the_marked_step_into_view_when_its_lines_wrap() -> None:
+    """It scrolled by the count of lines, not the rows they wrap to: at 80x24 the marker of an
+    8-seat step was several steps below the view (found by a QA helper)."""
+    from textual.app import App
+
+    from tui.state import LogLine
+
+    lines = [LogLine(step, " ".join(f"seat {seat}: bid {step + seat}" for seat in range(8))) for step in range(30)]
+
+    class OneLog(App[None]):
+        def compose(self):  # type: ignore[no-untyped-def]
+            yield MoveLog()
+
+    async def scenario() -> None:
+        app = OneLog()
+        async with app.run_test(size=(40, 12)) as pilot:
+            log = app.query_one(MoveLog)
+            log.show(lines, DARK, current=25)
+            await pilot.pause()
+            await pilot.pause()
+            assert "▶ 25" in screen_text(app)
+
+    asyncio.run(scenario())
