@@ -332,10 +332,7 @@ class _Match:
         self.config = state.config.to_dict()
 
     async def emit(self, kind: str, **data: Any) -> None:
-        if self.on_event is not None:
-            pending = self.on_event(MatchEvent(kind, self.match_id, self.state.step_count, data, self.state))
-            if inspect.isawaitable(pending):
-                await pending
+        await _tell(self.on_event, MatchEvent(kind, self.match_id, self.state.step_count, data, self.state))
 
     def turn(self, seat: int) -> Turn:
         """What a seat is asked at this step. Made before the step's clock starts: the game's
@@ -509,17 +506,15 @@ async def play_match(
     """
     check_max_retries(max_retries)
     clock = clock or Clock()
+    players = game.config_of(config).players
+    if len(seats) != players:
+        raise ValueError(f"{game.spec.name} with this config needs {players} seats, got {len(seats)}")
     try:
         state = game.new(config, seed)
     except GameError:
         raise
     except Exception as error:  # the game's own setup (a plugin's ``_setup``): its bug, voided as any later one
-        players = game.config_of(config).players
-        if len(seats) != players:
-            raise ValueError(f"{game.spec.name} with this config needs {players} seats, got {len(seats)}") from None
         return await _unplayable(game, seats, config, seed, clock, max_retries, match_id, on_event, error)
-    if len(seats) != state.num_players:
-        raise ValueError(f"{game.spec.name} with this config needs {state.num_players} seats, got {len(seats)}")
     match = _Match(state, seats, match_id or uuid.uuid4().hex, clock, max_retries, on_event, [] if turns is None else turns)
     started_at = time.time()
     info = {
@@ -617,6 +612,14 @@ async def play_match(
     return result
 
 
+async def _tell(on_event: EventHandler | None, event: MatchEvent) -> None:
+    """Hand ``event`` to the observer, if there is one, awaiting it when it answers with an awaitable."""
+    if on_event is not None:
+        pending = on_event(event)
+        if inspect.isawaitable(pending):
+            await pending
+
+
 def engine_fault(error: BaseException) -> str:
     """The detail of a match voided by an exception of the game's own code."""
     return f"{ENGINE_FAULT}: {type(error).__name__}: {error}"
@@ -679,10 +682,7 @@ async def _unplayable(
         started_at=now,
         ended_at=now,
     )
-    if on_event is not None:
-        pending = on_event(MatchEvent("end", result.match_id, 0, {"result": result}, None))
-        if inspect.isawaitable(pending):
-            await pending
+    await _tell(on_event, MatchEvent("end", result.match_id, 0, {"result": result}, None))
     for seat in seats:
         await seat.end(result.summary())
     return result

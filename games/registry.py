@@ -30,16 +30,16 @@ class UnknownGame(GameError, KeyError):
 NAME_RULE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 """A game's name: lowercase words joined by dashes, as every command, URL and config file
 writes it without quoting (a plugin named "QA Bad Name!" had to be quoted everywhere)."""
-MAX_NAME_CHARS = 40
+MAX_GAME_NAME_CHARS = 40
 
 
 def register(game: type[Game]) -> type[Game]:
     """Add a game class; a second class under the same name is an error, not an override."""
     name = game.spec.name
-    if not (isinstance(name, str) and NAME_RULE.fullmatch(name) and len(name) <= MAX_NAME_CHARS):
+    if not (isinstance(name, str) and NAME_RULE.fullmatch(name) and len(name) <= MAX_GAME_NAME_CHARS):
         raise GameError(
             f"game name {name!r:.60} ({game.__module__}.{game.__qualname__}): a name is lowercase letters and"
-            f" digits, words joined by single dashes, at most {MAX_NAME_CHARS} characters (e.g. 'guess-the-number')"
+            f" digits, words joined by single dashes, at most {MAX_GAME_NAME_CHARS} characters (e.g. 'guess-the-number')"
         )
     _check_config(game)
     existing = _registry.get(name)

@@ -103,6 +103,11 @@ class ViewPane(VerticalScroll):
             static.update(render_view(view, players, palette, empty=empty))
 
 
+def _marker(step: int, here: bool) -> str:
+    """A move log line's first column: its step, marked when it is the replay's current one."""
+    return f"{'▶' if here else ' '}{step:>3}"
+
+
 class MoveLog(VerticalScroll):
     """One line per step; the current one marked (replays), the newest in view (live)."""
 
@@ -127,7 +132,7 @@ class MoveLog(VerticalScroll):
         out.add_column(ratio=1)
         for line in lines:
             here = current is not None and line.step == current
-            marker = Text(f"{'▶' if here else ' '}{line.step:>3}", style=f"bold {palette.accent}" if here else palette.muted)
+            marker = Text(_marker(line.step, here), style=f"bold {palette.accent}" if here else palette.muted)
             out.add_row(marker, Text(line.text, style="bold" if here else ""))
         static.update(out)
         if current is not None:
@@ -140,7 +145,7 @@ class MoveLog(VerticalScroll):
         """Scroll the marked step into view, three rows below the top: by the rows the lines
         above it take once wrapped, not by their count (with many seats a step wraps to three
         or four rows, and the marker was left several steps below the view; found by a QA helper)."""
-        marker = max(len(f" {line.step:>3}") for line in lines)
+        marker = max(len(_marker(line.step, False)) for line in lines)
         width = max(1, self.scrollable_content_region.width - marker - 1)  # the grid's padding of 1
         rows = sum(len(Text(line.text).wrap(self.app.console, width)) for line in lines[:index])
         self.scroll_to(y=max(0, rows - 3), animate=False)
