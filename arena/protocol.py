@@ -377,7 +377,9 @@ def decode(frame: bytes | str) -> dict[str, Any]:
         if isinstance(frame, bytes):
             message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
         else:
-            message = json.loads(frame, parse_constant=_not_json)
+            message = json.loads(frame, parse_constant=_not_json, parse_float=_finite_float)
+    except _BeyondDouble as error:
+        raise ProtocolError(BAD_FRAME, f"the frame's JSON holds a number beyond a double's range: {error}") from None
     except Exception:  # malformed input raises many types (ValueError, TypeError, msgpack's own)
         kind = "msgpack" if isinstance(frame, bytes) else "JSON"
         raise ProtocolError(BAD_FRAME, f"the frame is not valid {kind}") from None
@@ -413,6 +415,19 @@ def _nests_deeper(message: Mapping[str, Any], most: int) -> bool:
 def _not_json(literal: str) -> Any:
     """Python reads NaN, Infinity and -Infinity; JSON has no such literals."""
     raise ValueError(f"{literal} is not JSON")
+
+
+class _BeyondDouble(ValueError):
+    """A JSON number too large for a double, which Python would read as infinity."""
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as Python reads it, but 1e999 is refused: read as infinity, it was a
+    value JSON has no word for (a cost, a log-prob of +inf) slipped past the strict reading."""
+    value = float(text)
+    if math.isinf(value):
+        raise _BeyondDouble(text[:40])
+    return value
 
 
 def _is_text(message: Any) -> bool:

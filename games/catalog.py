@@ -10,6 +10,7 @@ import nothing from the rest of the project.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import typing
 from collections.abc import Callable, Sequence
@@ -179,6 +180,19 @@ def _actions(game: type[Game]) -> str:
     )
 
 
+def _observation(game: type[Game]) -> str:
+    """A first turn's structured observation, one key a line: the fields a script in any
+    language reads, which the wire protocol leaves to each game."""
+    state = game.new()
+    data = state.observe(state.to_move()[0]).data
+    body = ",\n".join(f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in data.items())
+    return (
+        "A seat is shown its `text` (for a language model) and its `data` (for a script) at every turn. "
+        "The data of the first mover of a match with seed 0:\n\n"
+        f"```json\n{{\n{body}\n}}\n```"
+    )
+
+
 def game_doc(game: type[Game], extra: Sequence[tuple[str, str]] = ()) -> str:
     """One game's section of the catalog, with any extra (heading, body) sections at the end."""
     spec = game.spec
@@ -192,6 +206,8 @@ def game_doc(game: type[Game], extra: Sequence[tuple[str, str]] = ()) -> str:
         _config(game),
         "### Actions",
         _actions(game),
+        "### Observation",
+        _observation(game),
     ]
     for heading, body in extra:
         parts += [f"### {heading}", body]

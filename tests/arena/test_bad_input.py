@@ -127,6 +127,7 @@ MALFORMED = [
     pytest.param(r'{"t": "ping", "note": "\ud800"}', p.BAD_FRAME, id="JSON with a lone surrogate, which is not text"),
     pytest.param('{"t": "ping", "note": NaN}', p.BAD_FRAME, id="a NaN literal, which JSON has not"),
     pytest.param('{"t": "ping", "note": -Infinity}', p.BAD_FRAME, id="an -Infinity literal, which JSON has not"),
+    pytest.param('{"t": "ping", "note": 1e999}', p.BAD_FRAME, id="a number past a double, which Python reads as infinity"),
     pytest.param(json_frame(v=1, games=["nim"]), p.BAD_MESSAGE, id="missing t"),
     pytest.param(packed({"t": 7, "v": 1}), p.BAD_MESSAGE, id="t not a string"),
     pytest.param(json_frame(**{**MOVE, "step": "0"}), p.BAD_MESSAGE, id="move.step as a string"),
@@ -160,6 +161,14 @@ async def test_malformed_input_gets_its_error_code_and_the_server_keeps_serving(
         await garbler.expect("pong")  # one bad frame is answered, not punished
         await still_serving(arena, "after")
     assert arena.server.metrics.errors >= 1
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "2E+400"])
+def test_a_json_number_past_a_double_is_refused_not_read_as_infinity(number: str) -> None:
+    with pytest.raises(p.ProtocolError, match="beyond a double's range") as raised:
+        p.decode(f'{{"t": "move", "cost": {number}}}')
+    assert raised.value.code == p.BAD_FRAME
+    assert p.decode('{"t": "ping", "tiny": 1e-999, "large": 1.5e300}') == {"t": "ping", "tiny": 0.0, "large": 1.5e300}
 
 
 @pytest.mark.parametrize(

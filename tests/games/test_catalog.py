@@ -4,6 +4,7 @@ appears in its entry, written so that markdown shows it as the game states it.""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 
 import pytest
@@ -51,6 +52,16 @@ class WideConfig(TicTacToeConfig):
 class Wide(TicTacToe):
     spec = dataclasses.replace(TicTacToe.spec, name="wide", title="Wide", default_config=WideConfig())
     Config = WideConfig
+
+
+def test_every_entry_shows_a_first_turns_structured_observation_as_json() -> None:
+    """A bot in another language reads ``observation.data``, which the protocol leaves to each
+    game: without its fields shown, a script had to reverse-engineer them from live turns (found by QA)."""
+    for game in games.all():
+        doc = catalog.game_doc(game)
+        [shown] = re.findall(r"### Observation\n\n.*?```json\n(.*?)\n```", doc, re.DOTALL)
+        state = game.new()
+        assert json.loads(shown) == state.observe(state.to_move()[0]).data, game.spec.name
 
 
 def test_a_large_action_space_is_summarised_and_extra_sections_follow() -> None:
