@@ -16,6 +16,7 @@ import contextlib
 import logging
 import math
 import os
+import secrets
 import sqlite3
 import sys
 import time
@@ -302,7 +303,10 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     game = games.get(args.game)
     config = game.config_of(_parse_pairs(args.config))  # a game that cannot set up is a void match, played below
-    check_seed(args.seed)
+    people = {seat for seat, spec in enumerate(args.seat) if spec.split(":")[0] == "human"}
+    # a person remembers the last deal (the bot's card, shown at the end): seed 0 every time dealt it again
+    seed = args.seed if args.seed is not None else secrets.randbits(62) if people else 0
+    check_seed(seed)
     if len(args.seat) != config.players:
         wanted = len(args.seat)
         other = game.spec.min_players <= wanted <= game.spec.max_players and wanted != config.players
@@ -310,9 +314,8 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{game.spec.name} with {config.players} players needs {config.players} --seat options, got {wanted}{hint}"
         )
-    people = {seat for seat, spec in enumerate(args.seat) if spec.split(":")[0] == "human"}
     terminal = Terminal(people) if len(people) > 1 else None
-    seats = [_seat_for(spec, game.spec.name, args.seed, i) for i, spec in enumerate(args.seat)]
+    seats = [_seat_for(spec, game.spec.name, seed, i) for i, spec in enumerate(args.seat)]
     if terminal is not None:
         seats = [terminal.seat(seat) if i in people else seat for i, seat in enumerate(seats)]
     try:
@@ -326,10 +329,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     show = None if args.json else _printer([seat.name for seat in seats], unexplained)
     on_event = _each(None if terminal is None else terminal.watch, show)
     if not args.json:
-        print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {args.seed})")
+        print(f"{game.spec.title}: " + " vs ".join(seat.name for seat in seats) + f" (seed {seed})")
     unrecorded = None
     try:
-        rules = {"config": config, "seed": args.seed, "clock": clock, "max_retries": retries, "on_event": on_event}
+        rules = {"config": config, "seed": seed, "clock": clock, "max_retries": retries, "on_event": on_event}
         result = trio.run(functools.partial(play_match, game, seats, **rules))
         if store is not None:
             try:
@@ -1521,7 +1524,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="a bot spec per seat, in seat order: name or name:key=value,...",
     )
-    play.add_argument("--seed", type=int, default=0, help="the match seed: same seed, same deals (default 0)")
+    play.add_argument(
+        "--seed", type=int, default=None, help="the match seed: same seed, same deals (default 0; a fresh one when a human plays)"
+    )
     play.add_argument("--config", action="append", default=[], metavar="KEY=VALUE", help="a game config value; repeat for more")
     play.add_argument("--move-ms", type=int, default=None, help="time per move in ms (default 10000, one hour with a human seat)")
     play.add_argument(

@@ -362,10 +362,10 @@ def test_tournament_run_names_the_bad_key_of_a_config(capsys: pytest.CaptureFixt
 
 def test_a_human_seat_plays_from_the_terminal_and_is_asked_again_after_an_illegal_move() -> None:
     # The installed console script, as a user runs it: three typos (a bot's 2 retries made them
-    # a forfeit), then legal moves.
+    # a forfeit), then legal moves, against the perfect player's replies to them at seed 0.
     moves = "z9\nz8\nz7\nb2\n[a1]\nc3\na3\nc1\n"
     done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "play", "tic-tac-toe", "--seat", "human", "--seat", "perfect", "--json"],
+        [sys.executable, "-m", "arena.cli", "play", "tic-tac-toe", "--seat", "human", "--seat", "perfect", "--seed=0", "--json"],
         input=moves,
         capture_output=True,
         text=True,
@@ -403,6 +403,27 @@ def test_with_a_person_at_the_terminal_a_bot_seats_rejected_moves_are_shown_with
     assert code == 0 and "  seat 0 (typo-first): 'z9' rejected\n" in out
     code, out, _ = run(capsys, "play", "tic-tac-toe", "--seat", "typo-first", "--seat", "random")
     assert code == 0 and "  seat 0 (typo-first): 'z9' rejected: 'z9' is not a cell" in out  # bots among themselves
+
+
+def test_a_person_is_dealt_a_fresh_seed_unless_one_is_given(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seed 0 every time dealt a person the same cards again, the bot's among them, which the
+    last match's end had shown (found by QA); bots among themselves keep seed 0."""
+    import io
+
+    seeds = []
+    for _ in range(2):
+        monkeypatch.setattr(sys, "stdin", io.StringIO("fold\n"))
+        code, out, _ = run(capsys, "play", "kuhn-poker", "--seat", "human", "--seat", "random", "--json")
+        assert code == 0
+        seeds.append(json.loads(out)["seed"])
+    assert seeds[0] != seeds[1]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("fold\n"))
+    code, out, _ = run(capsys, "play", "kuhn-poker", "--seat", "human", "--seat", "random", "--seed", "7", "--json")
+    assert code == 0 and json.loads(out)["seed"] == 7
+    code, out, _ = run(capsys, "play", "kuhn-poker", "--seat", "random", "--seat", "random", "--json")
+    assert code == 0 and json.loads(out)["seed"] == 0
 
 
 def test_a_human_whose_input_closes_resigns() -> None:
