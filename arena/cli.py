@@ -1149,6 +1149,13 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
 
     try:
         config = load(args.file)
+        for label in config.remembered_deals():
+            print(
+                f"arena: warning: {label}: a remote bot plays a deal it has played before, and one that remembers it"
+                ' knows hidden cards the second time; deals = "fresh" deals each game of a round-robin, swiss or'
+                " gauntlet pair apart (docs/TOURNAMENTS.md)",
+                file=sys.stderr,
+            )
         try:
             return _run_and_show(
                 config, args.db or "arena.db", as_json=args.json, url=args.url, admin_token=admin_token, resumable=True

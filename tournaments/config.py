@@ -4,6 +4,7 @@ user's reference: every key, each format, the output).
     name = "quickstart"
     format = "round-robin"      # round-robin, swiss, gauntlet, duplicate (tables: automatic)
     games_per_pairing = 2       # duplicate: the number of deals, each played in both seat orders
+    deals = "shared"            # "fresh": every game of a pair its own deal (bots that remember)
     participants = ["random"]   # bot specs, or remote:NAME (below); a game may list its own
     rounds = 3                  # swiss: rounds; tables: rounds (default: one per participant)
     challenger = "perfect"      # gauntlet: the challenger, the others are its field
@@ -63,6 +64,7 @@ TOP_KEYS = (
     "name",
     "format",
     "games_per_pairing",
+    "deals",
     "participants",
     "rounds",
     "challenger",
@@ -77,6 +79,7 @@ GAME_KEYS = ("name", "config", "participants", "label")
 
 
 REMOTE = "remote:"
+DEALS = ("shared", "fresh")
 SCHEDULE_COUNT_MOST = 10_000  # games per pairing, rounds: the schedule is built whole before the first match
 SCHEDULE_MATCHES_MOST = 200_000
 """The most matches a file may schedule, all games together: each count is capped, but not
@@ -121,6 +124,7 @@ class TournamentConfig:
     format: str
     games: tuple[GameEntry, ...]
     games_per_pairing: int = 2
+    deals: str = "shared"  # "fresh": each game of a pair dealt apart (DEALS)
     rounds: int | None = None
     challenger: str | None = None
     concurrency: int = 4
@@ -139,6 +143,26 @@ class TournamentConfig:
         """The ``remote:NAME`` participants: bots someone else connects to the server."""
         return tuple(p for p in self.participants if remote_name(p) is not None)
 
+    def remembered_deals(self) -> list[str]:
+        """The labels of games in which a ``remote:`` participant plays one deal twice, so that,
+        remembering the first match, it knows hidden cards in the second (its own cards of a
+        pair's first game are its opponent's in the second): a warning, as bots made in this
+        process are made afresh for every match."""
+        return [
+            entry.label
+            for entry in self.games
+            if games.get(entry.name).spec.hidden_information
+            and any(remote_name(p) is not None for p in entry.participants)
+            and self._replays_deals(entry)
+        ]
+
+    def _replays_deals(self, entry: GameEntry) -> bool:
+        if entry.players > 2 or self.format == "tables":
+            # one deal for a round's tables (cooperative duplicate), some bots seated twice to fill the last
+            one_deal = self.format == "duplicate" and games.get(entry.name).spec.teams == "all"
+            return one_deal and len(entry.participants) % entry.players != 0
+        return self.format == "duplicate" or (self.deals == "shared" and self.games_per_pairing > 1)
+
 
 def schedule_id(config: TournamentConfig) -> str:
     """A digest of what makes the tournament's schedule: its format, pairings, rounds, and each
@@ -150,6 +174,8 @@ def schedule_id(config: TournamentConfig) -> str:
         "format": config.format,
         "games_per_pairing": config.games_per_pairing,
         "rounds": config.rounds,
+        # only when fresh: every schedule made before the key existed keeps its digest
+        **({"deals": config.deals} if config.deals != "shared" else {}),
         "challenger": config.challenger,
         "games": [[entry.label, entry.name, entry.players, list(entry.participants)] for entry in config.games],
     }
@@ -220,6 +246,13 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     if fmt not in FORMATS:
         raise fail("format", f"unknown format {fmt!r}; the formats are {', '.join(FORMATS)}")
     per_pairing = read.positive(data, "games_per_pairing", 2, most=SCHEDULE_COUNT_MOST)
+    deals = typed(data, "deals", str, "deals", "shared")
+    if deals not in DEALS:
+        raise fail("deals", f"must be one of {', '.join(DEALS)}, got {deals!r}")
+    if deals == "fresh" and fmt == "duplicate":
+        raise fail(
+            "deals", "a duplicate plays every pairing on the same deals; fresh deals are for round-robin, swiss and gauntlet"
+        )
     rounds = read.positive(data, "rounds", None, most=SCHEDULE_COUNT_MOST)
     concurrency = read.positive(data, "concurrency", 4)
     challenger = typed(data, "challenger", str, "challenger")
@@ -293,6 +326,7 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
         format=fmt,
         games=tuple(entries),
         games_per_pairing=per_pairing or 2,
+        deals=deals,
         rounds=rounds,
         challenger=challenger,
         concurrency=concurrency or 4,

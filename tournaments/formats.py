@@ -63,6 +63,7 @@ class Slot:
     config: Mapping[str, Any] = field(default_factory=dict)
     label: str = ""  # distinguishes two configs of one game; the game name by default
     salt: str = ""  # the tournament's secret (see seed_of)
+    fresh: bool = False  # each game of a pair dealt apart: its players cannot know the deal from the other
 
     @property
     def prefix(self) -> str:
@@ -93,11 +94,15 @@ def _pair_games(slot: Slot, tail: str, round_: int, a: str, b: str, games: int) 
     The games of a pair form a group, so that the server keeps the first one's seed, final view
     and turns back until the second has been played: with them, either player could deal the
     second game's cards itself (the opponent's hand, the deck). A tournament begun before salts
-    (``Slot.salt`` empty) made its pairs without groups and goes on so."""
+    (``Slot.salt`` empty) made its pairs without groups and goes on so.
+
+    With ``Slot.fresh`` every game has a deal of its own, and no group: a bot that remembers
+    its cards of the first game of a pair knew its opponent's in the second."""
     out = []
     for g in range(games):
-        deal = f"{tail}/{a}~{b}/pair{g // 2}"
-        group = {"group_id": f"{slot.prefix}/{deal}", "group_size": min(2, games - g // 2 * 2)} if slot.salt else {}
+        deal = f"{tail}/{a}~{b}/g{g}" if slot.fresh else f"{tail}/{a}~{b}/pair{g // 2}"
+        grouped = slot.salt and not slot.fresh
+        group = {"group_id": f"{slot.prefix}/{deal}", "group_size": min(2, games - g // 2 * 2)} if grouped else {}
         out.append(slot.match(f"{tail}/{a}~{b}/g{g}", round_, (a, b) if g % 2 == 0 else (b, a), deal, **group))
     return out
 

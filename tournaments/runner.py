@@ -77,7 +77,7 @@ class Summary:
 
 
 def slot_of(config: TournamentConfig, entry: GameEntry, salt: str = "") -> Slot:
-    return Slot(config.name, entry.name, entry.config, entry.label, salt)
+    return Slot(config.name, entry.name, entry.config, entry.label, salt, fresh=config.deals == "fresh")
 
 
 def is_swiss(config: TournamentConfig, entry: GameEntry) -> bool:

@@ -349,6 +349,18 @@ def test_a_swiss_tournament_ends_with_its_standings(capsys: pytest.CaptureFixtur
     assert sum(standings.values()) == 4 and standings["always-defect"] == 2  # rebuilt from the store by a rerun
 
 
+def test_tournament_run_warns_of_a_deal_a_remote_bot_plays_twice(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Said before anything is played (here the server is not even there)."""
+    path = tmp_path / "cup.toml"
+    path.write_text(
+        'name = "cup"\nformat = "round-robin"\n[[games]]\nname = "kuhn-poker"\nparticipants = ["random", "remote:a"]\n'
+    )
+    code, _, err = run(capsys, "tournament", "run", str(path), "--url", "ws://127.0.0.1:9", "--admin-token", "t")
+    first, second = err.splitlines()
+    assert code == 1 and first.startswith("arena: warning: kuhn-poker: a remote bot plays a deal it has played before")
+    assert 'deals = "fresh"' in first and second.startswith("arena: error: cannot read /api/bots from ws://127.0.0.1:9")
+
+
 def test_tournament_run_names_the_bad_key_of_a_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text('name = "x"\nformat = "knockout"\n[[games]]\nname = "nim"\n')

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import tournaments
-from tournaments.config import TournamentConfigError, load
+from tournaments.config import TournamentConfigError, load, schedule_id
 
 QUICKSTART = Path(tournaments.__file__).parent / "quickstart.toml"
 
@@ -87,6 +87,8 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
             "coordination is cooperative: a duplicate rates the teams that played one deal against each other, and 2",
         ),
         ('name = "cup"', 'name = "cup"\nrounds = 3', "rounds", "a round-robin of two-seat games has no rounds to set"),
+        ('name = "cup"', 'name = "cup"\ndeals = "new"', "deals", "must be one of shared, fresh, got 'new'"),
+        ('format = "round-robin"', 'format = "duplicate"\ndeals = "fresh"', "deals", "a duplicate plays every pairing on the"),
     ],
 )
 def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: str, new: str, key: str, what: str) -> None:
@@ -129,6 +131,59 @@ def test_remote_participants_and_held_out_keys_are_read(tmp_path: Path) -> None:
     config = load(path)
     assert config.remote == ("remote:alice",) and config.participants == ("perfect", "random", "remote:alice")
     assert config.held_out_games == ("tic-tac-toe",) and config.held_out_opponents == ("random",)
+
+
+KUHN = """
+name = "cup"
+format = "FORMAT"
+[[games]]
+name = "GAME"
+participants = PEOPLE
+"""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "extra", "game", "people", "warned"),
+    [
+        ("round-robin", "", "kuhn-poker", ["random", "remote:alice"], True),
+        ("round-robin", 'deals = "fresh"', "kuhn-poker", ["random", "remote:alice"], False),
+        ("round-robin", "games_per_pairing = 1", "kuhn-poker", ["random", "remote:alice"], False),
+        ("round-robin", "", "kuhn-poker", ["random", "equilibrium"], False),  # made afresh for every match
+        ("round-robin", "", "tic-tac-toe", ["random", "remote:alice"], False),  # nothing hidden
+        ("gauntlet", 'challenger = "remote:alice"', "leduc-holdem", ["random", "remote:alice"], True),
+        ("duplicate", "", "kuhn-poker", ["random", "remote:alice", "equilibrium"], True),
+        ("duplicate", "", "mini-hanabi", ["random", "remote:alice", "hanabi-heuristic"], True),
+        ("duplicate", "", "hanabi", ["random", "remote:alice", "hanabi-heuristic", "remote:bob"], True),  # refilled
+        (
+            "duplicate",
+            "",
+            "hanabi",
+            ["random", "remote:alice", "hanabi-heuristic", "remote:bob", "remote:carol", "remote:dave"],
+            False,  # each bot once a round
+        ),
+    ],
+)
+def test_games_in_which_a_remote_bot_plays_a_deal_twice_are_named(
+    tmp_path: Path, fmt: str, extra: str, game: str, people: list[str], warned: bool
+) -> None:
+    """Its own cards of a pair's first game are its opponent's in the second (found by QA)."""
+    path = tmp_path / "cup.toml"
+    text = KUHN.replace("FORMAT", fmt).replace("GAME", game).replace("PEOPLE", repr(people).replace("'", '"'))
+    if "players" not in text and game == "hanabi":
+        text = text.replace('name = "hanabi"', 'name = "hanabi"\nconfig = { players = 3 }')
+    path.write_text(text.replace('name = "cup"', f'name = "cup"\n{extra}'))
+    assert load(path).remembered_deals() == ([game] if warned else [])
+
+
+def test_fresh_deals_are_part_of_the_schedule_and_shared_ones_keep_the_digest_made_before_the_key(tmp_path: Path) -> None:
+    """A store's tournament begun before ``deals`` existed must rerun from the same file."""
+    path = tmp_path / "cup.toml"
+    path.write_text(GOOD)
+    assert schedule_id(load(path)) == "1d9dd94e912e3b9e"  # the digest of this file before the key
+    path.write_text(GOOD.replace('name = "cup"', 'name = "cup"\ndeals = "shared"'))
+    assert schedule_id(load(path)) == "1d9dd94e912e3b9e"
+    path.write_text(GOOD.replace('name = "cup"', 'name = "cup"\ndeals = "fresh"'))
+    assert load(path).deals == "fresh" and schedule_id(load(path)) != "1d9dd94e912e3b9e"
 
 
 def test_not_toml_is_reported_with_the_file(tmp_path: Path) -> None:

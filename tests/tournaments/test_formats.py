@@ -120,6 +120,26 @@ def test_the_games_of_a_pair_sharing_a_seed_form_a_group_so_the_server_withholds
     assert {(m.group_id, m.group_size) for m in unsalted} == {(None, None)}
 
 
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        lambda slot: round_robin(slot, PEOPLE, games_per_pairing=4),
+        lambda slot: gauntlet(slot, "champ", ["x", "y"], games_per_pairing=4),
+        lambda slot: swiss_round(slot, 1, [("a", "b"), ("c", "d")], games_per_pairing=4),
+    ],
+)
+def test_fresh_deals_give_every_game_of_a_pair_its_own_seed_and_no_group(
+    schedule: Callable[[Slot], list[ScheduledMatch]],
+) -> None:
+    """A bot that remembers its cards of a pair's first game knew its opponent's in the second
+    (found by QA); the keys, seats and rounds stay those of shared deals."""
+    shared = schedule(Slot("cup", "kuhn-poker", salt="00" * 16))
+    fresh = schedule(Slot("cup", "kuhn-poker", salt="00" * 16, fresh=True))
+    assert [(m.key, m.seats, m.round) for m in fresh] == [(m.key, m.seats, m.round) for m in shared]
+    assert len({m.seed for m in fresh}) == len(fresh)
+    assert {(m.group_id, m.group_size) for m in fresh} == {(None, None)}
+
+
 def test_gauntlet_plays_the_challenger_against_each_of_the_field() -> None:
     matches = gauntlet(SLOT, "champ", ["x", "y"], games_per_pairing=2)
     assert all("champ" in m.seats for m in matches)
