@@ -1137,6 +1137,7 @@ def _show_tournament(
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
     from tournaments.config import TournamentConfigError, load
+    from tournaments.runner import remembered_deals
 
     if args.url and args.db:
         raise UsageError("give either --db (play in this process) or --url with --admin-token (play through a server)")
@@ -1149,11 +1150,10 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
 
     try:
         config = load(args.file)
-        for label in config.remembered_deals():
+        for label, instead in remembered_deals(config):
             print(
                 f"arena: warning: {label}: a remote bot plays a deal it has played before, and one that remembers it"
-                ' knows hidden cards the second time; deals = "fresh" deals each game of a round-robin, swiss or'
-                " gauntlet pair apart (docs/TOURNAMENTS.md)",
+                f" knows the second time what chance dealt (its opponent's cards); {instead} (docs/TOURNAMENTS.md)",
                 file=sys.stderr,
             )
         try:

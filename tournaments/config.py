@@ -143,26 +143,6 @@ class TournamentConfig:
         """The ``remote:NAME`` participants: bots someone else connects to the server."""
         return tuple(p for p in self.participants if remote_name(p) is not None)
 
-    def remembered_deals(self) -> list[str]:
-        """The labels of games in which a ``remote:`` participant plays one deal twice, so that,
-        remembering the first match, it knows hidden cards in the second (its own cards of a
-        pair's first game are its opponent's in the second): a warning, as bots made in this
-        process are made afresh for every match."""
-        return [
-            entry.label
-            for entry in self.games
-            if games.get(entry.name).spec.hidden_information
-            and any(remote_name(p) is not None for p in entry.participants)
-            and self._replays_deals(entry)
-        ]
-
-    def _replays_deals(self, entry: GameEntry) -> bool:
-        if entry.players > 2 or self.format == "tables":
-            # one deal for a round's tables (cooperative duplicate), some bots seated twice to fill the last
-            one_deal = self.format == "duplicate" and games.get(entry.name).spec.teams == "all"
-            return one_deal and len(entry.participants) % entry.players != 0
-        return self.format == "duplicate" or (self.deals == "shared" and self.games_per_pairing > 1)
-
 
 def schedule_id(config: TournamentConfig) -> str:
     """A digest of what makes the tournament's schedule: its format, pairings, rounds, and each
@@ -249,10 +229,6 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
     deals = typed(data, "deals", str, "deals", "shared")
     if deals not in DEALS:
         raise fail("deals", f"must be one of {', '.join(DEALS)}, got {deals!r}")
-    if deals == "fresh" and fmt == "duplicate":
-        raise fail(
-            "deals", "a duplicate plays every pairing on the same deals; fresh deals are for round-robin, swiss and gauntlet"
-        )
     rounds = read.positive(data, "rounds", None, most=SCHEDULE_COUNT_MOST)
     concurrency = read.positive(data, "concurrency", 4)
     challenger = typed(data, "challenger", str, "challenger")
@@ -302,6 +278,12 @@ def parse(data: Mapping[str, Any], where: str = "<config>") -> TournamentConfig:
             " games per pairing or rounds, or several files",
         )
     # a key the format never reads would leave the schedule other than the file says
+    if deals == "fresh" and fmt == "duplicate":
+        raise fail(
+            "deals", "a duplicate plays every pairing on the same deals; fresh ones are for round-robin, swiss and gauntlet"
+        )
+    if deals == "fresh" and all(entry.players > 2 or fmt == "tables" for entry in entries):
+        raise fail("deals", "no game here is played in pairs: at tables every table has a deal of its own already")
     if challenger is not None and fmt != "gauntlet":
         raise fail("challenger", f"only a gauntlet has a challenger; this tournament is a {fmt}")
     if rounds is not None and fmt not in ("swiss", "tables") and all(entry.players <= 2 for entry in entries):

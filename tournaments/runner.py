@@ -31,7 +31,7 @@ from arena.seats import LocalSeat
 from arena.store import CONFIG_CHANGE_REMEDY, Store, StoreWriter, config_change, regrouped
 from bots.registry import make_bot, seat_seed
 from games.api import make_config
-from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError, schedule_id
+from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError, remote_name, schedule_id
 from tournaments.formats import (
     ScheduledMatch,
     Slot,
@@ -104,6 +104,32 @@ def fixed_schedule(config: TournamentConfig, entry: GameEntry, salt: str = "") -
     if config.format == "duplicate":
         return duplicate(slot, people, per)
     raise ValueError(f"{config.format} is played round by round")
+
+
+def remembered_deals(config: TournamentConfig) -> list[tuple[str, str]]:
+    """The games (label, what to do instead) in which a ``remote:`` participant plays one deal
+    twice: remembering the first match, it knows in the second what chance dealt (its own cards
+    of a pair's first game are its opponent's in the second, Pig's dice come in the same order).
+    Bots made in this process are made afresh for every match and remember nothing."""
+    found = []
+    for entry in config.games:
+        remote = {p for p in entry.participants if remote_name(p) is not None}
+        if not remote or not games.get(entry.name).spec.chance:
+            continue
+        if is_swiss(config, entry):  # paired round by round: its pairs are made as every other format's
+            replays = config.deals == "shared" and config.games_per_pairing > 1
+        else:
+            dealt = [(bot, match.seed) for match in fixed_schedule(config, entry) for bot in remote & set(match.seats)]
+            replays = len(set(dealt)) < len(dealt)
+        if not replays:
+            continue
+        if config.format != "duplicate":
+            found.append((entry.label, 'deals = "fresh" deals each game of a pair apart'))
+        elif entry.players == 2:
+            found.append((entry.label, 'a duplicate replays every deal: a round-robin with deals = "fresh" does not'))
+        else:
+            found.append((entry.label, f"list a multiple of {entry.players} participants, so that none fills a second table"))
+    return found
 
 
 def planned(config: TournamentConfig) -> int:

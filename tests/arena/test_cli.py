@@ -358,7 +358,8 @@ def test_tournament_run_warns_of_a_deal_a_remote_bot_plays_twice(capsys: pytest.
     code, _, err = run(capsys, "tournament", "run", str(path), "--url", "ws://127.0.0.1:9", "--admin-token", "t")
     first, second = err.splitlines()
     assert code == 1 and first.startswith("arena: warning: kuhn-poker: a remote bot plays a deal it has played before")
-    assert 'deals = "fresh"' in first and second.startswith("arena: error: cannot read /api/bots from ws://127.0.0.1:9")
+    assert 'deals = "fresh" deals each game of a pair apart' in first
+    assert second.startswith("arena: error: cannot read /api/bots from ws://127.0.0.1:9")
 
 
 def test_tournament_run_names_the_bad_key_of_a_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -436,6 +437,10 @@ def test_a_person_is_dealt_a_fresh_seed_unless_one_is_given(
     assert code == 0 and json.loads(out)["seed"] == 7
     code, out, _ = run(capsys, "play", "kuhn-poker", "--seat", "random", "--seat", "random", "--json")
     assert code == 0 and json.loads(out)["seed"] == 0
+    monkeypatch.setattr(sys, "stdin", io.StringIO("fold\n"))
+    code, out, _ = run(capsys, "play", "kuhn-poker", "--seat", "human", "--seat", "random")
+    seed = int(out.splitlines()[0].split("(seed ")[1].rstrip(")"))  # shown, to be dealt again with --seed
+    assert code == 0 and seed not in (0, *seeds)
 
 
 def test_a_human_whose_input_closes_resigns() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 import tournaments
 from tournaments.config import TournamentConfigError, load, schedule_id
+from tournaments.runner import remembered_deals
 
 QUICKSTART = Path(tournaments.__file__).parent / "quickstart.toml"
 
@@ -89,6 +90,13 @@ def test_quickstart_loads_three_games_of_built_in_bots() -> None:
         ('name = "cup"', 'name = "cup"\nrounds = 3', "rounds", "a round-robin of two-seat games has no rounds to set"),
         ('name = "cup"', 'name = "cup"\ndeals = "new"', "deals", "must be one of shared, fresh, got 'new'"),
         ('format = "round-robin"', 'format = "duplicate"\ndeals = "fresh"', "deals", "a duplicate plays every pairing on the"),
+        (
+            'format = "round-robin"\n[[games]]\nname = "tic-tac-toe"\nparticipants = ["perfect", "random"]',
+            'format = "tables"\ndeals = "fresh"\nrounds = 1\n[[games]]\nname = "coordination"\n'
+            'participants = ["random", "focal-point"]',
+            "deals",
+            "no game here is played in pairs",
+        ),
     ],
 )
 def test_a_bad_config_names_the_file_the_key_and_the_fault(tmp_path: Path, old: str, new: str, key: str, what: str) -> None:
@@ -133,46 +141,84 @@ def test_remote_participants_and_held_out_keys_are_read(tmp_path: Path) -> None:
     assert config.held_out_games == ("tic-tac-toe",) and config.held_out_opponents == ("random",)
 
 
-KUHN = """
+FILE = """
 name = "cup"
 format = "FORMAT"
 [[games]]
 name = "GAME"
 participants = PEOPLE
 """
+HANABI3 = 'hanabi"\nconfig = { players = 3 }\nlabel = "hanabi'
 
 
 @pytest.mark.parametrize(
     ("fmt", "extra", "game", "people", "warned"),
     [
         ("round-robin", "", "kuhn-poker", ["random", "remote:alice"], True),
+        ("round-robin", "games_per_pairing = 3", "kuhn-poker", ["random", "remote:alice"], True),
         ("round-robin", 'deals = "fresh"', "kuhn-poker", ["random", "remote:alice"], False),
         ("round-robin", "games_per_pairing = 1", "kuhn-poker", ["random", "remote:alice"], False),
         ("round-robin", "", "kuhn-poker", ["random", "equilibrium"], False),  # made afresh for every match
-        ("round-robin", "", "tic-tac-toe", ["random", "remote:alice"], False),  # nothing hidden
+        ("round-robin", "", "tic-tac-toe", ["random", "remote:alice"], False),  # no chance
+        ("round-robin", "", "pig", ["random", "remote:alice"], True),  # nothing hidden, but the dice come again
+        ("round-robin", "", "goofspiel", ["random", "remote:alice"], True),  # the order of the prizes
+        ("swiss", "", "leduc-holdem", ["random", "remote:alice"], True),
+        ("swiss", "games_per_pairing = 1", "leduc-holdem", ["random", "remote:alice"], False),
         ("gauntlet", 'challenger = "remote:alice"', "leduc-holdem", ["random", "remote:alice"], True),
         ("duplicate", "", "kuhn-poker", ["random", "remote:alice", "equilibrium"], True),
         ("duplicate", "", "mini-hanabi", ["random", "remote:alice", "hanabi-heuristic"], True),
-        ("duplicate", "", "hanabi", ["random", "remote:alice", "hanabi-heuristic", "remote:bob"], True),  # refilled
+        (
+            "round-robin",
+            "rounds = 1",
+            HANABI3,
+            ["random", "remote:alice", "hanabi-heuristic", "remote:bob"],
+            False,
+        ),  # a deal a table
         (
             "duplicate",
-            "",
-            "hanabi",
-            ["random", "remote:alice", "hanabi-heuristic", "remote:bob", "remote:carol", "remote:dave"],
-            False,  # each bot once a round
-        ),
+            "rounds = 1",
+            HANABI3,
+            ["random", "remote:alice", "hanabi-heuristic", "remote:bob"],
+            True,
+        ),  # alice fills table 2
+        ("duplicate", "rounds = 1", HANABI3, ["remote:alice", "random", "hanabi-heuristic", "remote:bob"], True),
+        (
+            "duplicate",
+            "rounds = 1",
+            HANABI3,
+            ["random", "hanabi-heuristic", "remote:carol", "remote:bob"],
+            False,
+        ),  # no remote bot twice
     ],
 )
 def test_games_in_which_a_remote_bot_plays_a_deal_twice_are_named(
     tmp_path: Path, fmt: str, extra: str, game: str, people: list[str], warned: bool
 ) -> None:
-    """Its own cards of a pair's first game are its opponent's in the second (found by QA)."""
+    """Its own cards of a pair's first game are its opponent's in the second, and a chance game
+    deals its dice again (found by QA); read off the schedule itself."""
     path = tmp_path / "cup.toml"
-    text = KUHN.replace("FORMAT", fmt).replace("GAME", game).replace("PEOPLE", repr(people).replace("'", '"'))
-    if "players" not in text and game == "hanabi":
-        text = text.replace('name = "hanabi"', 'name = "hanabi"\nconfig = { players = 3 }')
+    text = FILE.replace("FORMAT", fmt).replace("GAME", game).replace("PEOPLE", repr(people).replace("'", '"'))
     path.write_text(text.replace('name = "cup"', f'name = "cup"\n{extra}'))
-    assert load(path).remembered_deals() == ([game] if warned else [])
+    label = game.split('"')[0]
+    assert [found for found, _ in remembered_deals(load(path))] == ([label] if warned else [])
+
+
+@pytest.mark.parametrize(
+    ("fmt", "game", "people", "instead"),
+    [
+        ("round-robin", "kuhn-poker", ["random", "remote:alice"], 'deals = "fresh" deals each game of a pair apart'),
+        ("duplicate", "kuhn-poker", ["random", "remote:alice", "equilibrium"], 'a round-robin with deals = "fresh" does not'),
+        ("duplicate", HANABI3, ["random", "remote:alice", "hanabi-heuristic", "remote:bob"], "list a multiple of 3"),
+    ],
+)
+def test_the_warning_names_a_remedy_the_format_takes(
+    tmp_path: Path, fmt: str, game: str, people: list[str], instead: str
+) -> None:
+    """It told a duplicate to set deals = "fresh", which a duplicate refuses."""
+    path = tmp_path / "cup.toml"
+    path.write_text(FILE.replace("FORMAT", fmt).replace("GAME", game).replace("PEOPLE", repr(people).replace("'", '"')))
+    [(_, said)] = remembered_deals(load(path))
+    assert instead in said
 
 
 def test_fresh_deals_are_part_of_the_schedule_and_shared_ones_keep_the_digest_made_before_the_key(tmp_path: Path) -> None:
