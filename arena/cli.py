@@ -1418,7 +1418,9 @@ def cmd_export_store(args: argparse.Namespace) -> int:
 def _watch_app() -> Any:
     """The spectator app, once it can run: it draws on a terminal, and into a pipe or a file
     it wrote escape sequences until killed."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    # Textual draws on the process's standard error: with it redirected, the screen went into the file
+    drawn_on = sys.__stderr__
+    if not (sys.stdin.isatty() and drawn_on is not None and drawn_on.isatty()):
         raise UsageError("the spectator draws on a terminal: run it in one (for data, read /watch or /api, PROTOCOL.md)")
     try:
         from tui.app import WatchApp

@@ -95,8 +95,8 @@ class WatchApp(App[None]):
         self.tick_s = tick_s
         self.fetch_stored = fetch_stored
         self.page = page
-        self.stored_query: tuple[str | None, int] = (None, page)  # (game, how many) last asked of the store
-        self.stored_asking: tuple[str | None, int] | None = None  # that query, while its answer is still to come
+        self.stored_game: str | None = None  # whose matches lobby.stored lists (None: every game's)
+        self.stored_asking: object | None = None  # the store's answer still to come, if any
         if title:
             self.title = title
         self.sub_title = self.url or "offline"
@@ -167,7 +167,7 @@ class WatchApp(App[None]):
                 screen.ask()
         if self.fetch_stored and self.url is not None:
             self.run_worker(self._fetch_stored_games(), group="stored-games", exclusive=True, exit_on_error=False)
-        self.ask_stored(*self.stored_query)
+        self.ask_stored(self.stored_game)
         if self.lobby_game is not None:  # a new connection's lobbies are of every game until asked
             self.send("lobby", game=self.lobby_game)
 
@@ -177,32 +177,53 @@ class WatchApp(App[None]):
             self.lobby_game = game
             self.send("lobby", game=game)
 
-    def ask_stored(self, game: str | None, limit: int) -> None:
-        """List the store's newest ``limit`` matches of ``game`` (None: every game)."""
-        self.stored_query = (game, limit)
-        if self.fetch_stored and self.url is not None:
-            self.stored_asking = self.stored_query
-            self.run_worker(self._fetch_stored(*self.stored_query), group="stored", exclusive=True, exit_on_error=False)
+    def ask_stored(self, game: str | None) -> None:
+        """Read the store's newest page of ``game``'s matches (None: every game's). Of the game
+        listed already it is added to the pages read, which stay: replaced, the list lost its
+        older pages at every reconnect, and on a busy server its newest page was mostly of
+        matches heard live, so the list grew shorter (found by a QA helper)."""
+        self._read_stored(game, None)
 
-    async def _fetch_stored(self, game: str | None, limit: int) -> None:
+    def ask_older(self) -> bool:
+        """Read the page of stored matches before the oldest listed; False while a page is still to come."""
+        if self.stored_asking is not None:
+            return False
+        self._read_stored(self.stored_game, self.lobby.stored[-1].match if self.lobby.stored else None)
+        return True
+
+    def _read_stored(self, game: str | None, before: str | None) -> None:
+        if self.fetch_stored and self.url is not None:
+            asking = self.stored_asking = object()
+            self.run_worker(self._fetch_stored(game, before, asking), group="stored", exclusive=True, exit_on_error=False)
+
+    async def _fetch_stored(self, game: str | None, before: str | None, asking: object) -> None:
         assert self.url is not None
         try:
-            records = await asyncio.to_thread(fetch_matches, self.url, game=game, limit=limit)
+            records = await asyncio.to_thread(fetch_matches, self.url, game=game, limit=self.page, before=before)
         except (OSError, ValueError) as error:
             self.report(f"could not list the stored matches: {error}")
             return
         finally:
-            if self.stored_asking == (game, limit):  # not a query replaced by a newer one, still to come
+            if self.stored_asking is asking:  # not a request replaced by a newer one, still to come
                 self.stored_asking = None
-        stored = []
+        page = []
         for record in records:
             if record.get("status") in ("finished", "void"):
                 try:
-                    stored.append(Result.parse(record, stored=True))
+                    page.append(Result.parse(record, stored=True))
                 except Malformed:
                     continue
-        self.lobby.stored = stored
-        self.lobby.stored_more = len(records) >= limit
+        more = len(records) >= self.page
+        listed = self.lobby.stored if game == self.stored_game else []
+        if before is not None:  # an older page: after those listed
+            known = {result.match for result in listed}
+            self.lobby.stored = listed + [result for result in page if result.match not in known]
+        else:  # the newest page: before those listed, which keep the older pages already read
+            known = {result.match for result in page}
+            self.lobby.stored = page + [result for result in listed if result.match not in known]
+            more = more or (bool(listed) and self.lobby.stored_more)
+        self.stored_game = game
+        self.lobby.stored_more = more
         self.refresh_screens("stored")
 
     async def _fetch_stored_games(self) -> None:
@@ -237,7 +258,7 @@ class WatchApp(App[None]):
     def _on_lobby(self, msg: dict[str, Any]) -> None:
         self.lobby.apply(msg)
         if self.lobby.missed:  # the store has those that ended between two lobbies
-            self.ask_stored(*self.stored_query)
+            self.ask_stored(self.stored_game)
         for result in self.lobby.recent:
             if result.match not in self.results_seen:
                 self.results_seen.add(result.match)
@@ -593,17 +614,17 @@ class LobbyScreen(Refreshable):
         QA helper)."""
         app = self.watch_app
         app.follow_game(self.game)
-        game, limit = app.stored_query
-        app.ask_stored(self.game, limit if self.game == game else app.page)
+        app.ask_stored(self.game)
         self.refresh_data()
 
     def action_more(self) -> None:
         app = self.watch_app
-        game, limit = app.stored_query
-        if not app.lobby.stored_more and app.stored_asking is None:  # asked just now (another game): more may come
+        if app.stored_asking is not None:  # another game's page, say, still to come: its first page must be read first
+            app.report("the stored matches are still being read: press m again once they are listed")
+        elif not app.lobby.stored_more:
             app.report("every stored match is listed")
         else:
-            app.ask_stored(game, limit + app.page)
+            app.ask_older()
 
     def action_replay(self) -> None:
         """The row under the cursor of the focused table, not some row of the other one."""

@@ -163,9 +163,12 @@ class Feed:
                 return
 
 
-def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout: float = 5.0) -> list[dict[str, Any]]:
+def fetch_matches(
+    url: str, *, game: str | None = None, limit: int = 50, before: str | None = None, timeout: float = 5.0
+) -> list[dict[str, Any]]:
     """The server's newest ``limit`` ended match records (``GET /api/matches``), newest
-    first. Blocking: call it in a thread. It lets the lobby list results older than this
+    first; with ``before`` (a match id), the newest of those older than that match.
+    Blocking: call it in a thread. It lets the lobby list results older than this
     connection, and the results of a read-only server, which hears of no live match. The
     server answers at most API_PAGE matches at a time: the rest are read page by page,
     each page after the last id of the one before. Live matches are paged past, not
@@ -174,7 +177,7 @@ def fetch_matches(url: str, *, game: str | None = None, limit: int = 50, timeout
     the listing there."""
     records: list[dict[str, Any]] = []
     seen: set[str] = set()
-    last: str | None = None
+    last = before
     while len(records) < limit:
         want = min(limit - len(records), API_PAGE)
         after = {"before": last} if last else {}

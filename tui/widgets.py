@@ -151,6 +151,10 @@ class MoveLog(VerticalScroll):
         self.scroll_to(y=max(0, rows - 3), animate=False)
 
 
+NAME_CELLS = 18
+"""The widest a bot's name is shown beside its seat."""
+
+
 def players_panel(
     players: Sequence[str],
     clocks: Sequence[ClockReading] | None,
@@ -161,14 +165,18 @@ def players_panel(
 ) -> Group:
     """Seat, name, and either the clock (live; ▶ marks the seat to move) or the outcome."""
     lines = []
-    width = min(18, max((len(name) for name in players), default=0))  # no wider than the names: the panel is narrow
+    # no wider than the names, and a longer one is cut (…): the panel is narrow, and a 64-character
+    # name wrapped onto lines of its own pushed the outcomes and the move log out of view (found by QA)
+    width = min(NAME_CELLS, max((cell_len(name) for name in players), default=0))
     for seat, name in enumerate(players):
         reading = clocks[seat] if clocks and seat < len(clocks) else None
         running = reading is not None and reading.running
         line = Text()
         line.append("▶ " if running else "  ", style=f"bold {palette.accent}")
         line.append(f"{seat} ", style=palette.muted)
-        line.append(f"{name:<{width}}", style=f"bold {palette.seat(seat)}")
+        shown = Text(name, style=f"bold {palette.seat(seat)}")
+        shown.truncate(width, overflow="ellipsis", pad=True)
+        line.append_text(shown)
         if result is not None:
             outcome = result.outcomes[seat] if result.outcomes and seat < len(result.outcomes) else result.status
             ret = f"{result.returns[seat]:+g}" if result.returns and seat < len(result.returns) else ""

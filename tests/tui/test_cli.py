@@ -121,6 +121,26 @@ def test_demo_watch_plays_over_the_wire_and_leaves_no_process_behind(tmp_path: P
     assert [p.returncode for p in started] == [0] * 5
 
 
+def test_the_spectator_with_its_standard_error_redirected_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Textual draws on standard error: ``arena watch 2>err.log`` left the terminal blank and wrote
+    the screen into the file, while ``arena watch > out.txt``, which works, was refused (found by a QA helper)."""
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    monkeypatch.setattr(sys, "__stderr__", io.StringIO())
+    assert cli.main(["watch"]) == cli.USAGE_ERROR
+    assert capsys.readouterr().err.startswith("arena: error: the spectator draws on a terminal")
+    monkeypatch.setattr(sys, "__stderr__", Terminal())
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert cli._watch_app().__name__ == "WatchApp"  # standard output is not drawn on
+
+
 @pytest.mark.parametrize("command", [["watch"], ["demo", "--watch"]], ids=["watch", "demo"])
 def test_the_spectator_without_a_terminal_says_so_in_one_line(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """Into a pipe it wrote escape sequences until killed."""

@@ -96,6 +96,19 @@ def test_a_clock_stays_on_its_seat_line_in_the_side_panel_of_an_80_column_screen
     assert lines[0].split() == ["0", "kuhn-b", "win", "+2"] and lines[1].split() == ["1", "kuhn-a", "loss", "-2"]
 
 
+def test_a_name_of_the_longest_kind_is_cut_so_that_each_seat_keeps_one_line() -> None:
+    """A 64-character name wrapped onto lines of its own, and at 80x24 the last seat's outcome
+    and the whole move log went out of view (found by a QA helper)."""
+    names = ["b" * 64, "a" * 64, "short"]
+    result = Result("m", "liars-dice", names, "finished", "complete", returns=[1, -1, 0], outcomes=["win", "loss", "loss"])
+    lines = as_text(players_panel(names, None, LIGHT, result=result), width=40).splitlines()
+    assert [line.split() for line in lines] == [
+        ["0", "b" * 17 + "…", "win", "+1"],
+        ["1", "a" * 17 + "…", "loss", "-1"],
+        ["2", "short", "loss", "+0"],
+    ]
+
+
 def test_a_replays_move_log_scrolls_the_marked_step_into_view_when_its_lines_wrap() -> None:
     """It scrolled by the count of lines, not the rows they wrap to: at 80x24 the marker of an
     8-seat step was several steps below the view (found by a QA helper)."""
