@@ -108,6 +108,7 @@ class WatchApp(App[None]):
         self.ratings: dict[tuple[str, str], float] = {}  # (bot, variant) -> TrueSkill mu
         self.rating_asked: dict[str, float] = {}
         self.rating_stale: set[str] = set()  # games with results since their ratings were asked
+        self.rating_waiting = False  # the lobby's last ratings request is not answered yet
         self.results_seen: set[str] = set()
         self.pending: list[tuple[str, str]] = []  # (request, match) in the order sent: errors name no match
         self.connection = Status("offline" if url is None else "connecting", self.url or "")
@@ -150,6 +151,7 @@ class WatchApp(App[None]):
         if status.state == "connected":
             self.problem = None
             self.pending.clear()
+            self.rating_waiting = False
             self._ask_again()
         self.refresh_status()
 
@@ -263,21 +265,26 @@ class WatchApp(App[None]):
             if result.match not in self.results_seen:
                 self.results_seen.add(result.match)
                 self.rating_stale.add(result.game)
-        for game in self.lobby.games():
-            if game not in self.rating_asked:
-                self._ask_ratings(game)
-
-    def _ask_ratings(self, game: str) -> None:
-        """The lobby shows each player's TrueSkill mu, read from the game's leaderboard
-        (the lobby itself does not carry ratings); asked at most every RATINGS_EVERY_S."""
-        if self.send("leaderboard", game=game):
-            self.rating_asked[game] = self.clock()
-            self.rating_stale.discard(game)
+        self._refresh_ratings()
 
     def _refresh_ratings(self) -> None:
-        for game in sorted(self.rating_stale):
-            if self.clock() - self.rating_asked.get(game, -1e9) >= RATINGS_EVERY_S:
-                self._ask_ratings(game)
+        """The lobby shows each player's TrueSkill mu, read from the game's leaderboard (the
+        lobby itself does not carry ratings): a game's board is asked when the game is first
+        seen, and again at most every RATINGS_EVERY_S while its results come. One request at
+        a time, and none while a watch or a replay waits: the server answers a spectator in
+        order, a board of a busy server can take seconds to compute, and a match opened
+        behind a few showed "loading…" for ten seconds (found by a QA helper)."""
+        if self.rating_waiting or self.pending:
+            return
+        now = self.clock()
+        new = [game for game in self.lobby.games() if game not in self.rating_asked]
+        due = [game for game in sorted(self.rating_stale) if now - self.rating_asked.get(game, -1e9) >= RATINGS_EVERY_S]
+        for game in new + due:
+            if self.send("leaderboard", game=game):
+                self.rating_asked[game] = now
+                self.rating_stale.discard(game)
+                self.rating_waiting = True
+            return
 
     def _answered(self, kind: str, match: str) -> None:
         """Settle the request this answers. One asked by an id prefix (``--match 86c162b0``,
@@ -320,12 +327,14 @@ class WatchApp(App[None]):
         self.replays[replay.match] = replay
 
     def _on_leaderboard(self, msg: dict[str, Any]) -> None:
+        self.rating_waiting = False  # this one or a screen's: either way the server is free for the next
         board = Board.parse(msg)
         self.boards[board.game] = board
         for variant, rows in board.variants.items():
             for row in rows:
                 if isinstance(row.get("bot"), str) and isinstance(row.get("mu"), (int, float)):
                     self.ratings[(row["bot"], variant)] = float(row["mu"])
+        self._refresh_ratings()  # the next game's, if one is due
 
     def _on_pong(self, msg: dict[str, Any]) -> None:
         pass
@@ -333,6 +342,8 @@ class WatchApp(App[None]):
     def _on_error(self, msg: dict[str, Any]) -> None:
         code, text, ref = msg.get("code"), msg.get("message"), msg.get("ref")
         self.report(f"server error {code}: {text}")
+        if ref == "leaderboard":
+            self.rating_waiting = False
         later = msg.get("retry_after")
         if code == p.COMPUTING and isinstance(later, (int, float)) and isinstance(self.screen, LeaderboardScreen):
             self.set_timer(min(float(later), 60.0), self.screen.ask)  # a big store's board: asked for again

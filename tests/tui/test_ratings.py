@@ -87,3 +87,33 @@ def test_a_board_still_being_computed_is_asked_for_again_after_the_time_the_serv
         return sent
 
     assert asyncio.run(asked()).count(("leaderboard", {"game": "nim"})) == 2
+
+
+def test_the_lobby_asks_one_board_at_a_time_and_none_while_a_match_is_being_opened() -> None:
+    """The server answers a spectator in order: behind the lobby's boards of every game, each
+    seconds to compute on a busy server, a match opened showed "loading..." for ten seconds
+    (found by a QA helper)."""
+    lobby = {"t": "lobby", "game": None, "live": [], "live_count": 0, "recent": [], "waiting": [], "waiting_count": 0}
+    lobby["live_games"] = {"nim": 1, "pig": 1, "kuhn-poker": 1}
+
+    async def asked() -> list[list[str]]:
+        app = fixed_app()
+        sent: list[str] = []
+        app.send = lambda kind, **fields: sent.append(fields.get("game", kind)) is None  # type: ignore[method-assign]
+        steps = []
+        async with app.run_test(size=SIZE) as pilot:
+            app.receive(lobby)
+            steps.append(list(sent))
+            app.receive({"t": "leaderboard", "game": sent[-1], "variants": {}})
+            steps.append(list(sent))
+            app.pending.append(("watch", "abc"))  # a match being opened
+            app.receive({"t": "error", "code": "computing", "message": "later", "ref": "leaderboard", "retry_after": 5})
+            app.receive(lobby)
+            steps.append(list(sent))
+            app.pending.clear()
+            app.receive(lobby)
+            steps.append(list(sent))
+            await pilot.pause()
+        return steps
+
+    assert asyncio.run(asked()) == [["kuhn-poker"], ["kuhn-poker", "nim"], ["kuhn-poker", "nim"], ["kuhn-poker", "nim", "pig"]]
