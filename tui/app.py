@@ -168,7 +168,9 @@ class WatchApp(App[None]):
             elif isinstance(screen, LeaderboardScreen):
                 screen.ask()
         if self.fetch_stored and self.url is not None:
-            self.run_worker(self._fetch_stored_games(), group="stored-games", exclusive=True, exit_on_error=False)
+            # the work, not a coroutine made for it: one replaced before it starts is never awaited, and Python
+            # warned so on the standard error the screen is drawn on (found by a QA helper)
+            self.run_worker(self._fetch_stored_games, group="stored-games", exclusive=True, exit_on_error=False)
         self.ask_stored(self.stored_game)
         if self.lobby_game is not None:  # a new connection's lobbies are of every game until asked
             self.send("lobby", game=self.lobby_game)
@@ -196,7 +198,8 @@ class WatchApp(App[None]):
     def _read_stored(self, game: str | None, before: str | None) -> None:
         if self.fetch_stored and self.url is not None:
             asking = self.stored_asking = object()
-            self.run_worker(self._fetch_stored(game, before, asking), group="stored", exclusive=True, exit_on_error=False)
+            work = functools.partial(self._fetch_stored, game, before, asking)  # not a coroutine: see _ask_again
+            self.run_worker(work, group="stored", exclusive=True, exit_on_error=False)
 
     async def _fetch_stored(self, game: str | None, before: str | None, asking: object) -> None:
         assert self.url is not None

@@ -166,3 +166,28 @@ def test_more_and_every_reconnect_keep_what_is_listed_on_a_busy_server(monkeypat
             assert listed(app) == [29, 28, 27, 26, 23, 22, 21, 20, 19, 18, 17, 16] and app.lobby.stored_more
 
     asyncio.run(scenario())
+
+
+def test_a_request_replaced_before_it_starts_leaves_no_coroutine_unawaited(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reconnect asked the store again, replacing the request before: a coroutine made for
+    one that never started was never awaited, and Python's warning went to the standard error,
+    where the screen is drawn (found by a QA helper)."""
+    import gc
+    import warnings
+
+    import tui.app
+
+    monkeypatch.setattr(tui.app, "fetch_matches", lambda url, *, game=None, limit=50, before=None: [])
+
+    async def scenario() -> None:
+        app = WatchApp("ws://127.0.0.1:9", page=4)
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(5):
+                app.ask_stored(None)
+            await pilot.pause()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(scenario())
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
