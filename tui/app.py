@@ -739,7 +739,9 @@ class MatchScreen(_MatchLike):
 
     def _players(self, state: MatchState) -> None:
         app = self.watch_app
-        note = CLOCK_NOTE if state.status == "live" and not state.over else ""
+        # narrow, the players and the moves share a third of the screen: the note (two rows there) left no move in view
+        live = state.status == "live" and not state.over
+        note = CLOCK_NOTE if live and not self.has_class("-narrow") else ""
         clocks = state.clocks(app.clock()) if state.status == "live" and not state.over else None
         panel = players_panel(state.players, clocks, app.palette, result=state.result, clock_note=note)
         self.query_one("#players", Static).update(panel)

@@ -142,13 +142,16 @@ class MoveLog(VerticalScroll):
             self.call_after_refresh(self.scroll_end, animate=False)
 
     def _scroll_to_line(self, lines: Sequence[LogLine], index: int) -> None:
-        """Scroll the marked step into view, three rows below the top: by the rows the lines
+        """Scroll the marked step into view, up to three rows below the top: by the rows the lines
         above it take once wrapped, not by their count (with many seats a step wraps to three
         or four rows, and the marker was left several steps below the view; found by a QA helper)."""
         marker = max(len(_marker(line.step, False)) for line in lines)
         width = max(1, self.scrollable_content_region.width - marker - 1)  # the grid's padding of 1
         rows = sum(len(Text(line.text).wrap(self.app.console, width)) for line in lines[:index])
-        self.scroll_to(y=max(0, rows - 3), animate=False)
+        # three rows of the steps before, where the pane has them: a pane of two rows (a narrow
+        # terminal's) showed only the steps before the marked one (found by a QA helper)
+        above = min(3, max(0, (self.scrollable_content_region.height - 1) // 2))
+        self.scroll_to(y=max(0, rows - above), animate=False)
 
 
 NAME_CELLS = 18

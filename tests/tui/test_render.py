@@ -122,13 +122,34 @@ def test_a_replays_move_log_scrolls_the_marked_step_into_view_when_its_lines_wra
         def compose(self):  # type: ignore[no-untyped-def]
             yield MoveLog()
 
-    async def scenario() -> None:
+    async def scenario(size: tuple[int, int]) -> None:
         app = OneLog()
-        async with app.run_test(size=(40, 12)) as pilot:
+        async with app.run_test(size=size) as pilot:
             log = app.query_one(MoveLog)
             log.show(lines, DARK, current=25)
             await pilot.pause()
             await pilot.pause()
-            assert "▶ 25" in screen_text(app)
+            assert "▶ 25" in screen_text(app), size
 
-    asyncio.run(scenario())
+    asyncio.run(scenario((40, 12)))
+    asyncio.run(scenario((40, 2)))  # a narrow terminal's pane: three rows above left the marker below (found by QA)
+
+
+def test_a_narrow_live_match_leaves_the_clock_note_out_for_its_moves() -> None:
+    """Under 80 columns the players and the moves share a third of the screen: the note took two
+    of its rows, and no move was left in view (found by a QA helper)."""
+    from tests.tui.screens import feed_match, fixed_app, settle
+
+    async def side(size: tuple[int, int]) -> str:
+        app = fixed_app()
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            feed_match(app, "tic-tac-toe", upto=6)
+            await settle(pilot)
+            app.screen.tick()  # as every tick_s in a live match
+            await settle(pilot)
+            return screen_text(app)
+
+    assert "clocks: the move budget" in asyncio.run(side((100, 30)))
+    narrow = asyncio.run(side((60, 20)))
+    assert "clocks: the move budget" not in narrow and "Moves" in narrow
