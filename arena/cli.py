@@ -1195,7 +1195,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     from tournaments.nightly import NightlyError, load, parse_at, run_night, serve_nightly
 
     try:
-        at = parse_at(args.at) if args.at else None
+        at = parse_at(args.at) if args.at is not None else None  # "" (an unset variable) ran one night and stopped
         config = load(args.file)
     except NightlyError as error:
         raise UsageError(str(error)) from None
@@ -1221,13 +1221,31 @@ def cmd_nightly(args: argparse.Namespace) -> int:
             print("arena: interrupted while waiting for the next night", file=sys.stderr)
             return INTERRUPTED
         return 0
+    from arena.store import StoreError
+    from tournaments.config import TournamentConfigError
+
+    # The night's tournament was begun from the file as it then was (an interrupted night): it
+    # failed with a traceback, and its advice to rename the tournament, which the pipeline names
+    # (found by a QA helper).
+    begun = "; tonight's tournament was begun from the file as it was: put it back to finish the night"
     try:
-        record = run_night(
-            config,
-            db=args.db,
-            log=lambda line: print(line, file=sys.stderr, flush=True),
-            progress=None if args.json else _progress_bar(),
-        )
+        try:
+            record = run_night(
+                config,
+                db=args.db,
+                log=lambda line: print(line, file=sys.stderr, flush=True),
+                progress=None if args.json else _progress_bar(),
+            )
+        except* StoreError as refused:
+            error = _first_leaf(refused)
+            if getattr(error, "kind", "") != "schedule":
+                raise UsageError(str(error)) from None
+            raise UsageError(
+                f"{args.file}: tonight's tournament was begun with another schedule (its games, participants and their"
+                " bot options, games per pairing or rounds changed since): put the file back as it was to finish the night"
+            ) from None
+        except* TournamentConfigError as changed:
+            raise UsageError(f"{_first_leaf(changed)}{begun}") from None
     except NightlyError as error:
         raise UsageError(str(error)) from None
     if args.json:

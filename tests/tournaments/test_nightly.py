@@ -19,8 +19,9 @@ import tournaments
 from arena.cli import main
 from arena.match import play_match
 from arena.seats import LocalSeat
-from arena.store import Store
+from arena.store import Store, StoreError
 from bots.registry import make_bot
+from tournaments.config import TournamentConfigError
 from tournaments.gate import head_to_head, sprt
 from tournaments.nightly import (
     Checkpoint,
@@ -312,6 +313,47 @@ def test_the_command_reports_a_bad_file_or_time_in_one_line(tmp_path: Path, caps
     assert "bad.toml: not valid TOML" in capsys.readouterr().err
     assert main(["nightly", str(tmp_path / "bad.toml"), "--at", "25:00"]) == 2
     assert "--at: expected HH:MM in 24-hour local time" in capsys.readouterr().err
+    assert main(["nightly", str(tmp_path / "bad.toml"), "--at", ""]) == 2  # an unset variable: it ran one night
+    assert "--at: expected HH:MM in 24-hour local time" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        (
+            StoreError("tournament 'nightly-2026-12-03' was first run with another schedule", "schedule"),
+            "begun with another schedule",
+        ),
+        (
+            TournamentConfigError("n.toml: games[0]: cup/ipd/rr/a~b/g0 was played with rounds=3; the file now says rounds=4"),
+            "rounds=4",
+        ),
+    ],
+)
+def test_a_night_begun_from_another_file_says_so_in_one_line(
+    tmp_path: Path,
+    tiny_model_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    raised: Exception,
+    said: str,
+) -> None:
+    """An interrupted night rerun from an edited file (a bot option, a game's rounds) ended in a
+    traceback of the tournament's nursery, whose advice, to rename the tournament, the pipeline
+    does not take (found by a QA helper)."""
+    import tournaments.nightly as nightly
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise ExceptionGroup("a nursery", [raised])
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
+    monkeypatch.setattr(nightly, "run_night", refused)
+    assert main(["nightly", str(Path(tournaments.__file__).parent / "nightly.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("arena: error: ") and said in err
+    assert err.rstrip().endswith("to finish the night") and "new name" not in err
 
 
 @pytest.mark.parametrize("when", ["waiting", "during a night"])
