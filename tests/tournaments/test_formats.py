@@ -93,20 +93,21 @@ def test_duplicate_plays_identical_seeds_across_pairings_in_both_seat_orders() -
     assert len({m.seed for m in matches}) == 2
 
 
-@pytest.mark.parametrize(
-    "schedule",
-    [
-        lambda slot: round_robin(slot, PEOPLE, games_per_pairing=5),
-        lambda slot: gauntlet(slot, "champ", ["x", "y"], games_per_pairing=5),
-        lambda slot: swiss_round(slot, 1, [("a", "b"), ("c", "d")], games_per_pairing=5),
-    ],
-)
+PAIRED: list[Callable[[Slot, int], list[ScheduledMatch]]] = [
+    lambda slot, games: round_robin(slot, PEOPLE, games_per_pairing=games),
+    lambda slot, games: gauntlet(slot, "champ", ["x", "y"], games_per_pairing=games),
+    lambda slot, games: swiss_round(slot, 1, [("a", "b"), ("c", "d")], games_per_pairing=games),
+]
+"""The formats whose pairings play their games in pairs, seats swapped."""
+
+
+@pytest.mark.parametrize("schedule", PAIRED)
 def test_the_games_of_a_pair_sharing_a_seed_form_a_group_so_the_server_withholds_the_deal(
-    schedule: Callable[[Slot], list[ScheduledMatch]],
+    schedule: Callable[[Slot, int], list[ScheduledMatch]],
 ) -> None:
     """Both games of a pair deal the same cards with seats swapped: the first one's seed must not
     be public before the second is played. Five games a pairing: two pairs and a lone fifth game."""
-    matches = schedule(Slot("cup", "kuhn-poker", salt="00" * 16))
+    matches = schedule(Slot("cup", "kuhn-poker", salt="00" * 16), 5)
     by_group: dict[str | None, list[ScheduledMatch]] = {}
     for m in matches:
         by_group.setdefault(m.group_id, []).append(m)
@@ -116,25 +117,18 @@ def test_the_games_of_a_pair_sharing_a_seed_form_a_group_so_the_server_withholds
         assert len({frozenset(m.seats) for m in group}) == 1 and len({m.seats for m in group}) == len(group)
     assert sorted(len(group) for group in by_group.values()) == sorted([2, 2, 1] * (len(matches) // 5))
     assert len({m.seed for m in matches}) == len(by_group)  # no deal is shared across groups
-    unsalted = schedule(Slot("cup", "kuhn-poker"))  # a tournament begun before salts goes on without groups
+    unsalted = schedule(Slot("cup", "kuhn-poker"), 5)  # a tournament begun before salts goes on without groups
     assert {(m.group_id, m.group_size) for m in unsalted} == {(None, None)}
 
 
-@pytest.mark.parametrize(
-    "schedule",
-    [
-        lambda slot: round_robin(slot, PEOPLE, games_per_pairing=4),
-        lambda slot: gauntlet(slot, "champ", ["x", "y"], games_per_pairing=4),
-        lambda slot: swiss_round(slot, 1, [("a", "b"), ("c", "d")], games_per_pairing=4),
-    ],
-)
+@pytest.mark.parametrize("schedule", PAIRED)
 def test_fresh_deals_give_every_game_of_a_pair_its_own_seed_and_no_group(
-    schedule: Callable[[Slot], list[ScheduledMatch]],
+    schedule: Callable[[Slot, int], list[ScheduledMatch]],
 ) -> None:
     """A bot that remembers its cards of a pair's first game knew its opponent's in the second
     (found by QA); the keys, seats and rounds stay those of shared deals."""
-    shared = schedule(Slot("cup", "kuhn-poker", salt="00" * 16))
-    fresh = schedule(Slot("cup", "kuhn-poker", salt="00" * 16, fresh=True))
+    shared = schedule(Slot("cup", "kuhn-poker", salt="00" * 16), 4)
+    fresh = schedule(Slot("cup", "kuhn-poker", salt="00" * 16, fresh=True), 4)
     assert [(m.key, m.seats, m.round) for m in fresh] == [(m.key, m.seats, m.round) for m in shared]
     assert len({m.seed for m in fresh}) == len(fresh)
     assert {(m.group_id, m.group_size) for m in fresh} == {(None, None)}
