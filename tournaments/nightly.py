@@ -46,7 +46,7 @@ import games
 from arena.ratings.leaderboard import fixed
 from arena.store import FINISHED, Store, try_flock, valid_bot_name
 from arena.toml_file import read_toml
-from bots.registry import BotSpec, BotSpecError, option_values
+from bots.registry import BotSpec, BotSpecError, option_values, parse_spec
 from bots.registry import get as get_bot
 from games.api import GameError
 from tournaments import gate as gates
@@ -402,6 +402,18 @@ def llm_spec(checkpoint: Checkpoint, options: Mapping[str, str]) -> str:
     return "llm:" + ",".join(f"{k}={v}" for k, v in {"model": str(checkpoint.path), **options}.items())
 
 
+def check_spec_carries(path: Path, what: str, where: str) -> None:
+    """NightlyError unless a bot spec (``llm:model=PATH,...``, how the tournament seats a
+    checkpoint) gives ``path`` back whole: a comma splits it, and a night with such a folder
+    trained, then failed at its tournament, every night (found by a QA helper)."""
+    try:
+        carried = parse_spec(llm_spec(Checkpoint("", path), {})).options.get("model")
+    except BotSpecError:
+        carried = None
+    if carried != str(path):
+        raise NightlyError(f"{where}: {what} {path} cannot be named in a bot spec, which a comma splits: move or rename it")
+
+
 # ---- the night ----------------------------------------------------------------------------------
 
 
@@ -634,6 +646,8 @@ def _run_night(
         entry = record["policies"].setdefault(policy.name, {})
         entry.setdefault("current", current_checkpoint(policy, folder).to_dict())
         current = Checkpoint(entry["current"]["bot"], Path(entry["current"]["checkpoint"]))
+        check_spec_carries(current.path, f"policy {policy.name}'s checkpoint", config.path)
+        check_spec_carries((night_dir / policy.name).resolve(), "the night's folder", config.path)
         trained = entry.get("training")
         if trained is None or not is_model_folder(trained["checkpoint"]):
             entry["training"] = _train(policy, current, night_dir / policy.name, night, db_path, template, since, log)

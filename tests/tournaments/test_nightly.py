@@ -317,6 +317,22 @@ def test_the_command_reports_a_bad_file_or_time_in_one_line(tmp_path: Path, caps
     assert "--at: expected HH:MM in 24-hour local time" in capsys.readouterr().err
 
 
+def test_a_checkpoint_folder_with_a_comma_is_refused_before_anything_trains(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tournament seats a checkpoint as llm:model=PATH,...: a comma split the path, and the
+    night trained, then failed at its tournament, every night (found by a QA helper)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny,v2")
+    text = (Path(tournaments.__file__).parent / "nightly.toml").read_text().replace('"models/tiny"', '"models/tiny,v2"')
+    (tmp_path / "n.toml").write_text(text)
+    assert main(["nightly", "n.toml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("arena: error: n.toml: policy ipd's checkpoint ") and "tiny,v2 cannot be named in a bot spec" in err
+    assert not list((tmp_path / "nightly").glob("*/ipd"))  # nothing trained
+
+
 @pytest.mark.parametrize(
     ("raised", "said"),
     [
