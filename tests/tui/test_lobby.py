@@ -359,6 +359,23 @@ def test_on_a_short_terminal_the_lobby_scrolls_and_the_status_line_stays_in_view
     asyncio.run(scenario())
 
 
+def test_a_status_line_too_long_for_the_screen_ends_in_an_ellipsis() -> None:
+    """At 80 columns the line ended at "Connect call failed": the countdown and any problem
+    after it were cut off without a sign that there was more (found by a QA helper)."""
+    refused = "Multiple exceptions: [Errno 111] Connect call failed ('127.0.0.1', 1), [Errno 99] Cannot assign requested address"
+
+    async def scenario() -> None:
+        app = fixed_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            app.connection_changed(Status("disconnected", refused, retry_in=0.5, attempt=2))
+            app.report("could not list the stored matches")
+            await settle(pilot)
+            [line] = [row for row in screen_text(app).splitlines() if "disconnected" in row]
+            assert line.startswith(" ✖ disconnected: Multiple exceptions") and line.rstrip().endswith("…")
+
+    asyncio.run(scenario())
+
+
 def test_a_cursor_on_the_first_live_match_follows_that_match() -> None:
     """The live table is sorted by game, not newest first: the results' rule of staying on the
     first row moved Enter to a match the spectator never chose (found by a review)."""
