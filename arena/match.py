@@ -332,7 +332,9 @@ class _Match:
         self.config = state.config.to_dict()
 
     async def emit(self, kind: str, **data: Any) -> None:
-        await _tell(self.on_event, MatchEvent(kind, self.match_id, self.state.step_count, data, self.state))
+        pending = _tell(self.on_event, MatchEvent(kind, self.match_id, self.state.step_count, data, self.state))
+        if pending is not None:  # only then a coroutine step: emit runs at every step of every match
+            await pending
 
     def turn(self, seat: int) -> Turn:
         """What a seat is asked at this step. Made before the step's clock starts: the game's
@@ -612,12 +614,12 @@ async def play_match(
     return result
 
 
-async def _tell(on_event: EventHandler | None, event: MatchEvent) -> None:
-    """Hand ``event`` to the observer, if there is one, awaiting it when it answers with an awaitable."""
-    if on_event is not None:
-        pending = on_event(event)
-        if inspect.isawaitable(pending):
-            await pending
+def _tell(on_event: EventHandler | None, event: MatchEvent) -> Awaitable[Any] | None:
+    """Hand ``event`` to the observer, if there is one; what the caller must await, if it answered with an awaitable."""
+    if on_event is None:
+        return None
+    pending = on_event(event)
+    return pending if inspect.isawaitable(pending) else None
 
 
 def engine_fault(error: BaseException) -> str:
@@ -682,7 +684,9 @@ async def _unplayable(
         started_at=now,
         ended_at=now,
     )
-    await _tell(on_event, MatchEvent("end", result.match_id, 0, {"result": result}, None))
+    pending = _tell(on_event, MatchEvent("end", result.match_id, 0, {"result": result}, None))
+    if pending is not None:
+        await pending
     for seat in seats:
         await seat.end(result.summary())
     return result

@@ -188,12 +188,10 @@ class WatchApp(App[None]):
         matches heard live, so the list grew shorter (found by a QA helper)."""
         self._read_stored(game, None)
 
-    def ask_older(self) -> bool:
-        """Read the page of stored matches before the oldest listed; False while a page is still to come."""
-        if self.stored_asking is not None:
-            return False
+    def ask_older(self) -> None:
+        """Read the page of stored matches before the oldest listed (once ``stored_asking`` is None:
+        before that, the list may be another game's)."""
         self._read_stored(self.stored_game, self.lobby.stored[-1].match if self.lobby.stored else None)
-        return True
 
     def _read_stored(self, game: str | None, before: str | None) -> None:
         if self.fetch_stored and self.url is not None:
@@ -742,7 +740,7 @@ class MatchScreen(_MatchLike):
         # narrow, the players and the moves share a third of the screen: the note (two rows there) left no move in view
         live = state.status == "live" and not state.over
         note = CLOCK_NOTE if live and not self.has_class("-narrow") else ""
-        clocks = state.clocks(app.clock()) if state.status == "live" and not state.over else None
+        clocks = state.clocks(app.clock()) if live else None
         panel = players_panel(state.players, clocks, app.palette, result=state.result, clock_note=note)
         self.query_one("#players", Static).update(panel)
 
