@@ -177,6 +177,11 @@ async def _kuhn_ended(app: WatchApp, pilot: Pilot[Any]) -> None:
     feed_match(app, "kuhn-poker")
 
 
+async def _kuhn_ended_light(app: WatchApp, pilot: Pilot[Any]) -> None:
+    feed_match(app, "kuhn-poker")
+    await pilot.press("d")
+
+
 async def _leaderboard_game(app: WatchApp, pilot: Pilot[Any]) -> None:
     app.push_screen(LeaderboardScreen("tic-tac-toe"))
     await settle(pilot)
@@ -209,6 +214,7 @@ SCREENS: dict[str, Callable[[WatchApp, Pilot[Any]], Awaitable[None]]] = {
     "match_tic_tac_toe_ended": _match_ttt_ended,
     "match_negotiation": _negotiation,
     "match_kuhn_poker_ended": _kuhn_ended,
+    "match_kuhn_poker_ended_light": _kuhn_ended_light,
     "leaderboard_game": _leaderboard_game,
     "leaderboard_overall": _leaderboard_overall,
     "replay": _replay,
