@@ -1192,7 +1192,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     for module, extra in (("torch", "train"), ("matplotlib", "report")):
         if importlib.util.find_spec(module) is None:
             raise UsageError(f"the nightly pipeline needs {module}: pip install 'selfplay-arena[{extra}]'")
-    from tournaments.nightly import NightlyError, load, parse_at, run_night, serve_nightly
+    from tournaments.nightly import NightlyError, load, night_process, parse_at, run_night, serve_nightly
 
     try:
         at = parse_at(args.at) if args.at is not None else None  # "" (an unset variable) ran one night and stopped
@@ -1200,8 +1200,6 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     except NightlyError as error:
         raise UsageError(str(error)) from None
     if at is not None:
-        import subprocess
-
         command = [sys.executable, "-m", "arena.cli", "nightly", args.file] + (["--db", args.db] if args.db else [])
         command += ["--json"] if args.json else []
         running = False
@@ -1209,7 +1207,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         def one_night() -> int:
             nonlocal running
             running = True  # until the night's process returns: an interrupt meanwhile stopped the night
-            status = subprocess.call(command)  # a fresh process a night: what a night loads ends with it
+            status = night_process(command)  # a fresh process a night: what a night loads ends with it
             running = False
             return status
 

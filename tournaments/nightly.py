@@ -36,6 +36,8 @@ import fcntl
 import json
 import os
 import re
+import signal
+import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -830,6 +832,27 @@ def next_run(now: dt.datetime, at: dt.time) -> dt.datetime:
     ahead, else tomorrow's."""
     today = now.replace(hour=at.hour, minute=at.minute, second=0, microsecond=0)
     return today if today > now else today + dt.timedelta(days=1)
+
+
+def night_process(command: Sequence[str]) -> int:
+    """Run one night's ``command`` in a child process; its exit status.
+
+    The child leads its own process group, so that a Ctrl-C at the terminal reaches this loop
+    alone. An interrupt here (Ctrl-C, or SIGTERM and SIGHUP as the CLI takes them) is passed
+    on as one SIGTERM, and the night is waited for while it stops in order; a second interrupt
+    kills it. ``subprocess.call`` gave the night a quarter of a second, then killed it, and a
+    SIGTERM to the loop never reached it."""
+    night = subprocess.Popen(list(command), start_new_session=True)
+    try:
+        return night.wait()
+    except KeyboardInterrupt:
+        night.send_signal(signal.SIGTERM)
+        try:
+            night.wait()
+        except KeyboardInterrupt:
+            night.kill()
+            night.wait()
+        raise
 
 
 def serve_nightly(

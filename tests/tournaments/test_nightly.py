@@ -6,8 +6,13 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -381,7 +386,7 @@ def test_ctrl_c_of_a_nightly_loop_says_whether_a_night_was_under_way(
 
     def serve(run: Any, at: Any, log: Any) -> None:
         if when == "during a night":
-            monkeypatch.setattr("subprocess.call", lambda command: (_ for _ in ()).throw(KeyboardInterrupt))
+            monkeypatch.setattr(nightly, "night_process", lambda command: (_ for _ in ()).throw(KeyboardInterrupt))
             run()
         raise KeyboardInterrupt
 
@@ -395,6 +400,55 @@ def test_ctrl_c_of_a_nightly_loop_says_whether_a_night_was_under_way(
         assert said == "arena: interrupted while waiting for the next night\n"
     else:
         assert said.startswith("arena: interrupted; what the night finished is kept")
+
+
+NIGHT = """
+import pathlib, signal, sys, time
+said = pathlib.Path(sys.argv[1])
+def stop(signum, frame):
+    said.write_text(said.read_text() + " " + signal.Signals(signum).name)
+    time.sleep(1.0)  # a night winding down: its tournament's matches voided, its record written
+    said.write_text(said.read_text() + " stopped")
+    sys.exit(130)
+signal.signal(signal.SIGINT, stop)
+signal.signal(signal.SIGTERM, stop)
+said.write_text("ready")
+time.sleep(60)
+"""
+
+LOOP = """
+import signal, sys
+from tournaments.nightly import night_process
+def interrupt(signum, frame):
+    raise KeyboardInterrupt  # as the CLI takes SIGTERM
+signal.signal(signal.SIGTERM, interrupt)
+try:
+    night_process([sys.executable, "-c", sys.argv[1], sys.argv[2]])
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM to the loop", "Ctrl-C at its terminal"])
+def test_a_stopped_nightly_loop_lets_the_night_stop_in_order(tmp_path: Path, stop: str) -> None:
+    """The night was given a quarter of a second and killed, and a SIGTERM to the loop never
+    reached it: the loop's own interrupt is passed on once, and the night waited for."""
+    said = tmp_path / "said"
+    root = Path(tournaments.__file__).resolve().parents[1]
+    loop = subprocess.Popen([sys.executable, "-c", LOOP, NIGHT, str(said)], cwd=root, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (said.exists() and said.read_text() == "ready"):
+            assert time.monotonic() < deadline and loop.poll() is None, "the night never started"
+            time.sleep(0.05)
+        if stop == "SIGTERM to the loop":
+            loop.send_signal(signal.SIGTERM)
+        else:  # a terminal's Ctrl-C goes to its whole foreground process group
+            os.killpg(loop.pid, signal.SIGINT)
+        assert loop.wait(timeout=30) == 130
+    finally:
+        loop.kill()
+    assert said.read_text() == "ready SIGTERM stopped"
 
 
 def test_the_shipped_nightly_file_is_valid(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
