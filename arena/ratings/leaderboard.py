@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -133,7 +134,7 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
     records = {row["bot"]: dict(row) for row in rows}
     errors = store.conn.execute(
         f"""SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
-                  SUM(t.cost) AS cost, CAST(TOTAL(t.tokens_in) AS INTEGER) AS tokens_in,
+                  SUM(t.cost) AS cost, COUNT(t.cost) AS costs_given, CAST(TOTAL(t.tokens_in) AS INTEGER) AS tokens_in,
                   CAST(TOTAL(t.tokens_out) AS INTEGER) AS tokens_out
            FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
            JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND {_counted("m")}
@@ -142,8 +143,13 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
     )
     # TOTAL sums in floating point, which no stored count can overflow (SUM raised "integer
     # overflow" for good once two turns' counts passed 2**63, and every leaderboard of the game failed)
+    # Costs of +inf and -inf (any unit, stored as given) add up to NaN, which SQLite's SUM gives
+    # as null: the bot's cost is then not a number, not the 0 of a bot that gave none
     for row in errors:
-        records.setdefault(row["bot"], {}).update({k: row[k] or 0 for k in row.keys() if k != "bot"})  # noqa: SIM118
+        record = records.setdefault(row["bot"], {})
+        record.update({k: row[k] or 0 for k in row.keys() if k not in ("bot", "costs_given")})  # noqa: SIM118
+        if row["cost"] is None and row["costs_given"]:
+            record["cost"] = math.nan
     return records
 
 

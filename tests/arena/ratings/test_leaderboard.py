@@ -4,6 +4,7 @@ transaction, duplicate groups for cooperative games, `arena ratings` and `arena 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -414,6 +415,29 @@ def test_costs_and_tokens_add_up_per_bot_in_the_leaderboard(
     )
     assert (llm["tokens_in"], llm["tokens_out"], llm["format_errors"]) == (350, 35, 1)
     assert rows["rock"]["cost"] == 0 and rows["rock"]["cost_per_win"] == 0
+
+
+def test_costs_that_add_up_to_no_number_are_not_shown_as_none_spent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], match_record: Callable[..., MatchResult]
+) -> None:
+    """Costs are stored as given: +inf and -inf summed to NaN, which SQLite gives as null, and
+    the bot's cost read 0, as if it had spent nothing."""
+    from arena.match import TurnRecord
+
+    store = Store(tmp_path / "arena.db")
+    turns = [
+        TurnRecord(seat=0, step=step, attempt=0, observation="", legal_actions=None, action="a1", accepted=True, cost=cost)
+        for step, cost in ((0, math.inf), (2, -math.inf))
+    ]
+    store.finish_match(replace(match_record("tic-tac-toe", ["llm", "rock"], [1.0, -1.0]), turns=turns))
+    store.close()
+    assert main(["ratings", "--db", str(tmp_path / "arena.db"), "--game", "tic-tac-toe", "--json", "--resamples", "10"]) == 0
+    rows = {row["bot"]: row for row in json.loads(capsys.readouterr().out)["tic-tac-toe"]}
+    assert rows["llm"]["cost"] is None and rows["llm"]["cost_per_match"] is None and rows["llm"]["cost_per_win"] is None
+    assert rows["rock"]["cost"] == 0  # no cost given: none spent
+    assert main(["ratings", "--db", str(tmp_path / "arena.db"), "--game", "tic-tac-toe", "--resamples", "10"]) == 0
+    rows = {line.split()[1]: line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("1 ")}
+    assert rows["llm"][-1] == "nan" and rows["rock"][-1] == "0"  # the cost/match column
 
 
 def test_token_counts_stored_past_what_sqlite_sums_still_give_a_leaderboard(
