@@ -96,7 +96,11 @@ def no_arguments(verb: str, args: Sequence[str]) -> None:
 
 
 def whole_number(text: str) -> int | None:
-    """An amount in plain ASCII digits, not too many for one; else None."""
+    """An amount in plain ASCII digits; None when ``text`` is no such number. One of more
+    digits than any amount has is said as such: it got the grammar's message, as if the
+    number were not one."""
+    if text.isascii() and text.isdecimal() and len(text) > MAX_DIGITS:
+        raise IllegalAction(f"{text[:12]}... has {len(text)} digits; an amount has at most {MAX_DIGITS} (up to {MAX_AMOUNT:,})")
     return read_number(text, MAX_DIGITS) if text.isascii() else None
 
 

@@ -11,6 +11,7 @@ import games
 from games.api import ConfigError, IllegalAction
 from games.bargaining import (
     MAX_AMOUNT,
+    MAX_DIGITS,
     TRANSCRIPT_HEADER,
     AlternatingOffers,
     Said,
@@ -77,11 +78,28 @@ def test_a_bare_verb_with_words_after_it_asks_for_a_colon() -> None:
         (["1", "2", "3"], 2, None),
         (["1", "-2"], 2, None),
         (["²"], 1, None),
-        (["9" * 5000], 1, None),
+        (["9" * MAX_DIGITS], 1, (MAX_AMOUNT,)),
     ],
 )
 def test_whole_numbers_wants_exactly_count_ascii_digits(args: list[str], count: int, expected: tuple[int, ...] | None) -> None:
     assert whole_numbers(args, count) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "action"),
+    [
+        ("buyer-seller", "offer {n}"),
+        ("item-negotiation", "propose {n} 0 0"),
+        ("item-negotiation", "propose books={n} hats=0 balls=0"),
+        ("iterated-ultimatum", "offer {n}"),
+    ],
+)
+def test_an_amount_of_too_many_digits_is_said_as_such(name: str, action: str) -> None:
+    """An offer of 20 digits got the grammar's message, as if it held no number."""
+    state = games.get(name).new({})
+    for digits in (MAX_DIGITS + 1, 5000):
+        with pytest.raises(IllegalAction, match=f"has {digits} digits; an amount has at most {MAX_DIGITS} "):
+            state.validate(state.to_move()[0], action.format(n="9" * digits))
 
 
 def test_named_numbers_orders_by_name_and_explains_mistakes() -> None:
