@@ -91,6 +91,9 @@ BOARD_WAIT_S = 8.0
 (``computing``, with ``retry_after``): the computation goes on, and its board is kept. A big
 store's board takes longer than the 10 s websockets gives an HTTP answer, which it then
 dropped with an empty reply, and a spectator's later messages waited behind it."""
+BOARDS_ASKED = 4
+"""How many leaderboard requests of one spectator may wait while another is answered; past
+them one is refused (``computing``), as the rate limit alone would let thousands wait."""
 BOARD_DUTY = 0.1
 BOARD_AGAIN_S = 1.0
 """A computed leaderboard is served again until a match of its game ends on this server, or
@@ -1869,31 +1872,52 @@ class ArenaServer:
         connection, outgoing, direct = self._connection(ws, binary=False)
         watcher = Watcher(connection, direct.drained, self._client_address(ws))
         self.watchers.add(watcher)
+        # A leaderboard may take seconds to compute (BOARD_WAIT_S): its requests are answered in
+        # their own order, by a task of their own, so that the spectator's later messages (a
+        # match to watch) are not held behind one
+        boards, board_requests = trio.open_memory_channel[Mapping[str, Any]](BOARDS_ASKED)
         try:
             watcher.send("lobby", **self._lobby_fields(watcher.game))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, ws, connection, outgoing, direct)
+                nursery.start_soon(self._answer_boards, watcher, board_requests)
                 async for msg in self._frames(ws, _Intake(self.limits, self.metrics, connection, watcher.send)):
+                    if msg.get("t") != "leaderboard":
+                        await self._answer_watcher(watcher, msg)
+                        continue
                     try:
-                        await self._watch_message(watcher, msg)
-                    except p.ProtocolError as error:
+                        boards.send_nowait(msg)
+                    except trio.WouldBlock:
                         self.metrics.errors += 1
-                        later = {} if error.retry_after is None else {"retry_after": error.retry_after}
-                        watcher.send("error", code=error.code, message=error.message, ref=_ref(msg), **later)
-                    except (StoreError, sqlite3.Error) as error:  # as HTTP's 503: the spectator stays, and may ask again
-                        log.warning("spectator's %s: the store cannot be read: %s", _ref(msg), error)
-                        self.metrics.errors += 1
-                        message = self._told(f"the store cannot be read: {error}")
-                        watcher.send("error", code=p.STORE_UNAVAILABLE, message=message, ref=_ref(msg))
-                    except Exception as error:  # a bug of ours, as for a bot's message: told, logged, the spectator stays
-                        log.exception("spectator's %r failed", _ref(msg))
-                        self.metrics.errors += 1
-                        message = f"this message could not be handled: {error}"
-                        watcher.send("error", code=p.BAD_MESSAGE, message=message, ref=_ref(msg))
+                        later = f"{BOARDS_ASKED + 1} leaderboards asked are still to be answered; ask again in {BOARD_WAIT_S:g} s"
+                        watcher.send("error", code=p.COMPUTING, message=later, retry_after=BOARD_WAIT_S, ref=_ref(msg))
                 if connection.closing is None:
                     nursery.cancel_scope.cancel()
         finally:
             self.watchers.discard(watcher)
+
+    async def _answer_boards(self, watcher: Watcher, requests: trio.MemoryReceiveChannel[Mapping[str, Any]]) -> None:
+        async for msg in requests:
+            await self._answer_watcher(watcher, msg)
+
+    async def _answer_watcher(self, watcher: Watcher, msg: Mapping[str, Any]) -> None:
+        """Handle one spectator message; what goes wrong is told to the spectator, which stays."""
+        try:
+            await self._watch_message(watcher, msg)
+        except p.ProtocolError as error:
+            self.metrics.errors += 1
+            later = {} if error.retry_after is None else {"retry_after": error.retry_after}
+            watcher.send("error", code=error.code, message=error.message, ref=_ref(msg), **later)
+        except (StoreError, sqlite3.Error) as error:  # as HTTP's 503: the spectator stays, and may ask again
+            log.warning("spectator's %s: the store cannot be read: %s", _ref(msg), error)
+            self.metrics.errors += 1
+            message = self._told(f"the store cannot be read: {error}")
+            watcher.send("error", code=p.STORE_UNAVAILABLE, message=message, ref=_ref(msg))
+        except Exception as error:  # a bug of ours, as for a bot's message: told, logged, the spectator stays
+            log.exception("spectator's %r failed", _ref(msg))
+            self.metrics.errors += 1
+            message = f"this message could not be handled: {error}"
+            watcher.send("error", code=p.BAD_MESSAGE, message=message, ref=_ref(msg))
 
     async def _watch_message(self, watcher: Watcher, msg: Mapping[str, Any]) -> None:
         kind = p.check(msg, p.WATCH_MESSAGES)

@@ -1911,6 +1911,41 @@ async def test_a_board_slower_than_the_wait_is_asked_for_again_and_others_are_se
 
 
 @pytest.mark.trio
+async def test_a_spectator_s_later_messages_are_not_held_behind_a_board_being_computed(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spectator's messages were answered in order: the match it asked to watch, and its
+    pings, waited up to 8 s behind a big store's board (found by a QA helper)."""
+    import time
+
+    import arena.server as server_module
+
+    compute = server_module.leaderboard
+
+    def slow(store: Store, game: str | None) -> dict[str, Any]:
+        time.sleep(0.5)
+        return compute(store, game)
+
+    match_id = (await play_fixed_match(arena, True, ("w-a", "w-b")))["id"]
+    monkeypatch.setattr(server_module, "leaderboard", slow)
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.expect("lobby")
+        asked = ["kuhn-poker", "nim", "tic-tac-toe", None, "pig"]  # one answered, and four that wait their turn
+        for game in [*asked, "goofspiel"]:  # and one more
+            await watcher.send("leaderboard", **({} if game is None else {"game": game}))
+        refused = await watcher.expect("error", timeout=0.5)
+        assert refused["code"] == p.COMPUTING and refused["ref"] == "leaderboard" and refused["retry_after"] > 0
+        assert refused["message"].startswith("5 leaderboards asked are still to be answered")
+        await watcher.send("watch", match=match_id)
+        await watcher.send("ping")
+        assert (await watcher.expect("snapshot", timeout=0.5))["match"] == match_id
+        await watcher.expect("pong", timeout=0.5)
+        answered = [(await watcher.expect("leaderboard", timeout=30)).get("game") for _ in asked]
+        assert answered == asked  # in the order asked
+
+
+@pytest.mark.trio
 async def test_the_leaderboard_of_a_game_neither_installed_nor_stored_is_an_unknown_game(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
