@@ -63,6 +63,12 @@ def _holds_part_of_a_model(folder: Path) -> bool:
     return isinstance(config, dict) and ("model_type" in config or "architectures" in config)
 
 
+def cannot_load(path: str | Path) -> str | None:
+    """Why the folder holds no model that writes replies, found without importing torch; None
+    when it looks like one."""
+    return not_a_model_folder(path) if not is_model_folder(path) else not_causal(path)
+
+
 def not_a_model_folder(path: str | Path) -> str:
     """Why ``path`` cannot be loaded, and where a model might be instead."""
     folder = Path(path)

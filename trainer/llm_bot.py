@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from arena.seats import Move, Turn
 from bots.base import Bot
 from bots.registry import BotSpecError
+from trainer.checkpoints import cannot_load
 from trainer.device import check_device as check_torch_device
 
 if TYPE_CHECKING:
@@ -103,11 +104,12 @@ class LLMBot(Bot):
         check_settings(temperature, max_new_tokens, score_limit)
         # Keys of numpy's generators must be non-negative.
         self.seed = seed % 2**64
+        folder = Path(model).expanduser().resolve()
+        if (problem := cannot_load(folder)) is not None:  # said before torch is imported, which takes seconds
+            raise BotSpecError(f"bot 'llm': cannot load model {model!r}: {problem}")
         check_device(device)
         try:
-            self.policy, self.batcher = shared_policy(
-                Path(model).expanduser().resolve(), device, temperature, max_new_tokens, score_limit
-            )
+            self.policy, self.batcher = shared_policy(folder, device, temperature, max_new_tokens, score_limit)
         except (OSError, ValueError) as error:  # no such folder, or not a model
             raise BotSpecError(f"bot 'llm': cannot load model {model!r}: {error}") from None
 

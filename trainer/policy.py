@@ -41,7 +41,7 @@ from transformers.utils import logging as hf_logging
 
 from bots.parsing import extract_action
 from bots.prompts import Prompt
-from trainer.checkpoints import is_model_folder, not_a_model_folder, not_causal, save_model_folder
+from trainer.checkpoints import cannot_load, is_model_folder, save_model_folder
 
 hf_logging.disable_progress_bar()
 
@@ -177,10 +177,8 @@ class Policy:
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}; choose {', '.join(DTYPES)}")
         folder = Path(path)
-        if not is_model_folder(folder):
-            raise FileNotFoundError(not_a_model_folder(folder))
-        if (problem := not_causal(folder)) is not None:
-            raise ValueError(problem)
+        if (problem := cannot_load(folder)) is not None:
+            raise (ValueError if is_model_folder(folder) else FileNotFoundError)(problem)
         # a save or a download cut short: neither error is an OSError, nor says which file it read
         try:
             tokenizer = AutoTokenizer.from_pretrained(folder)

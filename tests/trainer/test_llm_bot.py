@@ -154,6 +154,21 @@ def test_a_model_that_cannot_write_replies_is_a_spec_error(
         make_bot(f"llm:model={folder}", "tic-tac-toe")
 
 
+def test_a_bot_spec_naming_no_model_fails_without_importing_torch(tmp_path: Path) -> None:
+    """Importing torch came first, and a mistyped folder took seconds to be told."""
+    script = (
+        "import sys; from bots.registry import BotSpecError, make_bot\n"
+        "try:\n"
+        f"    make_bot('llm:model={tmp_path / 'missing'}', 'tic-tac-toe')\n"
+        "except BotSpecError as error:\n"
+        "    print(error)\n"
+        "assert 'torch' not in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("bot 'llm': cannot load model ") and "(no such folder)" in done.stdout
+
+
 def test_listing_bots_finds_llm_without_importing_torch() -> None:
     script = (
         "import sys; from bots.registry import all_bots, get; "
