@@ -302,8 +302,9 @@ class RemoteSeat:
         )
         try:
             while True:
-                if self.match_id in session.resigned:  # before a move that came with it, or after it
-                    raise resignation(self.name, session.resigned[self.match_id])
+                resigned = session.resigned.get(self.match_id)
+                if resigned is not None and resigned[0] == self.seat:  # before a move that came with it, or after it
+                    raise resignation(self.name, resigned[1])
                 if slot.move is not None:
                     return slot.move
                 if session.connected:

@@ -1373,11 +1373,11 @@ class ArenaServer:
         if match_id not in session.matches:
             raise p.ProtocolError(p.NOT_YOUR_MATCH, f"{session.bot} does not play match {match_id}")
         session.resign(match_id, short_detail(msg.get("detail", "")))
-        seats = session.matches[match_id]
         live = self.live.get(match_id)
-        if live is not None and not any((match_id, seat) in session.slots for seat in seats):
+        if live is not None and not any((match_id, seat) in session.slots for seat in session.matches[match_id]):
             # no turn of its own is open to take it: the match would wait for the others' moves first
-            live.forfeits.give_up(seats[0], resignation(session.bot, session.resigned[match_id]))
+            seat, cause = session.resigned[match_id]
+            live.forfeits.give_up(seat, resignation(session.bot, cause))
 
     # ---- admin ---------------------------------------------------------------------------
 
@@ -1783,7 +1783,9 @@ class ArenaServer:
 
     def _release(self, live: LiveMatch) -> None:
         """Free the match's seats; also for a reserved match that never started, which a
-        shutdown waiting for the live matches to end must hear of as well."""
+        shutdown waiting for the live matches to end must hear of as well. Seats freed may
+        complete waiting tables: a pass that ran while a ``create_match`` held a bot's last
+        seat, and found the key's match existed, left its seek waiting (found by a QA helper)."""
         self._opened(live)  # or never will be
         self.live.pop(live.id, None)
         live.ended.set()
@@ -1796,13 +1798,13 @@ class ArenaServer:
                 self._forget_if_idle(session)
         if not self.live:
             self._all_ended.set()
+        self._broadcast_lobby()
+        self._pair_soon()
 
     def _finish(self, live: LiveMatch) -> None:
         self._release(live)
         for watcher in self.watchers:
             watcher.watching.discard(live.id)
-        self._broadcast_lobby()
-        self._pair_soon()  # seats freed by this match may complete waiting tables
 
     def _remember(self, ended: Ended) -> None:
         """Keep an ended match for the lobby, and log it: the operator's one line per match."""

@@ -106,7 +106,7 @@ class BotSession:
     matches: dict[str, list[int]] = field(default_factory=dict)  # match id -> this bot's seats
     slots: dict[tuple[str, int], MoveSlot] = field(default_factory=dict)
     outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
-    resigned: dict[str, str] = field(default_factory=dict)  # match id -> the bot's stated cause
+    resigned: dict[str, tuple[int, str]] = field(default_factory=dict)  # match id -> the seat that forfeits, the bot's cause
     acks: bool = True  # whether this bot is told of what succeeded (move_ack, seeking); its hello says
     max_matches: int | None = None  # its own limit on matches at once, below the server's; its hello says
 
@@ -217,5 +217,11 @@ class BotSession:
                 self.send("turn", **slot.fresh_fields())
 
     def resign(self, match_id: str, detail: str = "") -> None:
-        self.resigned.setdefault(match_id, detail)  # a second resign does not rewrite the first one's account
+        """The bot gives up ``match_id``: its first seat with a turn open forfeits, else its first
+        seat. Chosen here, once: a bot asked at two seats of one simultaneous step (playing
+        itself) forfeited at both, and two seats failing at once voided the match (found by a
+        QA helper). A second resign rewrites neither the seat nor the first one's account."""
+        seats = self.matches.get(match_id, [0])
+        asked = [seat for seat in seats if (match_id, seat) in self.slots]
+        self.resigned.setdefault(match_id, (min(asked or seats), detail))
         self._wake()

@@ -577,6 +577,41 @@ async def test_a_bot_that_plays_one_match_at_a_time_is_paired_and_challenged_as_
 
 
 @pytest.mark.trio
+async def test_a_seat_freed_by_a_match_that_never_started_pairs_the_seeks_waiting_for_it(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seek that came while a create_match held a bot's last seat was left waiting once the
+    match did not start (its key's match existed, or the store failed): only a match's end
+    paired again (found by a QA helper)."""
+    import threading
+
+    opened = Store.open_match
+    recorded = threading.Event()
+
+    def held(store: Store, row: dict[str, Any]) -> str | None:
+        if row["game"] == "tic-tac-toe":  # the admin's match: its record waits until the seek is in
+            recorded.wait(10)
+            raise sqlite3.OperationalError("database or disk is full")
+        return opened(store, row)
+
+    monkeypatch.setattr(Store, "open_match", held)
+    async with arena.bot("busy", max_matches=1) as busy, arena.bot("idle") as idle, arena.bot("third"), arena.admin() as admin:
+        await busy.send("seek", games=["nim"])
+        await busy.expect("seeking")
+        await admin.send("create_match", bots=["busy", "third"], game="tic-tac-toe")
+        while not arena.server.sessions["busy"].matches:  # its one seat reserved
+            await trio.sleep(0.01)
+        await idle.send("seek", games=["nim"])
+        await idle.expect("seeking")
+        await trio.testing.wait_all_tasks_blocked()
+        assert arena.server.lobby.waiting_of("idle") == 1  # no room for busy: the pass left both waiting
+        recorded.set()
+        assert (await admin.expect("error"))["code"] == p.STORE_UNAVAILABLE
+        started = await busy.expect("match_start", timeout=5)
+        assert started["game"] == "nim" and (await idle.expect("match_start", timeout=5))["match"] == started["match"]
+
+
+@pytest.mark.trio
 async def test_a_hello_asking_for_no_match_at_all_is_refused(arena: Arena) -> None:
     token = await arena.register("none")
     async with arena.socket() as ws:
@@ -1064,6 +1099,20 @@ async def test_a_resignation_off_its_turn_ends_the_match_at_once(arena: Arena) -
     assert late["code"] == p.NOT_YOUR_MATCH
     record = Store(arena.db, read_only=True).match(match)
     assert record is not None and record["reason"] == "resign" and [t["seat"] for t in record["turns"]] == [0]
+
+
+@pytest.mark.trio
+async def test_a_bot_playing_itself_resigns_one_seat_of_a_simultaneous_step(arena: Arena) -> None:
+    """Asked at both seats at once, its resign forfeited both, and two seats failing at once
+    voided the match (found by a QA helper)."""
+    async with arena.bot("mirror") as mirror:
+        for _ in range(2):
+            await mirror.send("seek", games=["iterated-rock-paper-scissors"], self_play=True)
+        turns = [await mirror.expect("turn"), await mirror.expect("turn")]
+        assert sorted(turn["seat"] for turn in turns) == [0, 1]
+        await mirror.send("resign", match=turns[0]["match"], detail="bye")
+        ends = [await mirror.expect("match_end"), await mirror.expect("match_end")]
+    assert [(end["status"], end["reason"], end["forfeit_seat"]) for end in ends] == [("finished", "resign", 0)] * 2
 
 
 @pytest.mark.trio
