@@ -1882,7 +1882,8 @@ class ArenaServer:
             watcher.send("lobby", **self._lobby_fields(watcher.game))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._pump, ws, connection, outgoing, direct)
-                nursery.start_soon(self._answer_boards, watcher, board_requests)
+                answering = trio.CancelScope()
+                nursery.start_soon(self._answer_boards, watcher, board_requests, answering)
                 async for msg in self._frames(ws, _Intake(self.limits, self.metrics, connection, watcher.send)):
                     if msg.get("t") != "leaderboard":
                         await self._answer_watcher(watcher, msg)
@@ -1893,14 +1894,21 @@ class ArenaServer:
                         self.metrics.errors += 1
                         later = f"{BOARDS_ASKED + 1} leaderboards asked are still to be answered; ask again in {BOARD_WAIT_S:g} s"
                         watcher.send("error", code=p.COMPUTING, message=later, retry_after=BOARD_WAIT_S, ref=_ref(msg))
+                answering.cancel()  # no board is owed to a connection that is done, whoever closed it
                 if connection.closing is None:
                     nursery.cancel_scope.cancel()
         finally:
             self.watchers.discard(watcher)
 
-    async def _answer_boards(self, watcher: Watcher, requests: trio.MemoryReceiveChannel[Mapping[str, Any]]) -> None:
-        async for msg in requests:
-            await self._answer_watcher(watcher, msg)
+    async def _answer_boards(
+        self, watcher: Watcher, requests: trio.MemoryReceiveChannel[Mapping[str, Any]], scope: trio.CancelScope
+    ) -> None:
+        """Answer the spectator's leaderboard requests in turn, until ``scope`` is cancelled: a
+        connection the server closed (a wrong admin token, undecodable frames) kept this task,
+        and with it the connection's place among the spectators, for ever (found by a QA helper)."""
+        with scope:
+            async for msg in requests:
+                await self._answer_watcher(watcher, msg)
 
     async def _answer_watcher(self, watcher: Watcher, msg: Mapping[str, Any]) -> None:
         """Handle one spectator message; what goes wrong is told to the spectator, which stays."""

@@ -1995,6 +1995,23 @@ async def test_a_spectator_s_later_messages_are_not_held_behind_a_board_being_co
 
 
 @pytest.mark.trio
+async def test_a_spectator_the_server_closes_leaves_no_trace(arena: Arena) -> None:
+    """Closed by the server (a wrong admin token), a spectator kept its place, and enough of
+    them refused every other spectator (found by a QA helper)."""
+    async with arena.socket("/watch") as ws:
+        watcher = Client(ws, binary=False)
+        await watcher.send("admin", token="not-the-token")
+        assert (await watcher.expect("error"))["code"] == p.NOT_ADMIN
+        with pytest.raises(ConnectionClosed):
+            await watcher.receive()
+    with trio.fail_after(5):
+        while arena.server.watchers:
+            await trio.sleep(0.01)
+    status, metrics = await http_get(arena.url, "/metrics")
+    assert status == 200 and metrics["spectators"] == 0
+
+
+@pytest.mark.trio
 async def test_the_leaderboard_of_a_game_neither_installed_nor_stored_is_an_unknown_game(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
 ) -> None:
