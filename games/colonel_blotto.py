@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from games.api import ConfigError, GameSpec, IllegalAction, Observation, read_number
@@ -53,7 +53,7 @@ def example_split(troops: int, fields: int) -> Allocation:
     return tuple(share + (f < extra) for f in range(fields))
 
 
-@cache
+@lru_cache(maxsize=32)
 def all_allocations(troops: int, fields: int) -> tuple[str, ...]:
     """Every allocation, in lexicographic order of the troops per field."""
 
@@ -119,7 +119,7 @@ class ColonelBlottoConfig(IteratedConfig):
         return all_allocations(self.troops, self.fields)
 
 
-@cache
+@lru_cache(maxsize=32)
 def allocation_choices(troops: int, fields: int, listed: bool) -> Choices:
     """The listed allocations (none when there are too many to list) and how to write one,
     built once per game size rather than once per match."""

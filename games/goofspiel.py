@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from games import render
@@ -51,7 +51,7 @@ ACTION_OF: tuple[str, ...] = tuple(f"bid {card}" for card in range(MAX_CARDS + 1
 _CARD_OF = {action: card for card, action in enumerate(ACTION_OF) if card}
 
 
-@cache
+@lru_cache(maxsize=1 << 13)  # every hand of the default 13 cards; a 52-card match meets ~100 new ones
 def bids_in(hand: int) -> tuple[str, ...]:
     """The legal bids of a hand given as a bit mask (bit n set: card n held), lowest first."""
     return tuple(ACTION_OF[card] for card in range(1, hand.bit_length()) if hand >> card & 1)

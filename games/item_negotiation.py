@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from games import render
@@ -79,7 +79,7 @@ class ItemNegotiationConfig(AlternatingOffersConfig):
         return (0.0, float(self.total_value))
 
 
-@cache
+@lru_cache(maxsize=256)
 def value_vectors(counts: tuple[int, ...], total: int) -> tuple[tuple[int, ...], ...]:
     """Every vector of non-negative whole values per item type that makes the pool worth ``total``."""
     found: list[tuple[int, ...]] = []

@@ -60,7 +60,7 @@ class Choices:
     hint: str
 
     @classmethod
-    @functools.cache
+    @functools.lru_cache(maxsize=256)  # a coordination game's options are the config's: any words
     def words(cls, moves: tuple[str, ...]) -> Choices:
         """Named moves; any unambiguous prefix is accepted too ('c' for cooperate)."""
         aliases: dict[str, str] = {}
@@ -73,7 +73,7 @@ class Choices:
         return cls(moves, aliases, or_list(moves))
 
     @classmethod
-    @functools.cache
+    @functools.lru_cache(maxsize=64)
     def numbered(cls, verb: str, low: int, high: int) -> Choices:
         """'<verb> <n>' for n from low to high; the bare number is accepted too."""
         actions = tuple(f"{verb} {n}" for n in range(low, high + 1))
@@ -454,13 +454,14 @@ class MatrixConfig(IteratedConfig):
         return (self.rounds * min(values), self.rounds * max(values))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)
 def _payoff_table(config: MatrixConfig) -> dict[tuple[str, str], tuple[float, float]]:
-    """A config's table, built once per distinct config (configs are frozen, so hashable)."""
+    """A config's table, built once while the config is among the recent ones (configs are
+    frozen, so hashable; clients choose them, so the cache is bounded)."""
     return config.table()
 
 
-@functools.cache
+@functools.lru_cache(maxsize=512)
 def _payoff_lines(config: MatrixConfig, seat: int) -> tuple[str, ...]:
     """The payoff table as ``seat`` reads it in every observation."""
     table = _payoff_table(config)

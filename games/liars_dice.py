@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 from games import render
 from games.api import ConfigError, Game, GameConfig, GameSpec, IllegalAction, Observation, View, read_number
@@ -62,18 +62,18 @@ class LiarsDiceConfig(GameConfig):
         return (*bids(self.players * self.dice, self.faces), LIAR)
 
 
-@cache
+@lru_cache(maxsize=64)
 def bids(total: int, faces: int) -> tuple[str, ...]:
     """Every bid with ``total`` dice in play, weakest first: by quantity, then by face."""
     return tuple(f"{quantity} {face}" for quantity in range(1, total + 1) for face in range(1, faces + 1))
 
 
-@cache
+@lru_cache(maxsize=64)
 def bid_index(total: int, faces: int) -> dict[str, int]:
     return {bid: i for i, bid in enumerate(bids(total, faces))}
 
 
-@cache
+@lru_cache(maxsize=1 << 12)
 def legal_after(total: int, faces: int, index: int) -> tuple[str, ...]:
     """The legal actions after the bid at ``index`` (-1: no bid yet): every stronger bid, then liar once a bid stands."""
     stronger = bids(total, faces)[index + 1 :]
