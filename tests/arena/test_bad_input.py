@@ -448,9 +448,9 @@ async def test_messages_that_waited_while_the_server_was_busy_are_not_taken_for_
     all at once afterwards, its messages were charged as one burst: refused, then closed 1008."""
     arena = await arena_factory(limits=Limits(rate=20, burst=5, strikes=3))
 
-    async def slow_leaderboard(game: str | None) -> dict[str, Any]:
+    async def slow_resolve(match_id: str) -> str:
         await trio.sleep(2)
-        return {"game": game, "variants": []}
+        return match_id
 
     async def answers(ws: ClientConnection, count: int) -> list[str]:
         """The kinds of the next ``count`` answers (the lobbies every spectator is sent aside)."""
@@ -461,13 +461,13 @@ async def test_messages_that_waited_while_the_server_was_busy_are_not_taken_for_
                 kinds += [] if kind == "lobby" else [kind]
         return kinds
 
-    monkeypatch.setattr(arena.server, "_leaderboard", slow_leaderboard)
+    monkeypatch.setattr(arena.server, "_resolve", slow_resolve)
     async with arena.socket("/watch") as ws:
-        await ws.send(p.encode(p.message("leaderboard"), True))
-        for _ in range(30):  # 15 a second, while the server is busy with the leaderboard
+        await ws.send(p.encode(p.message("watch", match="f00d"), True))
+        for _ in range(30):  # 15 a second, while the server is busy looking for the match
             await ws.send(p.encode(p.message("ping"), True))
             await trio.sleep(1 / 15)
-        assert await answers(ws, 31) == ["leaderboard"] + ["pong"] * 30
+        assert await answers(ws, 31) == ["error"] + ["pong"] * 30  # the match is unknown
     async with arena.socket("/watch") as ws:  # a flood is still a flood
         # the third refusal closes the connection, which a loaded machine may let the server
         # reach before the last pings are sent; what it answered before closing is still read

@@ -512,8 +512,8 @@ def test_the_plotting_commands_name_the_missing_matplotlib_in_one_line(
 @pytest.mark.parametrize(
     "command",
     [
-        "play nim --seat llm:model=ckpt --seat random",
-        "bot run llm:model=ckpt --token t --game nim",
+        "play nim --seat llm:model={tmp}/ckpt --seat random",
+        "bot run llm:model={tmp}/ckpt --token t --game nim",
         "train run {path}",
         "train init-model {tmp}/model",
     ],
@@ -524,6 +524,9 @@ def test_a_command_that_needs_torch_names_the_extra_in_one_line_when_it_is_missi
     """`pip install -e .` (README's first command) brings no torch: these stopped in a traceback."""
     path = tmp_path / "train.toml"
     path.write_text('name = "t"\nmodel = "m"\nout_dir = "run"\n[[games]]\nname = "nim"\n')
+    (tmp_path / "ckpt").mkdir()  # a model folder as save_pretrained leaves it: what a bot spec is told of first
+    for name, text in (("config.json", '{"model_type": "qwen2"}'), ("model.safetensors", ""), ("tokenizer.json", "{}")):
+        (tmp_path / "ckpt" / name).write_text(text)
     monkeypatch.setitem(sys.modules, "torch", None)  # what an install without it imports
     code, printed, err = run(capsys, *command.format(path=path, tmp=tmp_path).split())
     assert (code, printed) == (2, "") and err.count("\n") == 1
