@@ -100,7 +100,8 @@ def whole_number(text: str) -> int | None:
     digits than any amount has is said as such: it got the grammar's message, as if the
     number were not one."""
     if text.isascii() and text.isdecimal() and len(text) > MAX_DIGITS:
-        raise IllegalAction(f"{text[:12]}... has {len(text)} digits; an amount has at most {MAX_DIGITS} (up to {MAX_AMOUNT:,})")
+        shown = text if len(text) <= 12 else f"{text[:12]}..."
+        raise IllegalAction(f"{shown} has {len(text)} digits; an amount has at most {MAX_DIGITS} (up to {MAX_AMOUNT:,})")
     return read_number(text, MAX_DIGITS) if text.isascii() else None
 
 

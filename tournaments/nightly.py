@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import games
+from arena.protocol import dumps
 from arena.ratings.leaderboard import fixed
 from arena.store import FINISHED, Store, try_flock, valid_bot_name
 from arena.toml_file import read_toml
@@ -396,7 +397,8 @@ def _write_json(path: Path, data: Any) -> None:
     """Written whole or not at all: a crash never leaves half a pointer or record."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    # JSON that any reader takes: a cost that is no number (a leaderboard's) is null, not NaN
+    partial.write_text(dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(partial, path)
 
 
@@ -841,8 +843,12 @@ def night_process(command: Sequence[str]) -> int:
     alone. An interrupt here (Ctrl-C, or SIGTERM and SIGHUP as the CLI takes them) is passed
     on as one SIGTERM, and the night is waited for while it stops in order; a second interrupt
     kills it. ``subprocess.call`` gave the night a quarter of a second, then killed it, and a
-    SIGTERM to the loop never reached it."""
-    night = subprocess.Popen(list(command), start_new_session=True)
+    SIGTERM to the loop never reached it. The night gets Ctrl-C's default back, if the loop
+    runs without it (a script's background job): an arena command that ignores Ctrl-C takes a
+    SIGTERM as a kill, and no terminal's Ctrl-C reaches a process group of its own anyway."""
+    night = subprocess.Popen(
+        list(command), start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
     try:
         return night.wait()
     except KeyboardInterrupt:

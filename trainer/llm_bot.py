@@ -105,7 +105,11 @@ class LLMBot(Bot):
         # Keys of numpy's generators must be non-negative.
         self.seed = seed % 2**64
         folder = Path(model).expanduser().resolve()
-        if (problem := cannot_load(folder)) is not None:  # said before torch is imported, which takes seconds
+        # Said before torch is imported, which takes seconds. A model this process holds is not
+        # looked for again: a training run deletes old checkpoints, and a bot run playing one
+        # would have failed every match it started from then on.
+        loaded = any(key[0] == folder for key in _policies)
+        if not loaded and (problem := cannot_load(folder)) is not None:
             raise BotSpecError(f"bot 'llm': cannot load model {model!r}: {problem}")
         check_device(device)
         try:

@@ -272,9 +272,10 @@ class WatchApp(App[None]):
         """The lobby shows each player's TrueSkill mu, read from the game's leaderboard (the
         lobby itself does not carry ratings): a game's board is asked when the game is first
         seen, and again at most every RATINGS_EVERY_S while its results come. One request at
-        a time, and none while a watch or a replay waits: the server answers a spectator in
-        order, a board of a busy server can take seconds to compute, and a match opened
-        behind a few showed "loading…" for ten seconds (found by a QA helper)."""
+        a time, and none while a watch or a replay waits: a board of a busy server can take
+        seconds to compute, and a server of an earlier release answers a spectator's messages
+        in order, where a match opened behind a few boards showed "loading…" for ten seconds
+        (found by a QA helper). This server answers boards apart; one at a time spares it."""
         if self.rating_waiting or self.pending:
             return
         now = self.clock()

@@ -100,6 +100,8 @@ def test_an_amount_of_too_many_digits_is_said_as_such(name: str, action: str) ->
     for digits in (MAX_DIGITS + 1, 5000):
         with pytest.raises(IllegalAction, match=f"has {digits} digits; an amount has at most {MAX_DIGITS} "):
             state.validate(state.to_move()[0], action.format(n="9" * digits))
+    with pytest.raises(IllegalAction, match=r"^9999999999 has 10 digits"):  # shown whole when short
+        state.validate(state.to_move()[0], action.format(n="9" * 10))
 
 
 def test_named_numbers_orders_by_name_and_explains_mistakes() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -386,10 +387,11 @@ def test_ctrl_c_of_a_nightly_loop_says_whether_a_night_was_under_way(
 
     def serve(run: Any, at: Any, log: Any) -> None:
         if when == "during a night":
-            monkeypatch.setattr(nightly, "night_process", lambda command: (_ for _ in ()).throw(KeyboardInterrupt))
             run()
         raise KeyboardInterrupt
 
+    # before main, which imports it: set within serve, the real night ran, training and all
+    monkeypatch.setattr(nightly, "night_process", lambda command: (_ for _ in ()).throw(KeyboardInterrupt))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()
     shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
@@ -405,6 +407,9 @@ def test_ctrl_c_of_a_nightly_loop_says_whether_a_night_was_under_way(
 NIGHT = """
 import pathlib, signal, sys, time
 said = pathlib.Path(sys.argv[1])
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # an arena night then dies of a SIGTERM
+    said.write_text("ready, but Ctrl-C ignored")
+    time.sleep(60)
 def stop(signum, frame):
     said.write_text(said.read_text() + " " + signal.Signals(signum).name)
     time.sleep(1.0)  # a night winding down: its tournament's matches voided, its record written
@@ -429,19 +434,24 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.mark.parametrize("stop", ["SIGTERM to the loop", "Ctrl-C at its terminal"])
+@pytest.mark.parametrize("stop", ["SIGTERM to the loop", "Ctrl-C at its terminal", "SIGTERM to a background loop"])
 def test_a_stopped_nightly_loop_lets_the_night_stop_in_order(tmp_path: Path, stop: str) -> None:
     """The night was given a quarter of a second and killed, and a SIGTERM to the loop never
-    reached it: the loop's own interrupt is passed on once, and the night waited for."""
+    reached it: the loop's own interrupt is passed on once, and the night waited for. A loop
+    started in the background by a script (Ctrl-C ignored) gives its night Ctrl-C back: with
+    it ignored, an arena command takes SIGTERM as a kill."""
     said = tmp_path / "said"
     root = Path(tournaments.__file__).resolve().parents[1]
-    loop = subprocess.Popen([sys.executable, "-c", LOOP, NIGHT, str(said)], cwd=root, start_new_session=True)
+    background = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if stop == "SIGTERM to a background loop" else None
+    loop = subprocess.Popen(
+        [sys.executable, "-c", LOOP, NIGHT, str(said)], cwd=root, start_new_session=True, preexec_fn=background
+    )
     try:
         deadline = time.monotonic() + 30
         while not (said.exists() and said.read_text() == "ready"):
             assert time.monotonic() < deadline and loop.poll() is None, "the night never started"
             time.sleep(0.05)
-        if stop == "SIGTERM to the loop":
+        if stop != "Ctrl-C at its terminal":
             loop.send_signal(signal.SIGTERM)
         else:  # a terminal's Ctrl-C goes to its whole foreground process group
             os.killpg(loop.pid, signal.SIGINT)
@@ -449,6 +459,18 @@ def test_a_stopped_nightly_loop_lets_the_night_stop_in_order(tmp_path: Path, sto
     finally:
         loop.kill()
     assert said.read_text() == "ready SIGTERM stopped"
+
+
+def test_a_night_record_holding_a_cost_that_is_no_number_is_still_json(tmp_path: Path) -> None:
+    """A bot whose costs add to no number has a NaN cost in its leaderboard row: the night
+    record said NaN, which no JSON reader takes (found by a review)."""
+    from tournaments.nightly import _write_json
+
+    _write_json(tmp_path / "night.json", {"leaderboard": [{"bot": "llm", "cost": math.nan, "when": dt.date(2026, 12, 3)}]})
+    text = (tmp_path / "night.json").read_text(encoding="utf-8")
+    assert json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the record")) == {
+        "leaderboard": [{"bot": "llm", "cost": None, "when": "2026-12-03"}]
+    }
 
 
 def test_the_shipped_nightly_file_is_valid(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

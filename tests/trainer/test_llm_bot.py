@@ -169,6 +169,16 @@ def test_a_bot_spec_naming_no_model_fails_without_importing_torch(tmp_path: Path
     assert done.stdout.startswith("bot 'llm': cannot load model ") and "(no such folder)" in done.stdout
 
 
+def test_a_bot_of_a_model_loaded_already_is_made_after_its_folder_is_deleted(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """A training run deletes its older checkpoints: a bot run playing one failed every match
+    it started after, though the model was loaded in it (found by a review)."""
+    folder = tmp_path / "checkpoint-3"
+    shutil.copytree(tiny_model_dir, folder)
+    first = make_bot(f"llm:model={folder}", "tic-tac-toe")
+    shutil.rmtree(folder)
+    assert make_bot(f"llm:model={folder}", "tic-tac-toe", seed=1).policy is first.policy
+
+
 def test_listing_bots_finds_llm_without_importing_torch() -> None:
     script = (
         "import sys; from bots.registry import all_bots, get; "
