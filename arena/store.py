@@ -17,6 +17,7 @@ import functools
 import hashlib
 import hmac
 import json
+import logging
 import operator
 import os
 import queue
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     import outcome
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 LIVE, FINISHED, VOID = "live", "finished", "void"
 ADMIN_KEY = "admin_token_hash"
@@ -373,7 +376,16 @@ def serving_lock(path: Path) -> Iterator[None]:
             raise StoreError(
                 f"another arena server is serving {path}; stop it first, or serve this store with --read-only", "busy"
             )
-        yield
+        held = path.resolve()
+        _SERVED_HERE.add(held)
+        try:
+            yield
+        finally:
+            _SERVED_HERE.discard(held)
+
+
+_SERVED_HERE: set[Path] = set()
+"""The stores this process serves (``serving_lock``): its own lock is no other server's."""
 
 
 def is_served(path: Path) -> bool:
@@ -428,6 +440,14 @@ class Store:
             if version > len(MIGRATIONS):
                 raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
             if not self.read_only:
+                if 0 < version < len(MIGRATIONS) and self.path.resolve() not in _SERVED_HERE and is_served(self.path):
+                    # its server, of an older arena, would go on writing rows of its own schema
+                    # into the new one: miscounted matches, a bot's pages listing some twice
+                    raise StoreError(
+                        f"{self.path} is served by an arena server of an older release (schema version {version});"
+                        f" stop it before this arena upgrades the store to version {len(MIGRATIONS)}",
+                        "busy",
+                    )
                 # WAL only once the file is known to be ours: the journal mode is written into
                 # the file, so setting it first changed every file that was then refused
                 self.conn.execute("PRAGMA journal_mode=WAL")
@@ -500,6 +520,12 @@ class Store:
             version = self.schema_version()
             if version > len(MIGRATIONS):
                 raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
+            if 0 < version < len(MIGRATIONS):  # a big store takes a while, saying nothing: it seemed hung
+                log.warning(
+                    "upgrading the store %s from schema version %d to %d: an older arena cannot open it after;"
+                    " stopped midway, it is left as it was",
+                    self.path, version, len(MIGRATIONS),
+                )  # fmt: skip
             for step in MIGRATIONS[version:]:
                 step(self.db)
             self.conn.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS),))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -224,6 +225,34 @@ def older_store(db: Path, version: int) -> None:
         )
         conn.executemany("INSERT INTO seats (match_id, seat, bot) VALUES (?, ?, ?)", [(id, s, b) for s, b in enumerate(players)])
     conn.close()
+
+
+def test_a_store_an_older_server_serves_is_not_upgraded_under_it(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A command of a newer arena (a bot registered with --db) upgraded the store while a server
+    of the older one served it, which went on writing rows of its own schema: miscounted
+    matches, and a bot's pages listing some twice (found by a QA helper)."""
+    db = tmp_path / "arena.db"
+    older_store(db, READABLE_FROM)
+    hold = "import fcntl, sys, time; f = open(sys.argv[1], 'ab'); fcntl.flock(f, fcntl.LOCK_EX); print(flush=True); time.sleep(9)"
+    # an older server holds its lock as ours does: an flock on the store's file
+    served = subprocess.Popen([sys.executable, "-c", hold, str(db)], stdout=subprocess.PIPE)
+    try:
+        assert served.stdout is not None and served.stdout.readline() == b"\n"
+        with pytest.raises(
+            StoreError, match=r"served by an arena server of an older release .* stop it before this arena upgrades"
+        ):
+            Store(db)
+        assert Store(db, read_only=True).schema_version() == READABLE_FROM  # reading it is fine
+    finally:
+        served.kill()
+        served.wait()
+    with caplog.at_level(logging.WARNING, logger="arena.store"):
+        Store(db).close()  # its server gone: upgraded, and said so
+    assert f"from schema version {READABLE_FROM} to {len(MIGRATIONS)}: an older arena cannot open it after" in caplog.text
+    caplog.clear()
+    with serving_lock(db), caplog.at_level(logging.WARNING, logger="arena.store"):
+        Store(db).close()  # served by this process, as the server's own writer is: and current, so quiet
+    assert caplog.text == ""
 
 
 def test_a_store_of_an_older_readable_schema_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path: Path) -> None:
