@@ -505,7 +505,8 @@ async def test_messages_read_while_the_event_loop_stood_still_are_not_taken_for_
             return kinds
 
     monkeypatch.setattr(arena.server, "_leaderboard", blocking_leaderboard)
-    assert await trio.to_thread.run_sync(paced_client) == ["leaderboard"] + ["pong"] * 30
+    answers = await trio.to_thread.run_sync(paced_client)
+    assert sorted(answers) == ["leaderboard"] + ["pong"] * 30  # a board is answered apart: in any order with the pongs
 
 
 @pytest.mark.trio
