@@ -130,7 +130,8 @@ turn either offer a price, "offer <price>" with a whole number between the lowes
 and the highest value (20 to 80 by default), or accept the other side's standing offer \
 (their latest one) with "accept", which ends the game: at price p the seller scores \
 p - cost and the buyer value - p. Either action may end with a colon and a message, \
-e.g. "offer 65: it is worth it" or "accept: deal". If the turns run out without an \
+e.g. "offer 65: it is worth it" or "accept: deal", unless the match turns messages off \
+(your turn says so). If the turns run out without an \
 acceptance, there is no deal and both score 0, so an offer made on the last turn can \
 never be accepted. Your goal is the highest score of your own. After the game the \
 record shows the reference price, the midpoint of cost and value (the Nash bargaining \

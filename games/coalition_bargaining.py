@@ -122,7 +122,8 @@ passes with a strict majority of all players (2 of 3, 3 of 4, 3 of 5): the game 
 each player scores its share. If it fails, the pie shrinks (multiplied by 0.9 by default \
 and rounded down: 100, 90, 81, 72, 64) and the next player proposes. If the last round's \
 proposal fails, everyone scores 0. Any action may end with a colon and a message to \
-the others, e.g. "propose 50 50 0: seat 1, join me" or "no: give me more". Your goal is \
+the others, e.g. "propose 50 50 0: seat 1, join me" or "no: give me more", unless the match turns \
+messages off (your turn says so). Your goal is \
 the highest score of your own."""
 
 

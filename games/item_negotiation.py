@@ -142,7 +142,8 @@ pool order, e.g. "propose 1 2 0"; the other player gets the rest. \
 "propose books=1 hats=2 balls=0" also works. "accept" takes the other player's latest \
 proposal and ends the game: each player scores the value of their own share by their \
 own values. Either action may end with a colon and a message to the other player, e.g. \
-"propose 1 2 0: I need the hats" or "accept: deal". If the turns run out without an \
+"propose 1 2 0: I need the hats" or "accept: deal", unless the match turns messages off \
+(your turn says so). If the turns run out without an \
 acceptance, there is no deal and both players score 0, so a proposal made on the last \
 turn can never be accepted. Your goal is the highest score of your own; it is not \
 zero-sum: a division that gives each side the items it values most is good for both."""

@@ -95,7 +95,8 @@ The proposer offers the responder a share, "offer <n>", a whole number from 0 to
 and keeps the rest. Then the responder answers "accept" or "reject". Accept: the \
 responder gets n and the proposer the pie minus n. Reject: both get 0 for that round. \
 Each round pays at once. Any action may end with a colon and a message to the other \
-player, e.g. "offer 4: a fair split" or "reject: too little". Your goal is the highest \
+player, e.g. "offer 4: a fair split" or "reject: too little", unless the match turns \
+messages off (your turn says so). Your goal is the highest \
 total of your own over all rounds; it is not zero-sum. After each round both see what \
 happened; the game ends after the last round."""
 

@@ -121,7 +121,8 @@ a package, "propose" then the levels in issue order, e.g. "propose 4 0 2" (or by
 "propose price=4 delivery=0 warranty=2"), or accept the other player's standing \
 proposal (their latest one) with "accept", which ends the game: each scores the agreed \
 package by their own weights. Either action may end with a colon and a message, e.g. \
-"propose 4 0 2: price matters most to me". If the turns run out without an acceptance, \
+"propose 4 0 2: price matters most to me", unless the match turns messages off (your \
+turn says so). If the turns run out without an acceptance, \
 there is no deal and both score 0, so a proposal made on the last turn can never be \
 accepted. Your goal is the highest score of your own; it is not zero-sum."""
 
