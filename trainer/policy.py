@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 import transformers
+from packaging.version import Version
 from safetensors import SafetensorError
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging
@@ -114,6 +115,10 @@ def padded_rows(rows: Sequence[Row], pad_id: int) -> tuple[torch.Tensor, torch.T
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
+TRANSFORMERS_AT_LEAST = "5.24"
+"""The first transformers whose API this module speaks: ``from_pretrained(dtype=)`` and the
+model output's ``cache``. pyproject.toml's floor says the same."""
+
 MIN_SHARED_PREFIX = 32
 """Below this many tokens a shared prefix is not worth a forward pass of its own."""
 
@@ -176,6 +181,12 @@ class Policy:
         """
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}; choose {', '.join(DTYPES)}")
+        if Version(transformers.__version__) < Version(TRANSFORMERS_AT_LEAST):
+            # older ones load the model, and every reply then failed inside the match (a forfeit each)
+            raise RuntimeError(
+                f"the trainer and the llm bot need transformers {TRANSFORMERS_AT_LEAST} or newer, this is"
+                f" {transformers.__version__}: pip install --upgrade 'selfplay-arena[train]'"
+            )
         folder = Path(path)
         if (problem := cannot_load(folder)) is not None:
             raise (ValueError if is_model_folder(folder) else FileNotFoundError)(problem)

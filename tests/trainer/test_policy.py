@@ -276,3 +276,15 @@ def test_a_tokenizer_larger_than_the_models_embeddings_is_refused_as_it_loads(tm
     save_model_folder(AutoModelForCausalLM.from_config(config), AutoTokenizer.from_pretrained(tiny_model_dir), folder)
     with pytest.raises(OSError, match=rf"^{folder}: its tokenizer's vocabulary has 2048 tokens and its model's embeddings 1024"):
         Policy.load(folder)
+
+
+def test_a_transformers_older_than_the_one_spoken_is_refused_as_it_loads(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """transformers 5.23 loaded the model, and every reply failed inside the match ('no attribute
+    cache'): each match a forfeit, and a trained checkpoint useless as a bot (found by a QA helper)."""
+    import trainer.policy
+
+    monkeypatch.setattr(trainer.policy.transformers, "__version__", "5.23.0")
+    with pytest.raises(RuntimeError, match=r"need transformers 5\.24 or newer, this is 5\.23\.0: pip install --upgrade"):
+        Policy.load(tiny_model_dir)
