@@ -971,6 +971,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _run_and_show(config, Path(tmp) / "demo.db", as_json=args.json)
 
 
+# ---- arena example -------------------------------------------------------------------
+
+
+EXAMPLES = {
+    "quickstart": ("tournaments", "quickstart.toml", "a tournament of built-in bots on three games (arena tournament run)"),
+    "nightly": ("tournaments", "nightly.toml", "the nightly pipeline: train, play, rate, promote (arena nightly)"),
+    "train-ipd": ("trainer", "train-ipd.toml", "a training run on the iterated prisoner's dilemma (arena train run)"),
+}
+"""The files the commands' help starts from, shipped inside the packages: installed from a
+wheel, there is no repository to find tournaments/quickstart.toml in (found by a QA helper)."""
+
+
+def cmd_example(args: argparse.Namespace) -> int:
+    if args.name is None:
+        width = max(map(len, EXAMPLES))
+        for name, (_, _, about) in EXAMPLES.items():
+            print(f"{name:<{width}}  {about}")
+        return 0
+    from importlib.resources import files
+
+    package, file, _ = EXAMPLES[args.name]
+    sys.stdout.write(files(package).joinpath(file).read_text(encoding="utf-8"))
+    return 0
+
+
 HUMAN_RETRIES = 10
 """Retries of a match with a human seat: a person who mistypes three times is no reason to lose."""
 DEMO_DELAY_MS = 400  # slow enough to follow a game in `arena demo --watch`
@@ -994,7 +1019,7 @@ def _demo_watch(args: argparse.Namespace) -> int:
     watch_app = _watch_app()
     from arena.store import Store
     from bots.registry import parse_spec
-    from tui.launch import Children, ServerProcess
+    from tui.launch import Children, ServerProcess, arena_command
 
     with tempfile.TemporaryDirectory(prefix="arena-demo-") as tmp:
         db = Path(tmp) / "demo.db"
@@ -1011,7 +1036,7 @@ def _demo_watch(args: argparse.Namespace) -> int:
         try:
             url = server.start()
             for spec, name, token, game in bots:
-                command = [sys.executable, "-m", "arena.cli", "bot", "run", spec, "--url", url, "--name", name]
+                command = arena_command("bot", "run", spec, "--url", url, "--name", name)
                 command += ["--token", token, "--game", game, "--delay", str(delay)]
                 children.spawn(command, log=Path(tmp) / f"{name}.log")
             watch_app(url, title="arena demo").run()
@@ -1193,6 +1218,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         if importlib.util.find_spec(module) is None:
             raise UsageError(f"the nightly pipeline needs {module}: pip install 'selfplay-arena[{extra}]'")
     from tournaments.nightly import NightlyError, load, night_process, parse_at, run_night, serve_nightly
+    from tui.launch import arena_command
 
     try:
         at = parse_at(args.at) if args.at is not None else None  # "" (an unset variable) ran one night and stopped
@@ -1200,7 +1226,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
     except NightlyError as error:
         raise UsageError(str(error)) from None
     if at is not None:
-        command = [sys.executable, "-m", "arena.cli", "nightly", args.file] + (["--db", args.db] if args.db else [])
+        command = arena_command("nightly", args.file) + (["--db", args.db] if args.db else [])
         command += ["--json"] if args.json else []
         running = False
 
@@ -1441,7 +1467,7 @@ def _watch_app() -> Any:
     try:
         from tui.app import WatchApp
     except ModuleNotFoundError as error:
-        if (error.name or "").split(".")[0] != "textual":
+        if (error.name or "").split(".")[0] not in ("textual", "rich"):  # rich comes with textual
             raise
         raise UsageError("the spectator needs textual: pip install 'selfplay-arena[tui]'") from None
     return WatchApp
@@ -1755,10 +1781,10 @@ def build_parser() -> argparse.ArgumentParser:
         "connected. A participant whose name is taken on the server by a bot no tournament registered stops the run "
         "before it plays (status 2): a tournament never takes over someone's bot; list it as remote:NAME instead. "
         "Resumable: run it again after a stop (Ctrl-C exits 130) and only the missing matches are played.",
-        epilog="examples: arena tournament run tournaments/quickstart.toml --db arena.db · "
+        epilog="examples: arena example quickstart > cup.toml && arena tournament run cup.toml --db arena.db · "
         "arena tournament run cup.toml --url ws://127.0.0.1:8765 --admin-token T",
     )
-    tournament_run.add_argument("file", help="the tournament's TOML file (see tournaments/quickstart.toml)")
+    tournament_run.add_argument("file", help="the tournament's TOML file (`arena example quickstart` prints one)")
     tournament_run.add_argument("--db", help="the store to play into, in this process (default arena.db)")
     tournament_run.add_argument("--url", help="instead: a running server's base URL (ws://host:port), with --admin-token")
     tournament_run.add_argument("--admin-token", help=f"the server's admin token (with --url; or set {ADMIN_TOKEN_ENV})")
@@ -1774,10 +1800,10 @@ def build_parser() -> argparse.ArgumentParser:
         "current only if the gate's test (SPRT or bootstrap) says it beats the current one. Each night is recorded "
         "in nightly/DATE/night.json next to the store; a night cut short resumes when run again the same day. "
         "docs/NIGHTLY.md explains the file and every step.",
-        epilog="examples: arena nightly tournaments/nightly.toml --db arena.db · cron: "
-        "30 2 * * * cd /srv/arena && arena nightly tournaments/nightly.toml --db arena.db >> nightly.log 2>&1",
+        epilog="examples: arena example nightly > nightly.toml && arena nightly nightly.toml --db arena.db · cron: "
+        "30 2 * * * cd /srv/arena && arena nightly nightly.toml --db arena.db >> nightly.log 2>&1",
     )
-    nightly.add_argument("file", help="the nightly TOML file (see tournaments/nightly.toml)")
+    nightly.add_argument("file", help="the nightly TOML file (`arena example nightly` prints one)")
     nightly.add_argument("--db", help="the store (default: the file's db, else arena.db)")
     nightly.add_argument(
         "--at", metavar="HH:MM", help="run every day at this local time, for ever (each night in a fresh process)"
@@ -1800,6 +1826,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--delay", type=COUNT, metavar="MS", help=f"with --watch: each bot's wait before a move (default {DEMO_DELAY_MS})"
     )
     demo.set_defaults(run=cmd_demo)
+
+    example = commands.add_parser(
+        "example",
+        help="print an example file to start from",
+        description="List the example files, or print one to standard output, to copy and edit: the tournament, "
+        "nightly and training files the other commands take.",
+        epilog="example: arena example quickstart > cup.toml && arena tournament run cup.toml --db arena.db",
+    )
+    example.add_argument("name", nargs="?", choices=list(EXAMPLES), metavar="NAME", help=f"one of: {', '.join(EXAMPLES)}")
+    example.set_defaults(run=cmd_example)
 
     train = commands.add_parser(
         "train",
@@ -1829,7 +1865,7 @@ def build_parser() -> argparse.ArgumentParser:
         "empty (--overwrite clears an earlier run); only a finished run saves checkpoints/final, and Ctrl-C keeps "
         "checkpoints/interrupted-N, N the last finished update (interrupted-in-N when it stopped update N's PPO step "
         "partway).",
-        epilog="example: arena train run docs/examples/train-ipd.toml --updates 2",
+        epilog="example: arena example train-ipd > ipd.toml && arena train run ipd.toml --updates 2",
     )
     train_run.add_argument("config", help="the TOML file")
     train_run.add_argument("--updates", type=int_from(1), help="override the number of updates")

@@ -1,6 +1,6 @@
 """Child processes behind the spectator: an ``arena serve`` on a free port, bots.
 
-``ServerProcess(db, read_only=True).start()`` runs ``python -m arena.cli serve --port 0``,
+``ServerProcess(db, read_only=True).start()`` runs ``python -P -m arena.cli serve --port 0``,
 reads the URL from the line it prints ("arena serving on ws://HOST:PORT ..."), and
 ``stop()`` ends it (SIGTERM, which the server answers by shutting down cleanly, then
 SIGKILL if it lingers). ``Children`` does the same for any other commands (bots). On Linux
@@ -25,6 +25,14 @@ from pathlib import Path
 from typing import IO, Any
 
 SERVING = re.compile(r"arena serving on (ws://\S+?)(?: \(read-only\))?, store ")
+
+
+def arena_command(*args: str, python: str = sys.executable) -> list[str]:
+    """The command line of an ``arena`` subcommand, for a child process. ``-P``: ``python -m``
+    puts the working directory first on the child's path, and there a user's own ``games/``
+    (or ``bots/``, ``arena/``...) package took the place of ours: ``arena watch --db`` failed
+    in its folder with "No module named 'games.api'" (found by a QA helper)."""
+    return [python, "-P", "-m", "arena.cli", *args]
 
 
 class LaunchError(RuntimeError):
@@ -82,7 +90,7 @@ class ServerProcess:
         extra: Sequence[str] = (),
         python: str = sys.executable,
     ) -> None:
-        self.command = [python, "-m", "arena.cli", "serve", "--host", host, "--port", str(port), "--db", str(db)]
+        self.command = arena_command("serve", "--host", host, "--port", str(port), "--db", str(db), python=python)
         if read_only:
             self.command.append("--read-only")
         self.command += list(extra)

@@ -983,3 +983,22 @@ def test_the_match_printer_says_a_reply_without_an_action_in_words() -> None:
         rejected = {"seat": 0, "action": None, "reason": "no action found"}
         _printer(["model", "random"])(MatchEvent("rejected", "m", 0, rejected, state))
     assert shown.getvalue() == "  seat 0 (model): no action rejected: no action found\n"
+
+
+def test_example_lists_the_example_files_and_prints_each_as_shipped(capsys: pytest.CaptureFixture[str]) -> None:
+    """The commands' help starts from these files; installed from a wheel there is no repository
+    to find them in (found by a QA helper)."""
+    root = Path(__file__).resolve().parents[2]
+    code, out, _ = run(capsys, "example")
+    assert code == 0 and [line.split()[0] for line in out.splitlines()] == ["quickstart", "nightly", "train-ipd"]
+    shipped = {
+        "quickstart": root / "tournaments" / "quickstart.toml",
+        "nightly": root / "tournaments" / "nightly.toml",
+        "train-ipd": root / "trainer" / "train-ipd.toml",
+    }
+    for name, path in shipped.items():
+        code, out, _ = run(capsys, "example", name)
+        assert code == 0 and out == path.read_text(encoding="utf-8") and "arena example " + name in out
+    with pytest.raises(SystemExit) as exited:
+        main(["example", "quick"])
+    assert exited.value.code == 2 and "invalid choice: 'quick' (choose from" in capsys.readouterr().err

@@ -483,14 +483,15 @@ def test_the_shipped_nightly_file_is_valid(tmp_path: Path, tiny_model_dir: Path,
 
 
 def test_the_file_shown_in_the_nightly_docs_is_valid(
-    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A reader copies the page's example file: it must load once its training file and model exist."""
     root = Path(tournaments.__file__).resolve().parents[1]
     example = (root / "docs" / "NIGHTLY.md").read_text(encoding="utf-8").split("```toml\n")[1].split("```")[0]
     monkeypatch.chdir(tmp_path)
     shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
-    shutil.copytree(root / "docs" / "examples", tmp_path / "docs" / "examples")  # as if run from a checkout
+    assert main(["example", "train-ipd"]) == 0  # the training file it names, as the page writes it
+    (tmp_path / "ipd.toml").write_text(capsys.readouterr().out, encoding="utf-8")
     (tmp_path / "nightly.toml").write_text(example, encoding="utf-8")
     config = load(tmp_path / "nightly.toml")
     assert [p.name for p in config.policies] == ["ipd"] and config.gate.game == IPD

@@ -325,7 +325,7 @@ def test_rollouts_from_one_seed_are_identical(tiny_model_dir: Path) -> None:
 def test_the_documented_example_config_is_valid(tiny_model_dir: Path) -> None:
     import tomllib
 
-    example = Path(__file__).parents[2] / "docs" / "examples" / "train-ipd.toml"
+    example = Path(__file__).parents[2] / "trainer" / "train-ipd.toml"
     data = tomllib.loads(example.read_text())
     config = parse({**data, "model": str(tiny_model_dir)}, str(example))
     assert config.opponents.sampling == "pfsp" and config.estimator.name == "mars"

@@ -141,6 +141,27 @@ def test_the_spectator_with_its_standard_error_redirected_says_so(
     assert cli._watch_app().__name__ == "WatchApp"  # standard output is not drawn on
 
 
+@pytest.mark.parametrize("missing", ["textual", "rich"])
+def test_the_spectator_without_the_tui_extra_says_how_to_install_it(
+    missing: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plain install lacks rich too, which tui.app imports first: that one was a traceback
+    (found by a QA helper)."""
+    import io
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    monkeypatch.setattr(sys, "__stderr__", Terminal())
+    for name in [name for name in sys.modules if name == "tui.app" or name.split(".")[0] == missing]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, missing, None)  # import of it fails, as when it is not installed
+    assert cli.main(["watch"]) == cli.USAGE_ERROR
+    assert capsys.readouterr().err == "arena: error: the spectator needs textual: pip install 'selfplay-arena[tui]'\n"
+
+
 @pytest.mark.parametrize("command", [["watch"], ["demo", "--watch"]], ids=["watch", "demo"])
 def test_the_spectator_without_a_terminal_says_so_in_one_line(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """Into a pipe it wrote escape sequences until killed."""
@@ -192,3 +213,20 @@ def test_watch_refuses_a_bad_url_in_one_line_before_the_app_takes_the_screen(
     assert cli.main(["watch", "--url", url]) == cli.USAGE_ERROR
     err = capsys.readouterr().err
     assert err.startswith(f"arena: error: bad server URL {url!r}") and err.count("\n") == 1
+
+
+def test_a_child_server_ignores_packages_in_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m` put the working directory first on the child's path: from a wheel, in a folder
+    holding the user's own games/ package, `arena watch --db` failed with "No module named
+    'games.api'" (found by a QA helper). An editable install finds our packages before the
+    path, so the folder here shadows a dependency the server imports."""
+    (tmp_path / "msgpack").mkdir()
+    (tmp_path / "msgpack" / "__init__.py").write_text("raise ImportError('the working directory was imported')\n")
+    db = tmp_path / "arena.db"
+    play(db, "tic-tac-toe", 1)
+    monkeypatch.chdir(tmp_path)
+    server = tui.launch.ServerProcess(db, read_only=True)
+    try:
+        assert server.start().startswith("ws://127.0.0.1:")
+    finally:
+        server.stop()
