@@ -45,6 +45,10 @@ class ArenaConnection(ServerConnection):
     take_at_once: TakeAtOnce | None = None
     _reading: bool = False  # whether this class's loop reads, which alone knows _quiet_since
 
+    def __init__(self, *args: Any, handshake_s: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.handshake_s = handshake_s  # from connecting to the end of the opening handshake
+
     async def recv_events(self) -> None:
         stream = self.stream
         if not isinstance(stream, trio.SocketStream):  # TLS and other wrapped streams: websockets' own loop
@@ -95,7 +99,7 @@ class ArenaConnection(ServerConnection):
                     self._quiet_since = read_at
             protocol.receive_eof()
             events = protocol.events_received()
-            await self.send_data()
+            await self._send_last()
             for event in events:
                 self.process_event(event)
         except Exception as error:  # a bug here must still close the connection, as websockets' loop does
@@ -132,15 +136,40 @@ class ArenaConnection(ServerConnection):
             drop_tracebacks(error)
 
     async def handshake(self, *args: Any, **kwargs: Any) -> None:
-        """Also let go of the tracebacks of what ended a handshake that failed: a client that
-        connected and sent nothing, cut off by the handshake's timeout, left about 150 objects
-        in cycles (trio's cancellation through websockets' race of events), 45 MB per 3,000
-        such connections that the server never gave back (found by a QA helper)."""
+        """Within ``handshake_s``; a connection cut off by it is left not open, which websockets'
+        handler then closes. The limit is kept here, not as websockets' ``open_timeout``: that
+        one's ``trio.fail_after`` turns the cancellation into another error inside a generator,
+        and on Python 3.12 and 3.13.0 that leaves the connection in a cycle (CPython gh-100964),
+        about 15 KB for every client that connected and sent nothing (found by a QA helper).
+
+        Also let go of the tracebacks of what ended a handshake that failed: a client that
+        connected and sent nothing left about 150 objects in cycles (trio's cancellation through
+        websockets' race of events), 45 MB per 3,000 such connections that the server never gave
+        back (found by a QA helper)."""
+        with trio.move_on_after(math.inf if self.handshake_s is None else self.handshake_s):
+            try:
+                await super().handshake(*args, **kwargs)
+            except BaseException as error:
+                drop_tracebacks(error)
+                raise
+
+    async def _send_last(self) -> None:
+        """What websockets' ``send_data`` does once the peer's end of the stream came (its answer
+        to a close, the half-close), letting go of the error when the peer is gone. websockets
+        swallows it, and on Python 3.12 and 3.13.0 trio's translation of the socket's error
+        then leaves it in a cycle with the frames it passed through (CPython gh-100964): this
+        loop's, holding the connection and the message parsed last, up to the hard cap. About a
+        megabyte per bot that sent a large frame and hung up, and the connection of every client
+        that sent no request, waited for a full collection (found by a QA helper)."""
         try:
-            await super().handshake(*args, **kwargs)
-        except BaseException as error:
+            async with self.send_lock:
+                for data in self.protocol.data_to_send():
+                    if data:
+                        await self.stream.send_all(data)
+                    else:
+                        await self.stream.send_eof()
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
             drop_tracebacks(error)
-            raise
 
     def process_event(self, event: Event) -> None:
         if self.recv_messages.closed:  # parsed from the last read as the connection was closed: no one takes it

@@ -570,12 +570,12 @@ class ArenaServer:
                         listeners=listeners,
                         process_request=self._http,
                         max_size=self.limits.hard_cap,
-                        open_timeout=self.limits.handshake_s,
+                        open_timeout=None,  # kept by ArenaConnection.handshake
                         ping_interval=self.limits.heartbeat_s,
                         ping_timeout=self.limits.heartbeat_s,
                         close_timeout=self.limits.heartbeat_s,  # a peer that stopped reading never answers the close either
                         server_header="selfplay-arena",
-                        create_connection=ArenaConnection,
+                        create_connection=functools.partial(ArenaConnection, handshake_s=self.limits.handshake_s),
                         compression=None,  # frames are small: deflate costs more CPU than it saves bytes
                     )
                 )
