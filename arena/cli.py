@@ -881,10 +881,17 @@ def _leaderboard_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def cmd_ratings(args: argparse.Namespace) -> int:
+    store = _open_store(args.db)
+    try:
+        return _show_ratings(args, store)
+    finally:
+        store.close()
+
+
+def _show_ratings(args: argparse.Namespace, store: Any) -> int:
     import games
     from arena.ratings.leaderboard import NOTHING_RATED, game_leaderboards, overall
 
-    store = _open_store(args.db)
     if args.game:
         if args.game not in games.names() and not store.has_matches_of(args.game):
             games.get(args.game)  # unknown: said with a did-you-mean (an uninstalled game keeps its board)
@@ -946,6 +953,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         page = write_report(store, out, resamples=args.resamples)
     except OSError as error:  # a folder that cannot be made or written (/dev/null/x): a usage error, not status 1
         raise UsageError(f"cannot write the report into {args.out}: {error.strerror or error}") from None
+    finally:
+        store.close()
     print(f"report written to {page}")
     return 0
 
