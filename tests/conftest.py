@@ -8,6 +8,7 @@ to speak the protocol over a raw websocket.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import signal
@@ -38,6 +39,14 @@ from bots.base import Bot
 from bots.registry import make_bot
 
 ADMIN_TOKEN = "test-admin-token"
+
+WITHOUT_TORCH = importlib.util.find_spec("torch") is None
+collect_ignore = ["trainer"] if WITHOUT_TORCH else []  # every one of them runs the tiny model or imports torch
+
+
+def pytest_report_header() -> str | None:
+    """Said, as the tests of the model are left out without torch (the train extra)."""
+    return "torch is not installed: tests/trainer and the tests of the tiny model are skipped" if WITHOUT_TORCH else None
 
 
 @dataclass
@@ -266,9 +275,10 @@ def one_torch_thread() -> Iterator[None]:
 
     The tiny model's matrices are too small for intra-op parallelism to pay, and on a
     shared two-core machine torch's threads wait on each other: scoring sixty rows one by
-    one took 11 s on two threads and 1 s on one.
+    one took 11 s on two threads and 1 s on one. Without torch (the train extra), the tests
+    of the model are skipped.
     """
-    import torch
+    torch = pytest.importorskip("torch", reason="the tiny model needs torch: pip install torch==2.13.0")
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -593,6 +593,8 @@ def test_the_training_progress_line_says_whom_its_return_is_against(capsys: pyte
     """It said "return", which falls as PFSP samples the opponents the policy does worst
     against: read as the model getting worse (found by a README walkthrough)."""
     from arena.cli import _train_progress
+
+    pytest.importorskip("torch", reason="trainer.run needs torch")
     from trainer.run import Progress
 
     _train_progress(Progress(2, 4, 10.0, {"return_mean": 1.5, "entropy": None, "turns_per_s": 80.0}))
