@@ -29,7 +29,7 @@ from typing import Any
 
 import trio
 from websockets.frames import Frame, Opcode
-from websockets.protocol import Event
+from websockets.protocol import Event, State
 from websockets.trio.server import ServerConnection
 
 READ_SIZE = 65536  # websockets' own chunk: a read that returns less found the socket emptied
@@ -146,12 +146,17 @@ class ArenaConnection(ServerConnection):
         connected and sent nothing left about 150 objects in cycles (trio's cancellation through
         websockets' race of events), 45 MB per 3,000 such connections that the server never gave
         back (found by a QA helper)."""
-        with trio.move_on_after(math.inf if self.handshake_s is None else self.handshake_s):
+        with trio.move_on_after(math.inf if self.handshake_s is None else self.handshake_s) as limit:
             try:
                 await super().handshake(*args, **kwargs)
             except BaseException as error:
                 drop_tracebacks(error)
                 raise
+        if limit.cancelled_caught and self.protocol.state is State.OPEN:
+            # Cut off after websockets took its 101 to write and before it was written: open, it
+            # went on to the handler, and the client read a close frame for an HTTP answer. Failed
+            # as fail_after did, websockets closes the socket at once (found by a review).
+            raise trio.TooSlowError(f"the opening handshake took more than {self.handshake_s:g} s")
 
     async def _send_last(self) -> None:
         """What websockets' ``send_data`` does once the peer's end of the stream came (its answer

@@ -21,7 +21,7 @@ from websockets.trio.server import ServerConnection
 
 from arena import protocol as p
 from arena.direct_read import ArenaConnection
-from arena.server import Limits
+from arena.server import ArenaServer, Limits
 from tests.arena.test_bad_input import flood_until_closed
 from tests.conftest import Arena, ArenaFactory
 
@@ -194,6 +194,39 @@ async def test_connections_cut_off_by_the_handshakes_timeout_leave_no_cycles_beh
         gc.garbage.clear()
         gc.enable()
     assert not cycles, f"left in cycles: {collections.Counter(cycles)}"
+
+
+@pytest.mark.trio
+async def test_a_handshake_that_overruns_its_limit_as_its_answer_is_made_is_closed(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit passed while websockets had taken its 101 to write: the connection went on, open,
+    to the handler, and the client read a close frame for an HTTP answer, seconds later (found by
+    a review). A loop stalled in the request's handling puts the deadline there."""
+    answer = ArenaServer._http
+
+    async def stalled(self: ArenaServer, connection: Any, request: Any) -> Any:
+        time.sleep(0.5)  # no checkpoint: the deadline passes inside the handshake, before the 101 is sent
+        return await answer(self, connection, request)
+
+    monkeypatch.setattr(ArenaServer, "_http", stalled)
+    arena = await arena_factory(limits=Limits(handshake_s=0.3))
+    host, port = arena.url.removeprefix("ws://").rsplit(":", 1)
+    stream = await trio.open_tcp_stream(host, int(port))
+    key = b"dGhlIHNhbXBsZSBub25jZQ=="
+    await stream.send_all(
+        b"GET /bot HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    received = b""
+    with trio.fail_after(2):  # at the limit, not after the hello's wait and a close
+        try:
+            while chunk := await stream.receive_some():
+                received += chunk
+        except trio.BrokenResourceError:
+            pass
+    await stream.aclose()
+    assert received == b""
 
 
 @pytest.mark.trio
