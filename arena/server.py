@@ -2016,9 +2016,10 @@ class ArenaServer:
 class ClientGone(logging.Filter):
     """websockets logs two ordinary ways a client goes as internal errors, with a traceback
     each: hanging up while bytes that ``DirectWrite`` left websockets to flush were pending
-    (websockets writes them at the end of the stream, expecting none there), and no longer
-    answering pings (the keepalive's close then fails on the socket the client left full).
-    Said in one line at INFO instead; any other error keeps its traceback."""
+    (websockets writes them at the end of the stream, expecting none there: on a TLS or other
+    wrapped stream, read by websockets' own loop; ``ArenaConnection._send_last`` lets it go on
+    a socket), and no longer answering pings (the keepalive's close then fails on the socket
+    the client left full). Said in one line at INFO instead; any other error keeps its traceback."""
 
     GONE = (trio.BrokenResourceError, ConnectionClosed)
     MESSAGES = ("unexpected internal error", "keepalive ping failed")

@@ -218,8 +218,8 @@ def test_watch_refuses_a_bad_url_in_one_line_before_the_app_takes_the_screen(
 def test_a_child_server_ignores_packages_in_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`python -m` put the working directory first on the child's path: from a wheel, in a folder
     holding the user's own games/ package, `arena watch --db` failed with "No module named
-    'games.api'" (found by a QA helper). An editable install finds our packages before the
-    path, so the folder here shadows a dependency the server imports."""
+    'games.api'" (found by a QA helper). The folder here shadows a dependency the server
+    imports, which no install of ours changes."""
     (tmp_path / "msgpack").mkdir()
     (tmp_path / "msgpack" / "__init__.py").write_text("raise ImportError('the working directory was imported')\n")
     db = tmp_path / "arena.db"
