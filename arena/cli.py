@@ -46,7 +46,7 @@ def _print_json(data: Any) -> None:
     ``Infinity``, which JSON parsers refuse (found by a QA helper)."""
     from arena.protocol import dumps
 
-    sys.stdout.write(dumps(data, indent=2, default=str) + "\n")
+    print(dumps(data, indent=2, default=str))
 
 
 def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -125,7 +125,7 @@ def cmd_games(args: argparse.Namespace) -> int:
     if shown:
         from bots.catalog import catalog_doc, game_doc
 
-        sys.stdout.write(catalog_doc() if shown == "all" else game_doc(shown))
+        print(catalog_doc() if shown == "all" else game_doc(shown), end="")
         return 0
     every = games.all()
     if args.json:
@@ -1001,7 +1001,7 @@ def cmd_example(args: argparse.Namespace) -> int:
     from importlib.resources import files
 
     package, file, _ = EXAMPLES[args.name]
-    sys.stdout.write(files(package).joinpath(file).read_text(encoding="utf-8"))
+    print(files(package).joinpath(file).read_text(encoding="utf-8"), end="")
     return 0
 
 

@@ -1004,3 +1004,13 @@ def test_example_lists_the_example_files_and_prints_each_as_shipped(capsys: pyte
     with pytest.raises(SystemExit) as exited:
         main(["example", "quick"])
     assert exited.value.code == 2 and "invalid choice: 'quick' (choose from" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["example", "nightly"], ["games", "--json"], ["games", "--doc", "tic-tac-toe"]])
+def test_printing_commands_with_standard_output_closed_print_nothing_as_print_does(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arena example nightly >&-` ended in a traceback (sys.stdout is None), where print()
+    writes nothing (found by a review)."""
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(argv) == 0
