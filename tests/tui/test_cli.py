@@ -5,6 +5,7 @@ a test has no terminal. Afterwards every process they started must be gone."""
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,13 @@ from tests.tui.stores import play
 from tui.app import MatchScreen, ReplayScreen, WatchApp
 
 Script = Callable[[WatchApp, Pilot[Any]], Awaitable[None]]
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal, as the spectator asks of stdin and stderr."""
+
+    def isatty(self) -> bool:
+        return True
 
 
 def headless(monkeypatch: pytest.MonkeyPatch, script: Script) -> list[subprocess.Popen[str]]:
@@ -126,12 +134,6 @@ def test_the_spectator_with_its_standard_error_redirected_says_so(
 ) -> None:
     """Textual draws on standard error: ``arena watch 2>err.log`` left the terminal blank and wrote
     the screen into the file, while ``arena watch > out.txt``, which works, was refused (found by a QA helper)."""
-    import io
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
     monkeypatch.setattr(sys, "stdin", Terminal())
     monkeypatch.setattr(sys, "__stderr__", io.StringIO())
     assert cli.main(["watch"]) == cli.USAGE_ERROR
@@ -147,12 +149,6 @@ def test_the_spectator_without_the_tui_extra_says_how_to_install_it(
 ) -> None:
     """A plain install lacks rich too, which tui.app imports first: that one was a traceback
     (found by a QA helper)."""
-    import io
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
     monkeypatch.setattr(sys, "stdin", Terminal())
     monkeypatch.setattr(sys, "__stderr__", Terminal())
     for name in [name for name in sys.modules if name == "tui.app" or name.split(".")[0] == missing]:
