@@ -644,7 +644,7 @@ def _tell(on_event: EventHandler | None, event: MatchEvent) -> Awaitable[Any] | 
     if on_event is None:
         return None
     pending = on_event(event)
-    return pending if inspect.isawaitable(pending) else None
+    return pending if pending is not None and inspect.isawaitable(pending) else None
 
 
 def engine_fault(error: BaseException) -> str:

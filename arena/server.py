@@ -1136,8 +1136,10 @@ class ArenaServer:
             return False
         admitted = intake.admit(frame, sent_after, msg)
         if admitted is not None:
-            with self._answering(session, msg):
+            try:
                 self._dispatch(session, admitted)
+            except Exception as error:
+                self._failed(session, msg, error)
         return True
 
     def _bot_left(self, session: BotSession, connection: Connection) -> None:
@@ -1225,10 +1227,12 @@ class ArenaServer:
                 other.send(kind, match=match_id, **fields)
 
     async def _bot_message(self, session: BotSession, msg: dict[str, Any]) -> None:
-        with self._answering(session, msg):
+        try:
             pending = self._dispatch(session, msg)
             if pending is not None:
                 await pending
+        except Exception as error:
+            self._failed(session, msg, error)
 
     def _dispatch(self, session: BotSession, msg: dict[str, Any]) -> Awaitable[None] | None:
         """Check ``msg`` and call its handler: ``_on_move`` handles a move at once (it may run
@@ -1244,21 +1248,17 @@ class ArenaServer:
         handler: Callable[[BotSession, Mapping[str, Any]], Awaitable[None] | None] = getattr(self, f"_on_{kind}")
         return handler(session, msg)
 
-    @contextlib.contextmanager
-    def _answering(self, session: BotSession, msg: Mapping[str, Any]) -> Iterator[None]:
-        """Answer a message that fails with an error to its sender; the server goes on."""
-        try:
-            yield
-        except p.ProtocolError as error:
-            self.metrics.errors += 1
+    def _failed(self, session: BotSession, msg: Mapping[str, Any], error: Exception) -> None:
+        """Answer a message that failed with ``error`` to its sender; the server goes on.
+        Called from an except clause, not a context manager's: every move passes here."""
+        self.metrics.errors += 1
+        if isinstance(error, p.ProtocolError):
             session.send("error", code=error.code, message=error.message, ref=_ref(msg))
-        except sqlite3.Error as error:  # the store, not the message (a full disk, a deleted file): worth a retry
+        elif isinstance(error, sqlite3.Error):  # the store, not the message (a full disk, a deleted file): worth a retry
             log.warning("%r from %s: the store failed: %s", _ref(msg), session.bot, error)
-            self.metrics.errors += 1
             session.send("error", code=p.STORE_UNAVAILABLE, message=self._told(f"the store failed: {error}"), ref=_ref(msg))
-        except Exception as error:  # a shape no check foresaw: the sender gets an error, the server goes on
-            log.exception("message %r from %s failed", _ref(msg), session.bot)
-            self.metrics.errors += 1
+        else:  # a shape no check foresaw: the sender gets an error, the server goes on
+            log.exception("message %r from %s failed", _ref(msg), session.bot, exc_info=error)
             session.send("error", code=p.BAD_MESSAGE, message=f"this message could not be handled: {error}", ref=_ref(msg))
 
     async def _on_hello(self, session: BotSession, msg: Mapping[str, Any]) -> None:
