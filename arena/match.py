@@ -298,12 +298,6 @@ def shortened(reason: str) -> str:
     return f"{reason[:REASON_CHARS]}… (cut; {len(reason)} characters in all)"
 
 
-def _late(turn: Turn, budget_ms: int) -> _Forfeit:
-    """The forfeit of a seat that did not answer ``turn`` within its step's budget (not what a retry had left)."""
-    answer = "legal answer" if turn.attempt else "answer"  # after illegal ones, "no answer" was untrue
-    return _Forfeit(turn.seat, TIMEOUT, f"no {answer} within {budget_ms} ms")
-
-
 class _Void(Exception):
     """The match ends void, no one seat's fault: it reached ``max_steps`` without ending, or
     every seat that failed a simultaneous step failed at once (both out of time at one
@@ -336,10 +330,6 @@ class _Match:
         self.bank_ms = [clock.bank_ms] * len(seats)
         self.players = tuple(seat.name for seat in seats)
         self.config = state.config.to_dict()
-        # The clock of a seat asked alone: one scope for the whole match, its deadline set for each
-        # answer, costs half of a scope opened for each (``_answer``); its timeout ends the match.
-        self.timer = trio.CancelScope()
-        self.timed: tuple[Turn, int] | None = None  # the turn the timer is set for, and its step's budget (ms)
 
     async def emit(self, kind: str, **data: Any) -> None:
         pending = _tell(self.on_event, MatchEvent(kind, self.match_id, self.state.step_count, data, self.state))
@@ -370,9 +360,9 @@ class _Match:
             raise GameError(f"{state.spec.name}: legal_actions({seat}) must list strings, got {turn.legal_actions!r:.200}")
         return turn
 
-    async def ask(self, turn: Turn, started: float, *, alone: bool) -> str:
+    async def ask(self, turn: Turn, started: float) -> str:
         """Ask one seat its ``turn``, from ``started`` (the step's start), until it gives a
-        legal action, or raise _Forfeit; ``alone``: no other seat is asked in this step.
+        legal action, or raise _Forfeit.
 
         The accepted answer becomes the seat's last turn at once, taking any reward that
         waited for it, so that ``credit`` after the step finds it.
@@ -388,7 +378,7 @@ class _Match:
                 remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
                 turn = replace(turn, attempt=attempt, deadline_ms=remaining_ms, retry_reason=reason)
             await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=turn.deadline_ms)
-            move = await self._answer(turn, deadline, budget_ms, alone)
+            move = await self._answer(seat, turn, deadline, budget_ms)
             think_ms = (trio.current_time() - asked) * 1000
             record = TurnRecord(
                 seat=seat,
@@ -427,30 +417,18 @@ class _Match:
         answers = "1 illegal answer" if self.max_retries == 0 else f"{self.max_retries + 1} illegal answers"
         raise _Forfeit(seat, ILLEGAL, f"{answers}; last: {reason}")
 
-    async def _answer(self, turn: Turn, deadline: float, budget_ms: int, alone: bool) -> Move:
-        """The seat's answer by ``deadline``. A seat asked alone is timed by the match's
-        ``timer``, which play_match turns into this seat's forfeit; the seats of a simultaneous
-        step each by a scope of their own, for their deadlines differ when their banks do."""
-        if alone:
-            self.timed, self.timer.deadline = (turn, budget_ms), deadline
-            try:
-                return await self._act(turn)
-            finally:
-                self.timer.deadline = math.inf
+    async def _answer(self, seat: int, turn: Turn, deadline: float, budget_ms: int) -> Move:
         with trio.move_on_at(deadline):
-            return await self._act(turn)
-        raise _late(turn, budget_ms)
-
-    async def _act(self, turn: Turn) -> Move:
-        seat = turn.seat
-        try:
-            return await self.seats[seat].act(turn)
-        except SeatForfeit as gave_up:
-            raise _Forfeit(seat, gave_up.reason, gave_up.detail) from gave_up
-        except (trio.Cancelled, _Forfeit, GameFault):
-            raise
-        except Exception as error:  # a bug in the seat's policy is the seat's loss
-            raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
+            try:
+                return await self.seats[seat].act(turn)
+            except SeatForfeit as gave_up:
+                raise _Forfeit(seat, gave_up.reason, gave_up.detail) from gave_up
+            except (trio.Cancelled, _Forfeit, GameFault):
+                raise
+            except Exception as error:  # a bug in the seat's policy is the seat's loss
+                raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
+        answer = "legal answer" if turn.attempt else "answer"  # after illegal ones, "no answer" was untrue
+        raise _Forfeit(seat, TIMEOUT, f"no {answer} within {budget_ms} ms")  # the step's, not what a retry had left
 
     async def ask_all(self, movers: Sequence[int]) -> dict[int, str]:
         """Ask every seat to move at once (simultaneous games) or the one seat.
@@ -462,14 +440,14 @@ class _Match:
         turns = [self.turn(seat) for seat in movers]
         started = trio.current_time()
         if len(turns) == 1:
-            return {movers[0]: await self.ask(turns[0], started, alone=True)}
+            return {movers[0]: await self.ask(turns[0], started)}
         chosen: dict[int, str] = {}
         failed: list[_Forfeit] = []
 
         async def one(turn: Turn, step: trio.Nursery) -> None:
             seat = turn.seat
             try:
-                chosen[seat] = await self.ask(turn, started, alone=False)
+                chosen[seat] = await self.ask(turn, started)
             except _Forfeit as forfeit:
                 failed.append(forfeit)
                 await trio.lowlevel.cancel_shielded_checkpoint()
@@ -556,7 +534,7 @@ async def play_match(
     status, reason, detail, forfeit_seat = "finished", COMPLETE, "", None
     stop = trio.CancelScope() if forfeits is None else forfeits.scope
     try:
-        with stop, match.timer:
+        with stop:
             for index, seat in enumerate(seats):
                 try:
                     await seat.start({**info, "seat": index})
@@ -575,9 +553,6 @@ async def play_match(
                     paid = None if rewards is None else list(rewards)
                     attempts = {seat: record.attempt for seat in actions if (record := match.last_turn[seat]) is not None}
                     await match.emit("step", actions=actions, attempts=attempts, rewards=paid, clocks=list(match.bank_ms))
-        if match.timer.cancelled_caught:  # a seat asked alone ran out of time (caught by ``stop`` if it gave up too)
-            assert match.timed is not None  # the timer has a deadline only while it times an answer
-            raise _late(*match.timed)
         if stop.cancelled_caught and not state.is_over:  # given up after the last step, it came too late
             assert forfeits is not None and forfeits.first is not None  # give_up alone cancels it
             raise forfeits.first
