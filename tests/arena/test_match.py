@@ -210,6 +210,34 @@ async def test_a_move_read_as_the_deadline_passes_is_stale_not_lost(autojump_clo
 
 
 @pytest.mark.trio
+async def test_an_answer_given_in_time_counts_though_the_deadline_passes_before_its_seat_runs(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The deadline's cancellation then finds the seat woken already, and trio does not deliver
+    it: the answer is taken, and the match goes on. A clock kept for the whole match (one cancel
+    scope, its deadline set for each answer) stayed cancelled, and the seat forfeited on time
+    at its next checkpoint, its move recorded as played."""
+    given = trio.Event()
+
+    async def on_cue(turn: Turn) -> str:
+        if turn.step == 1:
+            await given.wait()
+        assert turn.legal_actions
+        return turn.legal_actions[0]
+
+    async def cue() -> None:
+        await trio.sleep(0.999)  # seat 1 was asked at 0, on a clock of 1 s without grace
+        given.set()
+        autojump_clock.jump(0.01)  # past its deadline before it runs again
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(cue)
+        result = await play_match(TicTacToe, [first_legal(), LocalSeat(on_cue)], clock=Clock(move_ms=1_000, grace_ms=0))
+    assert result.turns[1].accepted and result.turns[1].think_ms > 1_000
+    assert (result.status, result.reason, result.forfeit_seat) == ("finished", "complete", None)
+
+
+@pytest.mark.trio
 async def test_a_lone_surrogate_in_a_policys_reply_is_stored_as_a_replacement_character(tmp_path: Path) -> None:
     """An OpenAI-compatible endpoint's reply held "\\ud800": the match was played, then could
     not be stored, and was lost (found by QA)."""
