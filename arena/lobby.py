@@ -17,7 +17,7 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -32,9 +32,15 @@ class Seek:
     """Per game named, the config as that game reads it (``"1"`` is 1.0 for a number, True for a
     boolean); a game left out reads ``config``. The seek sits with any other asking the same of
     that game."""
+    standing: bool = False
+    """Back in the lobby each time a match it formed ends, until cancelled (``Lobby.again``)."""
 
     def config_of(self, game: str) -> Mapping[str, Any]:
         return self.read.get(game, self.config)
+
+    def names_any(self, games: Sequence[str] | None) -> bool:
+        """Whether a cancel of ``games`` (None: every game) drops this seek."""
+        return games is None or not set(games).isdisjoint(self.games)
 
     @functools.cached_property
     def keys(self) -> dict[str, str]:
@@ -77,9 +83,17 @@ class Lobby:
         config: Mapping[str, Any],
         self_play: bool = False,
         read: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        standing: bool = False,
     ) -> Seek:
         names = tuple(dict.fromkeys(games))  # a game named twice is one
-        entry = Seek(next(self._ids), bot, names, dict(config), self_play, dict(read or {}))
+        entry = Seek(next(self._ids), bot, names, dict(config), self_play, dict(read or {}), standing)
+        self.seeks.append(entry)
+        return entry
+
+    def again(self, seek: Seek) -> Seek:
+        """A standing seek back after its match: behind the seeks waiting now, as a new one is."""
+        entry = replace(seek, id=next(self._ids))
         self.seeks.append(entry)
         return entry
 
@@ -98,7 +112,7 @@ class Lobby:
 
     def cancel(self, bot: str, games: Sequence[str] | None = None) -> int:
         """Drop a bot's seeks (those naming any of ``games``, or all); how many went."""
-        keep = [s for s in self.seeks if s.bot != bot or (games is not None and not set(games) & set(s.games))]
+        keep = [s for s in self.seeks if s.bot != bot or not s.names_any(games)]
         dropped = len(self.seeks) - len(keep)
         self.seeks = keep
         return dropped

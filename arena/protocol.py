@@ -178,7 +178,7 @@ BOT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "acks": ((bool,), False),
         "max_matches": ((int,), False),
     },
-    "seek": {"games": ((list,), True), "config": ((dict,), False), "self_play": ((bool,), False)},
+    "seek": {"games": ((list,), True), "config": ((dict,), False), "self_play": ((bool,), False), "standing": ((bool,), False)},
     "cancel": {"games": ((list,), False)},
     "challenge": {"bot": ((str,), True), "game": ((str,), True), "config": ((dict,), False)},
     "move": {

@@ -44,7 +44,7 @@ import games
 from arena import protocol as p
 from arena.direct_read import ArenaConnection, reset_on_close
 from arena.direct_write import FLUSH, DirectWrite
-from arena.lobby import Lobby, config_key
+from arena.lobby import Lobby, Seek, config_key
 from arena.match import (
     MAX_CLOCK_MS,
     MAX_STEPS,
@@ -1209,6 +1209,7 @@ class ArenaServer:
 
     def _bot_away(self, session: BotSession) -> None:
         self.lobby.cancel(session.bot)
+        session.standing.clear()  # seated now, they would come back for a bot that has to seek again anyway
         for match_id in session.matches:
             self._tell_others(session, match_id, "opponent_gone", bot=session.bot, ms=session.grace_left_ms())
 
@@ -1288,11 +1289,13 @@ class ArenaServer:
         given = msg.get("config") or {}
         # each game once: a seek naming one game thousands of times is checked once, not each time
         read = {name: _read(given, self._check_game(name, given)) for name in dict.fromkeys(names)}
-        if self.lobby.waiting_of(session.bot) >= self.limits.max_seeks:
+        if self.lobby.waiting_of(session.bot) + session.standing_in_play() >= self.limits.max_seeks:
             raise p.ProtocolError(
-                p.BUSY, f"bot {session.bot!r} has {self.limits.max_seeks} seeks waiting, the most it may; cancel one first"
+                p.BUSY,
+                f"bot {session.bot!r} has {self.limits.max_seeks} seeks waiting or standing, the most it may; cancel one first",
             )
-        self.lobby.seek(session.bot, names, _shown(given, list(read.values())), bool(msg.get("self_play", False)), read)
+        shown, self_play, standing = _shown(given, list(read.values())), bool(msg.get("self_play")), bool(msg.get("standing"))
+        self.lobby.seek(session.bot, names, shown, self_play, read, standing=standing)
         if session.acks:
             session.send("seeking", games=names)
         self._pair_soon()
@@ -1301,7 +1304,7 @@ class ArenaServer:
         names = msg.get("games")
         if names is not None and not all(isinstance(n, str) for n in names):
             raise p.ProtocolError(p.BAD_MESSAGE, "'cancel.games' must be a list of game names")
-        count = self.lobby.cancel(session.bot, names)
+        count = self.lobby.cancel(session.bot, names) + session.stop_standing(names)
         # a table paired before the cancel came (its seek already taken) is being recorded: its
         # match_start goes first, so that a bot that stops once told "cancelled" leaves none behind
         forming = [live for match_id in session.matches if (live := self.live.get(match_id)) and not live.announced.is_set()]
@@ -1335,13 +1338,15 @@ class ArenaServer:
             ):
                 raise p.ProtocolError(p.UNKNOWN_BOT, f"no bot named {opponent!r} is registered on this server") from None
             raise
-        if self.lobby.take(opponent, msg["game"], _read(msg.get("config") or {}, config)) is None:
+        taken = self.lobby.take(opponent, msg["game"], _read(msg.get("config") or {}, config))
+        if taken is None:
             raise p.ProtocolError(
                 p.NOT_SEEKING, f"bot {opponent!r} has no seek waiting for {msg['game']} with this config: a challenge takes one"
             )
         bots = [session.bot, opponent]
         self.rng.shuffle(bots)
         live, row = self._reserve(msg["game"], bots, config)
+        self._hold_standing(live, [taken])
         try:
             await self._launch(live, row)
         except sqlite3.Error as error:  # a full disk, say: the opponent's seek is spent all the same
@@ -1537,8 +1542,16 @@ class ArenaServer:
         except Exception:  # a bug of ours: logged, and the seeks wait; raised here, it stopped the server
             log.exception("pairing the waiting seeks failed")
             return
-        for live, row in [self._reserve(table.game, table.bots, table.config) for table in tables]:
+        reserved = [(self._reserve(table.game, table.bots, table.config), table.seeks) for table in tables]
+        for (live, row), seeks in reserved:
+            self._hold_standing(live, seeks)
             self._spawn(self._start_table, live, row)
+
+    def _hold_standing(self, live: LiveMatch, seeks: Iterable[Seek]) -> None:
+        """Keep the standing seeks among those ``live`` was formed from, for its end (``_seek_again``)."""
+        for seek in seeks:
+            if seek.standing:
+                self.sessions[seek.bot].standing.setdefault(live.id, []).append(seek)
 
     async def _start_table(self, live: LiveMatch, row: dict[str, Any]) -> None:
         try:
@@ -1795,6 +1808,7 @@ class ArenaServer:
             if session is not None:
                 session.matches.pop(live.id, None)
                 session.resigned.pop(live.id, None)
+                session.standing.pop(live.id, None)  # spent by a table that never started, or back already (_finish)
                 self._forget_if_idle(session)
         if not self.live:
             self._all_ended.set()
@@ -1802,9 +1816,21 @@ class ArenaServer:
         self._pair_soon()
 
     def _finish(self, live: LiveMatch) -> None:
+        self._seek_again(live)
         self._release(live)
         for watcher in self.watchers:
             watcher.watching.discard(live.id)
+
+    def _seek_again(self, live: LiveMatch) -> None:
+        """Put the standing seeks ``live`` was formed from back in the lobby, for the pairing its
+        release runs: its bots play on without seeking again, one message each a match saved."""
+        if self._closing:
+            return  # the release drops them
+        for bot in dict.fromkeys(live.bots):
+            session = self.sessions.get(bot)
+            if session is not None:
+                for seek in session.standing.pop(live.id, []):
+                    self.lobby.again(seek)
 
     def _remember(self, ended: Ended) -> None:
         """Keep an ended match for the lobby, and log it: the operator's one line per match."""

@@ -12,12 +12,13 @@ import collections
 import logging
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
+from arena.lobby import Seek
 from arena.protocol import CLOSE_INTERNAL, CLOSE_POLICY, message
 from arena.seats import Move
 
@@ -108,6 +109,7 @@ class BotSession:
     outbox: collections.deque[dict[str, Any]] = field(default_factory=collections.deque)
     resigned: dict[str, tuple[int, str]] = field(default_factory=dict)  # match id -> the seat that forfeits, the bot's cause
     acks: bool = True  # whether this bot is told of what succeeded (move_ack, seeking); its hello says
+    standing: dict[str, list[Seek]] = field(default_factory=dict)  # match id -> the standing seeks it was formed from
     max_matches: int | None = None  # its own limit on matches at once, below the server's; its hello says
 
     # ---- connection state ----------------------------------------------------------------
@@ -209,6 +211,19 @@ class BotSession:
         slot.move = move
         slot.wake()
         return None
+
+    def standing_in_play(self) -> int:
+        """The bot's standing seeks now seated in a match: each counts as waiting (``max_seeks``)."""
+        return sum(map(len, self.standing.values()))
+
+    def stop_standing(self, games: Sequence[str] | None = None) -> int:
+        """Keep the standing seeks in play that name any of ``games`` (None: all) from coming back; how many."""
+        stopped = 0
+        for match_id, seeks in self.standing.items():
+            kept = [seek for seek in seeks if not seek.names_any(games)]
+            stopped += len(seeks) - len(kept)
+            self.standing[match_id] = kept
+        return stopped
 
     def resend_open_turns(self) -> None:
         """For a bot that lost its session: every turn still waiting for it, sent again."""

@@ -164,3 +164,20 @@ def test_a_challenge_takes_the_bots_oldest_seek_of_that_game_and_config_as_sent(
     assert lobby.take("ann", "duel", {"size": 4}) is middle
     assert lobby.take("ann", "duel", {"size": 4}) is newest
     assert lobby.take("ann", "duel", {"size": 4}) is None and lobby.seeks == [oldest]
+
+
+def test_a_standing_seek_comes_back_behind_the_seeks_waiting_now() -> None:
+    lobby = Lobby(players=lambda game, config: PLAYERS[game])
+    standing = lobby.seek("ann", ["duel", "trio"], {"size": 4}, True, {"duel": {"size": 4}}, standing=True)
+    later = lobby.seek("bob", ["duel"], {})
+    lobby.seeks.remove(standing)  # paired, and its match played
+    back = lobby.again(standing)
+    assert lobby.seeks == [later, back] and back.id > later.id
+    assert (back.bot, back.games, back.config, back.self_play, back.read, back.standing) == (
+        "ann",
+        ("duel", "trio"),
+        {"size": 4},
+        True,
+        {"duel": {"size": 4}},
+        True,
+    )
