@@ -3,8 +3,9 @@
 The arena server runs in its own process on loopback, with ``--bots`` registered bots
 connected from 2 to 4 worker processes (each running its share of the bots in one trio
 event loop, speaking the raw protocol in msgpack over real websockets). Every bot keeps
-``--matches-per-bot`` matches of ``--game`` going and answers each ``turn`` with a random
-legal action. After a warm-up, over ``--seconds``:
+``--matches-per-bot`` matches of ``--game`` going, with as many standing seeks (sent once,
+back in the lobby after each match), and answers each ``turn`` with a random legal action.
+After a warm-up, over ``--seconds``:
 
 - ``moves_relayed``: the delta of the server's own ``/metrics`` counter, per second;
 - ``turn_rtt_p50`` / ``turn_rtt_p99``: server-side, from the ``turn`` being queued for
@@ -15,7 +16,7 @@ legal action. After a warm-up, over ``--seconds``:
 - ``frames_per_s``: websocket messages the server read and wrote per second (``/metrics``
   ``frames_in`` + ``frames_out``), with ``per_move``, and as a ratio of the echo's two per
   round trip: besides a move's ``turn`` and ``move``, each match sends every seat a
-  ``match_start`` and a ``match_end`` and reads the seat's next ``seek``;
+  ``match_start`` and a ``match_end``;
 - ``server_rss_start`` / ``server_rss_warm`` / ``server_rss_end``: VmRSS of the server
   process once it listens, at the start of the measured window (bots connected, matches
   running) and at its end.
@@ -345,7 +346,7 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     admin_file.write_text(secrets.token_urlsafe(24))
     admin_file.chmod(0o600)  # arena serve refuses an admin token other accounts may read
     out_file = tmp / "arena.out"
-    max_matches = args.matches_per_bot + 2  # a bot seeks again on match_end, a moment before the server forgets the match
+    max_matches = args.matches_per_bot  # a standing seek comes back as its match is released
     if args.cli:
         argv = [sys.executable, "-m", "arena.cli", "serve", "--host", HOST, "--port", "0", "--db", str(db)]
         argv += ["--admin-token-file", str(admin_file), "--max-matches", str(max_matches)]
@@ -544,7 +545,7 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "peer_value": r(2 * trips),
             "ratio": round(ours["frames_per_s"] / (2 * trips), 3) if trips else None,
             "note": "server /metrics frames_in + frames_out delta: a move is a turn out and a move in, and each match adds "
-            "its match_start and match_end to every seat and the seat's next seek",
+            "its match_start and match_end to every seat",
         },
         {"name": "server_rss_start", "value": r(ours["rss_start"]), "unit": "MiB"},
         {
@@ -731,7 +732,7 @@ def arena_worker(args: argparse.Namespace) -> None:
             await ws.send(frame)
 
         await send(packb({"t": "hello", "v": 1, "bot": name, "token": token, "acks": False}))
-        seek = packb({"t": "seek", "v": 1, "games": [args.game]})
+        seek = packb({"t": "seek", "v": 1, "games": [args.game], "standing": True})
         async for frame in ws:
             msg = unpackb(frame)
             kind = msg["t"]
@@ -746,8 +747,6 @@ def arena_worker(args: argparse.Namespace) -> None:
                 move["action"] = action
                 await send(packb(move))
                 stats["moves"] += 1
-            elif kind == "match_end":
-                await send(seek)
             elif kind == "welcome":
                 limits = msg.get("limits") or {}
                 if limits.get("rate", math.inf) < UNPACED_RATE:  # as the SDK paces a bot, a margin under the limit
