@@ -1176,7 +1176,7 @@ class ArenaServer:
             old.close(p.CLOSE_SUPERSEDED, "another connection logged in with this token")
             # The old connection ends here, and its seeks with it, as any other end does: the
             # bot seeks again after this welcome, and keeping them would seat it twice over.
-            self.lobby.cancel(bot)
+            self._drop_seeks(session)
         resume = hello.get("resume") or {}
         last_seq = resume.get("last_seq")
         resumed = resume.get("session") == session.id and isinstance(last_seq, int) and session.can_replay_after(last_seq)
@@ -1208,10 +1208,15 @@ class ArenaServer:
         return session
 
     def _bot_away(self, session: BotSession) -> None:
-        self.lobby.cancel(session.bot)
-        session.standing.clear()  # seated now, they would come back for a bot that has to seek again anyway
+        self._drop_seeks(session)
         for match_id in session.matches:
             self._tell_others(session, match_id, "opponent_gone", bot=session.bot, ms=session.grace_left_ms())
+
+    def _drop_seeks(self, session: BotSession) -> None:
+        """End every seek of the bot, as the end of its connection does: its standing seeks seated
+        in a match too, which would otherwise come back for a bot that has to seek again anyway."""
+        self.lobby.cancel(session.bot)
+        session.standing.clear()
 
     def _away(self, live: LiveMatch, bot: str) -> list[tuple[str, int]]:
         """The match's other players now disconnected, with the ms each has left to resume."""

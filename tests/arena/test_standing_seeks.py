@@ -128,6 +128,27 @@ async def test_a_standing_seek_ends_with_its_bots_connection(arena_factory: Aren
 
 
 @pytest.mark.trio
+async def test_a_connection_that_takes_over_a_bot_ends_the_standing_seek_of_the_one_it_replaces(arena: Arena) -> None:
+    """It came back when its match ended, beside the seek the new connection sent after its
+    welcome: the bot stood twice, and under a low ``max_seeks`` its own seek was refused
+    (found by a QA helper). A bot that resumes over a connection the server still holds is this case."""
+    token = await arena.register("dup")
+    async with arena.bot("dup", token) as first, arena.bot("other") as other:
+        for client in (first, other):
+            await client.send("seek", games=["tic-tac-toe"], standing=True)
+        await seated(arena, "dup")
+        resume = {"session": first.welcome["session"], "last_seq": first.last_seq}
+        async with arena.bot("dup", token, resume=resume) as second:
+            await second.send("seek", games=["tic-tac-toe"], standing=True)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(play, second, 2)
+                nursery.start_soon(play, other, 2)
+            # each match's seeks are back (or seated again) before its match_end is read
+            session = arena.server.sessions["dup"]
+            assert [seek.bot for seek in arena.server.lobby.seeks].count("dup") + session.standing_in_play() == 1
+
+
+@pytest.mark.trio
 async def test_a_challenge_that_takes_a_standing_seek_leaves_it_standing(arena: Arena) -> None:
     async with arena.bot("challenger") as challenger, arena.bot("stander", acks=True) as stander:
         await stander.send("seek", games=["tic-tac-toe"], standing=True)
