@@ -570,8 +570,8 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "name": "store_writer_cpu",
             "value": r(ours["store_writer_cpu"], 2),
             "unit": "cores",
-            "note": "the part of server_cpu spent by the thread that commits matches (SQLite, ratings); its Python"
-            " runs under the event loop's GIL, so it slows the loop by more than its own share",
+            "note": "the part of server_cpu spent by the thread that commits matches (SQLite, ratings), at a lower"
+            " priority than the event loop: on cores shared with the bots it still takes CPU time the loop would use",
         },
         {"name": "matches_finished", "value": r(ours["matches_per_s"]), "unit": "matches/s"},
         {

@@ -3,7 +3,9 @@ committed before its caller goes on, and a clean stop that finishes what was que
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 import trio
 import trio.testing
 
-from arena.store import Store, StoreError, StoreWriter, copy_store
+from arena.store import WRITER_NICE, Store, StoreError, StoreWriter, copy_store
 
 
 def committed_bots(db: Path) -> set[str]:
@@ -106,6 +108,23 @@ async def test_a_store_that_cannot_be_opened_fails_the_start(tmp_path: Path) -> 
     with pytest.RaisesGroup(pytest.RaisesExc(StoreError, match="as a store: unable to open")):
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
+
+
+def own_priority() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread has a priority of its own on Linux")
+@pytest.mark.trio
+async def test_the_writer_runs_below_the_event_loop_and_lowers_no_other_thread(tmp_path: Path) -> None:
+    loop = own_priority()
+    writer = StoreWriter(tmp_path / "arena.db")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        assert await writer.call(lambda store: own_priority()) == min(19, loop + WRITER_NICE)
+        await writer.aclose()
+    assert own_priority() == loop
+    assert await trio.to_thread.run_sync(own_priority) == loop  # trio's cached threads, which serve the server's reads
 
 
 def test_a_savepoint_undoes_its_own_writes_and_the_transaction_around_it_goes_on(tmp_path: Path) -> None:
