@@ -31,7 +31,7 @@ from typing import Any
 import trio
 
 from arena.protocol import check_encodable
-from arena.seats import GameFault, Move, Seat, SeatForfeit, Turn
+from arena.seats import AnySeat, GameFault, Move, SeatForfeit, Turn
 from games.api import Game, GameConfig, GameError, IllegalAction
 
 COMPLETE = "complete"
@@ -310,7 +310,7 @@ class _Match:
     def __init__(
         self,
         state: Game,
-        seats: Sequence[Seat],
+        seats: Sequence[AnySeat],
         match_id: str,
         clock: Clock,
         max_retries: int,
@@ -418,15 +418,22 @@ class _Match:
         raise _Forfeit(seat, ILLEGAL, f"{answers}; last: {reason}")
 
     async def _answer(self, seat: int, turn: Turn, deadline: float, budget_ms: int) -> Move:
-        with trio.move_on_at(deadline):
-            try:
-                return await self.seats[seat].act(turn)
-            except SeatForfeit as gave_up:
-                raise _Forfeit(seat, gave_up.reason, gave_up.detail) from gave_up
-            except (trio.Cancelled, _Forfeit, GameFault):
-                raise
-            except Exception as error:  # a bug in the seat's policy is the seat's loss
-                raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
+        player = self.seats[seat]
+        act_by = getattr(player, "act_by", None)
+        try:
+            if act_by is not None:  # the seat keeps the clock itself: no cancel scope to open and retire per answer
+                move = await act_by(turn, deadline)
+                if move is not None:
+                    return move
+            else:
+                with trio.move_on_at(deadline):
+                    return await player.act(turn)
+        except SeatForfeit as gave_up:
+            raise _Forfeit(seat, gave_up.reason, gave_up.detail) from gave_up
+        except (trio.Cancelled, _Forfeit, GameFault):
+            raise
+        except Exception as error:  # a bug in the seat's policy is the seat's loss
+            raise _Forfeit(seat, CRASH, f"{type(error).__name__}: {error}") from error
         answer = "legal answer" if turn.attempt else "answer"  # after illegal ones, "no answer" was untrue
         raise _Forfeit(seat, TIMEOUT, f"no {answer} within {budget_ms} ms")  # the step's, not what a retry had left
 
@@ -486,7 +493,7 @@ class _Match:
 
 async def play_match(
     game: type[Game],
-    seats: Sequence[Seat],
+    seats: Sequence[AnySeat],
     *,
     config: GameConfig | Mapping[str, Any] | None = None,
     seed: int = 0,
@@ -650,7 +657,7 @@ def _faulty_returns(state: Game, returns: Sequence[float], *, complete: bool) ->
 
 async def _unplayable(
     game: type[Game],
-    seats: Sequence[Seat],
+    seats: Sequence[AnySeat],
     config: GameConfig | Mapping[str, Any] | None,
     seed: int,
     clock: Clock,

@@ -21,7 +21,7 @@ from arena.protocol import check_encodable
 from games.api import Game, Observation
 
 if TYPE_CHECKING:
-    from arena.sessions import BotSession
+    from arena.sessions import Alarms, BotSession
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,25 @@ class Seat(Protocol):
         """The match is over; ``result`` is the match record's summary."""
 
 
+class SeatKeepingTime(Protocol):
+    """A seat that keeps the match's clock itself (``RemoteSeat``, woken by the server's alarms):
+    play_match asks it with the answer's deadline instead of a cancel scope around ``act``."""
+
+    name: str
+
+    async def start(self, info: Mapping[str, Any]) -> None:
+        """As ``Seat.start``."""
+
+    async def act_by(self, turn: Turn, deadline: float) -> Move | None:
+        """Choose an action; None once ``deadline`` (trio time) passed without one."""
+
+    async def end(self, result: Mapping[str, Any]) -> None:
+        """As ``Seat.end``."""
+
+
+AnySeat = Seat | SeatKeepingTime
+
+
 Policy = Callable[[Turn], "str | Move | Awaitable[str | Move | None] | None"]
 
 
@@ -261,13 +280,22 @@ class LocalSeat:
 class RemoteSeat:
     """A bot connected to the server, seated in one match.
 
-    The clock is the match loop's; this seat adds the disconnection rule: while the bot
-    is away its clock keeps running, and once the session's reconnection window has passed
-    without a resume the seat forfeits for disconnection.
+    The match loop sets each answer's deadline, and this seat keeps it (``act_by``), adding
+    the disconnection rule: while the bot is away its clock keeps running, and once the
+    session's reconnection window has passed without a resume the seat forfeits for
+    disconnection.
     """
 
-    def __init__(self, session: BotSession, match_id: str, seat: int, away: Callable[[], list[tuple[str, int]]] = list) -> None:
+    def __init__(
+        self,
+        session: BotSession,
+        alarms: Alarms,
+        match_id: str,
+        seat: int,
+        away: Callable[[], list[tuple[str, int]]] = list,
+    ) -> None:
         self.session = session
+        self.alarms = alarms
         self.match_id = match_id
         self.seat = seat
         self.name = session.bot
@@ -278,7 +306,10 @@ class RemoteSeat:
         for bot, ms in self.away():  # gone before the match was announced: said once it is
             self.session.send("opponent_gone", match=self.match_id, bot=bot, ms=ms)
 
-    async def act(self, turn: Turn) -> Move:
+    async def act_by(self, turn: Turn, deadline: float) -> Move | None:
+        """The bot's answer, None once ``deadline`` (trio time) passed without one: this seat keeps
+        the match's clock itself, woken by the server's ``alarms``, instead of play_match's
+        cancel scope around ``act``."""
         session = self.session
         observation = {"text": turn.observation.text, "data": turn.observation.data}
         try:
@@ -292,7 +323,7 @@ class RemoteSeat:
             self.seat,
             turn.step,
             turn.attempt,
-            trio.current_effective_deadline(),  # the match's clock for this answer
+            deadline,
             reason=turn.retry_reason,
             observation=observation,
             legal=None if turn.legal_actions is None else list(turn.legal_actions),
@@ -300,22 +331,27 @@ class RemoteSeat:
             deadline_ms=turn.deadline_ms,
             clocks=list(turn.clocks),
         )
+        self.alarms.set(slot)
         try:
             while True:
                 resigned = session.resigned.get(self.match_id)
                 if resigned is not None and resigned[0] == self.seat:  # before a move that came with it, or after it
                     raise resignation(self.name, resigned[1])
-                if slot.move is not None:
+                if slot.move is not None:  # taken in time, though the deadline may have passed since
                     return slot.move
+                now = trio.current_time()
+                if now >= deadline:
+                    return None
                 if session.connected:
                     await slot.changed()
                     continue
                 left = session.grace_left()
                 if left <= 0:
                     raise SeatForfeit("disconnect", f"{self.name} stayed away past the {session.grace_s:g} s reconnection window")
-                with trio.move_on_after(left):
+                with trio.move_on_at(min(deadline, now + left)):  # out of time first: the clock's forfeit, not the window's
                     await slot.changed()
         finally:
+            self.alarms.clear(slot)
             session.close_slot(slot)
 
     async def end(self, result: Mapping[str, Any]) -> None:

@@ -59,7 +59,7 @@ from arena.match import (
 from arena.ratings.leaderboard import game_leaderboards, overall
 from arena.ratings.trueskill import Rating
 from arena.seats import Move, RemoteSeat, match_start_fields, resignation
-from arena.sessions import BotSession, Connection
+from arena.sessions import Alarms, BotSession, Connection
 from arena.store import (
     ADMIN,
     FINISHED,
@@ -510,6 +510,7 @@ class ArenaServer:
         self.admin_token = admin_token
         self.new_admin_token: str | None = None
         self.sessions: dict[str, BotSession] = {}
+        self.alarms = Alarms()  # the clocks of the turns bots are asked
         self._rotations: collections.Counter[str] = collections.Counter()  # tokens rotated here, by bot
         self.watchers: set[Watcher] = set()
         self.live: dict[str, LiveMatch] = {}
@@ -563,6 +564,7 @@ class ArenaServer:
                 else:
                     read(self.db, lambda s: s.schema_version())  # fail now, not on the first request
                 nursery.start_soon(self._lobby_feed)
+                nursery.start_soon(self.alarms.run)
                 self._ws_server = await nursery.start(
                     functools.partial(
                         serve,
@@ -1637,7 +1639,7 @@ class ArenaServer:
 
     async def _run_match(self, live: LiveMatch) -> None:
         seats = [
-            RemoteSeat(self.sessions[bot], live.id, seat, functools.partial(self._away, live, bot))
+            RemoteSeat(self.sessions[bot], self.alarms, live.id, seat, functools.partial(self._away, live, bot))
             for seat, bot in enumerate(live.bots)
         ]
         result: MatchResult | None = None

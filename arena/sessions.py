@@ -9,6 +9,7 @@ running; after the reconnection window its seats forfeit for disconnection.
 from __future__ import annotations
 
 import collections
+import heapq
 import logging
 import math
 import uuid
@@ -74,7 +75,7 @@ class MoveSlot:
     asked_at: float = 0.0
     deadline: float = math.inf
     """When the match stops waiting (trio time): a move read from then on is stale, though the
-    waiting seat, cancelled, may not have closed the slot yet."""
+    waiting seat, woken by its alarm, may not have closed the slot yet."""
     move: Move | None = None
     _changed: trio.Event = field(default_factory=trio.Event)
 
@@ -93,6 +94,73 @@ class MoveSlot:
             return self.turn_fields
         spent = int((trio.current_time() - self.asked_at) * 1000)
         return {**self.turn_fields, "deadline_ms": max(0, budget - spent)}
+
+
+ALARM_STEP_S = 0.001
+"""How finely ``Alarms`` keeps deadlines: a seat is woken at most this late, never early."""
+
+
+class Alarms:
+    """Wakes the seats whose move slots reach their deadlines, from one task for the whole server.
+
+    The match's clock for an answer was a cancel scope around it: opening one and retiring its
+    deadline cost the event loop about a tenth of its time per move (``bench.server``). Here a
+    slot waits in the bucket of its deadline (rounded up to ``ALARM_STEP_S``) until it is
+    answered or its bucket comes due, and one task sleeps until the earliest bucket still
+    holding a slot. The alarm only wakes the seat, which looks at the clock itself
+    (``RemoteSeat.act_by``): a move taken in time counts though the alarm rang before its seat
+    ran, and a move read at or past the deadline is stale (``BotSession.offer_move``).
+    """
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, dict[int, MoveSlot]] = {}  # bucket -> the slots waiting in it, by id
+        self._due: list[int] = []  # the buckets, a heap; one emptied since stays until it comes up
+        self._sleeping: trio.CancelScope | None = None
+
+    def set(self, slot: MoveSlot) -> None:
+        """Wake ``slot`` once its deadline passed, unless ``clear`` comes first."""
+        if slot.deadline == math.inf:
+            return
+        bucket = _bucket(slot.deadline)
+        waiting = self._buckets.get(bucket)
+        if waiting is None:
+            waiting = self._buckets[bucket] = {}
+            heapq.heappush(self._due, bucket)
+            if self._sleeping is not None and self._due[0] == bucket:  # earlier than the task sleeps till
+                self._sleeping.deadline = bucket * ALARM_STEP_S
+        waiting[id(slot)] = slot
+
+    def clear(self, slot: MoveSlot) -> None:
+        """``slot`` waits no more: answered, or its seat gave up. Its turn is let go of now, not
+        at its deadline, a move's time away (seconds of turns, at thousands a second)."""
+        if slot.deadline == math.inf:
+            return
+        waiting = self._buckets.get(_bucket(slot.deadline))
+        if waiting is not None:
+            waiting.pop(id(slot), None)
+            if not waiting:
+                del self._buckets[_bucket(slot.deadline)]
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        while True:
+            while self._due and self._due[0] not in self._buckets:  # emptied: nobody to wake
+                heapq.heappop(self._due)
+            with trio.CancelScope(deadline=self._due[0] * ALARM_STEP_S if self._due else math.inf) as self._sleeping:
+                await trio.sleep_forever()
+            self._sleeping = None
+            now = trio.current_time()
+            while self._due and self._due[0] * ALARM_STEP_S <= now:
+                for slot in self._buckets.pop(heapq.heappop(self._due), {}).values():
+                    slot.wake()
+
+
+def _bucket(deadline: float) -> int:
+    """The alarm bucket of ``deadline``: the first that does not come due before it (the
+    product, rounded, may fall short of the deadline by a hair, and a seat woken early
+    would wait again with its alarm spent)."""
+    bucket = math.ceil(deadline / ALARM_STEP_S)
+    return bucket if bucket * ALARM_STEP_S >= deadline else bucket + 1
 
 
 @dataclass
@@ -200,7 +268,7 @@ class BotSession:
     def offer_move(self, match_id: str, seat: int, step: int, attempt: int, move: Move) -> str | None:
         """Hand a move to the seat waiting for it; None if taken, else why it was not."""
         slot = self.slots.get((match_id, seat))
-        # past the deadline the waiting seat is cancelled, slot still open: a move taken then was lost unanswered
+        # past the deadline the waiting seat gives up once it runs, slot still open: a move taken then was lost unanswered
         if (
             slot is None
             or (slot.step, slot.attempt) != (step, attempt)

@@ -17,7 +17,7 @@ import trio.testing
 import games
 from arena.match import Clock, Forfeits, MatchEvent, outcomes_of, play_match, settled
 from arena.seats import LocalSeat, Move, RemoteSeat, SeatForfeit, Turn
-from arena.sessions import BotSession, Connection
+from arena.sessions import Alarms, BotSession, Connection
 from arena.store import Store
 from games.api import Observation
 from games.iterated_prisoners_dilemma import IteratedPrisonersDilemma
@@ -203,9 +203,12 @@ async def test_a_move_read_as_the_deadline_passes_is_stale_not_lost(autojump_clo
             offered.append(session.offer_move("m1", 1, slot.step, slot.attempt, Move("b2")))
 
         async with trio.open_nursery() as nursery:
+            alarms = Alarms()
+            nursery.start_soon(alarms.run)
             nursery.start_soon(late_move, session, offered)
-            seats = [first_legal(), RemoteSeat(session, "m1", 1)]
+            seats = [first_legal(), RemoteSeat(session, alarms, "m1", 1)]
             result = await play_match(TicTacToe, seats, clock=Clock(move_ms=1_000, grace_ms=0), match_id="m1")
+            nursery.cancel_scope.cancel()
         assert offered == ["stale"] and result.reason == "timeout" and result.forfeit_seat == 1
 
 
