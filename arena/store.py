@@ -304,7 +304,7 @@ WRITER_NICE = 10
 the loop relaying moves goes first, and the writer takes the time left, committing larger
 batches; it still gets about a tenth of a core it shares with the loop, so a finished match
 waits for its commit longer under load, never for ever. On ``bench.server`` (2 cores shared
-with the bots) the arena relays about 5% more moves a second, with the same store work."""
+with the bots) the arena relayed about 4% more moves a second, with the same store work."""
 
 
 def _create_private(path: Path) -> None:
