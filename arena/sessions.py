@@ -135,11 +135,12 @@ class Alarms:
         at its deadline, a move's time away (seconds of turns, at thousands a second)."""
         if slot.deadline == math.inf:
             return
-        waiting = self._buckets.get(_bucket(slot.deadline))
+        bucket = _bucket(slot.deadline)
+        waiting = self._buckets.get(bucket)
         if waiting is not None:
             waiting.pop(id(slot), None)
             if not waiting:
-                del self._buckets[_bucket(slot.deadline)]
+                del self._buckets[bucket]
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()

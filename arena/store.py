@@ -1215,8 +1215,9 @@ def _as_writer(name: str, work: Callable[[], None]) -> None:
     the whole server's)."""
     if sys.platform.startswith("linux"):
         thread = threading.get_native_id()
-        with contextlib.suppress(OSError):  # /proc not mounted, or a system that refuses: the writer still writes
+        with contextlib.suppress(OSError):  # /proc not mounted: the writer still writes
             Path(f"/proc/self/task/{thread}/comm").write_text(name[:15])
+        with contextlib.suppress(OSError):  # a system that refuses: likewise
             os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + WRITER_NICE)
     work()
 
