@@ -384,7 +384,7 @@ def test_ctrl_c_stops_a_run_in_one_line_with_status_130_and_the_same_command_res
     _, err = child.communicate(timeout=30)
     kept = finished_keys(db)
     assert 0 < len(kept) < planned(config), "the run should be interrupted mid-way"
-    assert child.returncode == 130
+    assert child.returncode == 130, err
     assert err.splitlines()[-1] == "arena: interrupted; the finished matches are kept: run the same command again to resume"
     assert "Traceback" not in err
 
