@@ -154,36 +154,32 @@ class GameFault(Exception):
     the wire cannot carry): the match loop voids the match instead of forfeiting the seat."""
 
 
-@runtime_checkable
-class Seat(Protocol):
-    """One participant of one match, as the match loop sees it."""
+class SeatLife(Protocol):
+    """What every seat has, whichever way it is asked to act: its name, the match's start and end."""
 
     name: str
 
     async def start(self, info: Mapping[str, Any]) -> None:
         """The match begins: game, seat, players, rules, config, clock."""
 
-    async def act(self, turn: Turn) -> Move:
-        """Choose an action; cancellation means the clock ran out."""
-
     async def end(self, result: Mapping[str, Any]) -> None:
         """The match is over; ``result`` is the match record's summary."""
 
 
-class SeatKeepingTime(Protocol):
+@runtime_checkable
+class Seat(SeatLife, Protocol):
+    """One participant of one match, as the match loop sees it."""
+
+    async def act(self, turn: Turn) -> Move:
+        """Choose an action; cancellation means the clock ran out."""
+
+
+class SeatKeepingTime(SeatLife, Protocol):
     """A seat that keeps the match's clock itself (``RemoteSeat``, woken by the server's alarms):
     play_match asks it with the answer's deadline instead of a cancel scope around ``act``."""
 
-    name: str
-
-    async def start(self, info: Mapping[str, Any]) -> None:
-        """As ``Seat.start``."""
-
     async def act_by(self, turn: Turn, deadline: float) -> Move | None:
         """Choose an action; None once ``deadline`` (trio time) passed without one."""
-
-    async def end(self, result: Mapping[str, Any]) -> None:
-        """As ``Seat.end``."""
 
 
 AnySeat = Seat | SeatKeepingTime
