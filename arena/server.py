@@ -68,7 +68,6 @@ from arena.store import (
     VOID,
     Store,
     StoreError,
-    StoreWriter,
     hash_token,
     is_damage,
     read,
@@ -78,6 +77,7 @@ from arena.store import (
     valid_label,
     variant_of,
 )
+from arena.store_writer import Both, Call, StoreWriter
 from games.api import Game, GameError, make_config
 from games.catalog import game_entry
 from games.registry import UnknownGame
@@ -485,7 +485,10 @@ class Watcher:
 
 
 class ArenaServer:
-    """Start with ``await nursery.start(server.run, listeners)``; stop with ``shutdown()``."""
+    """Start with ``await nursery.start(server.run, listeners)``; stop with ``shutdown()``.
+
+    ``writer_process=False`` keeps the store's writer in a thread of the server's process
+    (see ``StoreWriter``)."""
 
     def __init__(
         self,
@@ -497,6 +500,7 @@ class ArenaServer:
         read_only: bool = False,
         admin_token: str | None = None,
         trusted_proxies: Iterable[str] = (),
+        writer_process: bool = True,
     ) -> None:
         check_max_retries(max_retries)  # now, not at the first match
         self.trusted_proxies = frozenset(canonical_ip(proxy, strict=True) for proxy in trusted_proxies)
@@ -506,7 +510,7 @@ class ArenaServer:
         self.max_retries = max_retries
         self.limits = limits or Limits()
         self.read_only = read_only
-        self.writer = None if read_only else StoreWriter(self.db)
+        self.writer = None if read_only else StoreWriter(self.db, process=writer_process)
         self.admin_token = admin_token
         self.new_admin_token: str | None = None
         self.sessions: dict[str, BotSession] = {}
@@ -555,11 +559,11 @@ class ArenaServer:
                 self._nursery = nursery
                 if self.writer is not None:
                     await nursery.start(self.writer.run)
-                    self.new_admin_token = await self.writer.call(lambda s: s.ensure_admin_token(self.admin_token))
-                    voided = await self.writer.call(lambda s: s.void_live_matches("the server stopped before the match ended"))
+                    self.new_admin_token = await self.writer.call(Call(Store.ensure_admin_token, self.admin_token))
+                    voided = await self.writer.call(Call(Store.void_live_matches, "the server stopped before the match ended"))
                     if voided:
                         log.warning("voided %d match%s left live when the server last stopped", voided, "es" * (voided > 1))
-                    for row in await self.writer.call(lambda s: s.ratings()):
+                    for row in await self.writer.call(Call(Store.ratings)):
                         self.skill[(row["bot"], row["variant"])] = row["mu"]
                 else:
                     read(self.db, lambda s: s.schema_version())  # fail now, not on the first request
@@ -1060,7 +1064,9 @@ class ArenaServer:
                     return None
                 rotations = self._rotations[bot]
                 try:
-                    ok = await self.writer.call(lambda s: s.is_admin_token(token) if bot == ADMIN else s.authenticate(bot, token))
+                    ok = await self.writer.call(
+                        Call(Store.is_admin_token, token) if bot == ADMIN else Call(Store.authenticate, bot, token)
+                    )
                 except sqlite3.Error as error:  # the store is gone or broken: one line a try, not a traceback
                     log.warning("bot %s cannot log in: %s", bot, error)
                     await ws.aclose(p.CLOSE_INTERNAL, "the server cannot read its store")
@@ -1403,12 +1409,12 @@ class ArenaServer:
 
     async def _on_register(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         name = msg["name"]
-        token = await self._store(lambda s: s.register_bot(name, msg.get("owner")))
+        token = await self._store(Call(Store.register_bot, name, msg.get("owner")))
         session.send("registered", name=name, token=token)
 
     async def _on_rotate(self, session: BotSession, msg: Mapping[str, Any]) -> None:
         name = msg["name"]
-        token = await self._store(lambda s: s.rotate_token(name, msg.get("owner")))
+        token = await self._store(Call(Store.rotate_token, name, msg.get("owner")))
         self._rotations[name] += 1
         holder = self.sessions.get(name)
         connection = None if holder is None else holder.connection
@@ -1447,7 +1453,7 @@ class ArenaServer:
         key = msg.get("key")
         if key is not None:
             variant = config_and_variant(msg["game"], config)[1]
-            existing = await self._store(lambda s: s.match_for_key(key, variant, msg.get("group"), msg.get("group_size")))
+            existing = await self._store(Call(Store.match_for_key, key, variant, msg.get("group"), msg.get("group_size")))
             if existing is not None:
                 session.send("match_created", match=existing["id"], existing=True, key=key)
                 return
@@ -1496,7 +1502,7 @@ class ArenaServer:
             else:
                 continue
             raise p.ProtocolError(p.BAD_MESSAGE, f"'seed_salt.configs': {fault}")
-        salt = await self._store(lambda s: s.seed_salt(tournament, schedule, configs))
+        salt = await self._store(Call(Store.seed_salt, tournament, schedule, configs))
         session.send("seed_salt", tournament=tournament, salt=salt)
 
     # ---- matches -------------------------------------------------------------------------
@@ -1625,7 +1631,7 @@ class ArenaServer:
     async def _launch(self, live: LiveMatch, row: dict[str, Any]) -> tuple[str, bool]:
         """Record the reserved match as live, then play it; undo the reservation if it cannot start."""
         try:
-            existing = await self._store(lambda s: s.open_match(row))
+            existing = await self._store(Call(Store.open_match, row))
         except BaseException:
             self._release(live)
             raise
@@ -1709,7 +1715,9 @@ class ArenaServer:
         # shutdown landing now would tell the seats "void" about a match stored as finished and rated.
         with trio.CancelScope(shield=True):
             # committed before anyone hears the result
-            rated, to_play = await self._store(lambda s: (s.finish_match(result), s.deals_to_play([live.id])))
+            rated, to_play = await self._store(
+                Both(Call(Store.finish_match, result, teams=live.game.spec.teams), Call(Store.deals_to_play, [live.id]))
+            )
         self._board_changed(result.game)
         self._rated(rated)
         if result.status == "finished":
@@ -1751,7 +1759,9 @@ class ArenaServer:
     async def _void(self, live: LiveMatch, reason: str) -> None:
         to_play: AbstractSet[str] = {live.id}  # its deals' hold stays, unless the store says otherwise
         try:
-            rated, to_play = await self._store(lambda s: (s.void_match(live.id, reason, live.turns), s.deals_to_play([live.id])))
+            rated, to_play = await self._store(
+                Both(Call(Store.void_match, live.id, reason, live.turns), Call(Store.deals_to_play, [live.id]))
+            )
             self._rated(rated or {})
         except sqlite3.Error as error:  # a full disk: written again until it is taken; the seats are told now
             log.warning("could not record match %s as void (tried again every %g s): %s", live.id, VOID_RETRY_S, error)
@@ -1786,9 +1796,7 @@ class ArenaServer:
         """Write the voids the store could not take when their matches ended, until one fails again."""
         for match_id, (reason, turns) in list(self._unrecorded_voids.items()):
             try:
-                self._rated(
-                    await self._store(functools.partial(Store.void_match, match_id=match_id, reason=reason, turns=turns)) or {}
-                )
+                self._rated(await self._store(Call(Store.void_match, match_id, reason, turns)) or {})
             except sqlite3.Error:
                 return
             if self._unrecorded_voids.pop(match_id, None) is not None:  # the retry task and a shutdown may both write it

@@ -1,8 +1,8 @@
 """The durable store: bots, matches, seats and turns in one SQLite file (WAL).
 
-SQLite through sqlite-utils is the source of truth. The server writes through one
-dedicated thread (``StoreWriter``) fed by a queue, so writes never block the event
-loop and never race; readers open their own connections. A finished match and all its
+SQLite through sqlite-utils is the source of truth. The server writes through one writer
+(``arena.store_writer``: a process fed by a thread), so writes never block the event loop
+and never race; readers open their own connections. A finished match and all its
 turns are committed in one transaction before anyone is told the result, and matches
 still live when a server died are voided at the next start, never half-recorded.
 
@@ -20,21 +20,16 @@ import json
 import logging
 import operator
 import os
-import queue
 import secrets
 import sqlite3
 import stat
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-import outcome
 import sqlite_utils
-import trio
 
 import games
 from arena.match import MatchResult, TurnRecord
@@ -298,13 +293,6 @@ def deal_in_play(match: str) -> str:
 
 
 WAL_KEPT_BYTES = 16 * 1024 * 1024
-WRITER_THREAD = "store writer"  # the name of StoreWriter's thread, before the store's file name
-WRITER_NICE = 10
-"""How far below the event loop the writer thread runs. On a machine whose cores are all busy
-the loop relaying moves goes first, and the writer takes the time left, committing larger
-batches; it still gets about a tenth of a core it shares with the loop, so a finished match
-waits for its commit longer under load, never for ever. On ``bench.server`` (2 cores shared
-with the bots) the arena relayed about 4% more moves a second, with the same store work."""
 
 
 def _create_private(path: Path) -> None:
@@ -382,16 +370,28 @@ def serving_lock(path: Path) -> Iterator[None]:
             raise StoreError(
                 f"another arena server is serving {path}; stop it first, or serve this store with --read-only", "busy"
             )
-        held = path.resolve()
-        _SERVED_HERE.add(held)
-        try:
+        with served_here(path):
             yield
-        finally:
-            _SERVED_HERE.discard(held)
 
 
 _SERVED_HERE: set[Path] = set()
 """The stores this process serves (``serving_lock``): its own lock is no other server's."""
+
+
+@contextlib.contextmanager
+def served_here(path: Path) -> Iterator[None]:
+    """Count the store at ``path`` as served by this process: its server holds the serving
+    lock, here or, for the writer process, in the server that started it."""
+    held = path.resolve()
+    _SERVED_HERE.add(held)
+    try:
+        yield
+    finally:
+        _SERVED_HERE.discard(held)
+
+
+def serves_here(path: Path) -> bool:
+    return path.resolve() in _SERVED_HERE
 
 
 def is_served(path: Path) -> bool:
@@ -446,7 +446,7 @@ class Store:
             if version > len(MIGRATIONS):
                 raise StoreError(f"{self.path} has schema version {version}, newer than this arena ({len(MIGRATIONS)})", "schema")
             if not self.read_only:
-                if 0 < version < len(MIGRATIONS) and self.path.resolve() not in _SERVED_HERE and is_served(self.path):
+                if 0 < version < len(MIGRATIONS) and not serves_here(self.path) and is_served(self.path):
                     # its server, of an older arena, would go on writing rows of its own schema
                     # into the new one: miscounted matches, a bot's pages listing some twice
                     raise StoreError(
@@ -734,12 +734,17 @@ class Store:
         )
         return {row[0] for row in rows}
 
-    def finish_match(self, result: MatchResult, meta: Mapping[str, Any] | None = None) -> dict[tuple[str, str], Rating]:
+    def finish_match(
+        self, result: MatchResult, meta: Mapping[str, Any] | None = None, *, teams: str | None = None
+    ) -> dict[tuple[str, str], Rating]:
         """Commit a match's result, seats, every turn and the ratings it moves in one
         transaction; returns the new ratings by (bot, variant).
 
         ``meta`` (tournament, round, group, caller key, source) is used when the match was
-        not opened before, as for matches played in-process by ``arena play --db``."""
+        not opened before, as for matches played in-process by ``arena play --db``. ``teams``
+        is the game's ``spec.teams``, found in the game registry when not given: the server
+        gives it, as the writer process does not know the games registered by hand in the
+        server's."""
         with self.atomic():
             opened = self.conn.execute("SELECT created_at FROM matches WHERE id = ?", (result.match_id,)).fetchone()
             created_at = result.started_at if opened is None else opened["created_at"]
@@ -792,7 +797,7 @@ class Store:
             )
             self._insert_turns(result.match_id, result.turns)
             if result.status == "finished":
-                return self._rate(result)
+                return self._rate(result, teams or games.get(result.game).spec.teams)
             return self._release(result.seed)  # voided by the engine: it rates nobody, and no longer deals
 
     def _insert_turns(self, match_id: str, turns: Sequence[TurnRecord]) -> None:
@@ -803,7 +808,7 @@ class Store:
 
     # ---- ratings -------------------------------------------------------------------------
 
-    def _rate(self, result: MatchResult) -> dict[tuple[str, str], Rating]:
+    def _rate(self, result: MatchResult, game_teams: str) -> dict[tuple[str, str], Rating]:
         """Update TrueSkill in the match's own transaction.
 
         Competitive and mixed games rate each match by outcome or rank of return (a forfeit
@@ -821,7 +826,7 @@ class Store:
             "SELECT variant, seed, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)
         ).fetchone()
         variant, seed = row["variant"], row["seed"]
-        if games.get(result.game).spec.teams == "all":
+        if game_teams == "all":
             teams, ranks = self._duplicate_teams(row["group_id"], row["group_size"])
             return self._apply_ratings(teams, ranks, variant, result.game, result.match_id) | self._release(seed)
         if not row["group_id"] or not row["group_size"]:
@@ -1093,135 +1098,6 @@ def _decode_turn(row: sqlite3.Row) -> dict[str, Any]:
     return record
 
 
-# ---- the writer thread -----------------------------------------------------------------
-
-
-@dataclass
-class _Job:
-    work: Callable[[Store], Any]
-    done: trio.Event
-    value: Any = None
-    error: BaseException | None = None
-
-
-class StoreWriter:
-    """The one writer: a dedicated thread owning a Store, fed jobs through a queue.
-
-    Start it with ``await nursery.start(writer.run)``; ``await writer.call(fn)`` runs
-    ``fn(store)`` in the thread and returns its value once committed; ``aclose()`` (or
-    cancelling ``run``) lets the thread finish the queued jobs and stop.
-
-    The jobs waiting when the thread wakes run as one batch: each in a savepoint of its own
-    (a job that fails undoes only its own writes), then one commit for all, and one
-    hand-off back to trio wakes their callers. Under load this replaces a commit and two
-    thread round trips per job, and a job's commit still comes before its caller goes on.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # None: stop after what is queued
-        self._closed = False
-        self._served: tuple[int, int] | None = None  # the file the writer opened (device, inode)
-        self.failing: str | None = None  # why its last batch could not be written (a full disk), till one is
-        self.damaged: str | None = None  # the error that found the file damaged, for good (``is_damage``)
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        token = trio.lowlevel.current_trio_token()
-        ready, ended = trio.Event(), trio.Event()  # ready: the store is open, or the thread ended trying
-        results: list[outcome.Outcome[None]] = []
-
-        def deliver(result: outcome.Outcome[None]) -> None:
-            results.append(result)
-            token.run_sync_soon(lambda: (ready.set(), ended.set()))
-
-        work = functools.partial(self._thread, token, lambda: token.run_sync_soon(ready.set))
-        # A thread of its own, not one of trio's cached threads: it lowers its own priority,
-        # which no later job of the cache should inherit.
-        name = f"{WRITER_THREAD} {self.path.name}"
-        threading.Thread(target=lambda: deliver(outcome.capture(_as_writer, name, work)), name=name, daemon=True).start()
-        try:
-            await ready.wait()
-            if not results:
-                task_status.started()
-                await ended.wait()
-        finally:
-            self._stop()
-            with trio.CancelScope(shield=True):
-                await ended.wait()
-        results[0].unwrap()  # the thread's own failure (opening the store), if any
-
-    def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
-        store = Store(self.path)
-        self._served = _file_id(self.path)
-        try:
-            opened()
-            while True:
-                batch = [self._jobs.get()]
-                with contextlib.suppress(queue.Empty):
-                    while True:
-                        batch.append(self._jobs.get_nowait())
-                jobs = [job for job in batch if job is not None]
-                if jobs:
-                    if self.writes_to_its_file():
-                        self.failing = _run_batch(store, jobs)
-                        self.damaged = self.damaged or next((str(job.error) for job in jobs if is_damage(job.error)), None)
-                    else:
-                        _fail(jobs, self.orphaned())
-                    token.run_sync_soon(_wake, jobs)
-                if len(jobs) < len(batch):
-                    return
-        finally:
-            store.close()
-
-    def writes_to_its_file(self) -> bool:
-        """Whether the file at the store's path is still the one the writer opened."""
-        return self._served is not None and _file_id(self.path) == self._served
-
-    def orphaned(self) -> sqlite3.OperationalError:
-        """Why nothing more is written once the store's file was deleted or replaced: the open
-        connection would go on committing to the old file, which no reader and no restart
-        sees, while every match it took in was announced as recorded and rated."""
-        return sqlite3.OperationalError(
-            f"the store file {self.path} was deleted or replaced while the server ran: nothing more is"
-            f" written to it; stop the server, then move the file back, or restore a backup with `arena export"
-            f" store --db BACKUP --out {self.path.name}` (not cp: the -wal and -shm left at the path are the old"
-            " file's, and a copy put beside them takes them for its own)"
-        )
-
-    async def call(self, work: Callable[[Store], T]) -> T:
-        if self._closed:
-            raise trio.ClosedResourceError("the store writer is closed")
-        job = _Job(work, trio.Event())
-        self._jobs.put(job)
-        await job.done.wait()
-        if job.error is not None:
-            raise job.error
-        return job.value
-
-    async def aclose(self) -> None:
-        self._stop()
-
-    @trio.lowlevel.enable_ki_protection  # Ctrl-C between marking it closed and queueing the stop would hang the run
-    def _stop(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._jobs.put(None)
-
-
-def _as_writer(name: str, work: Callable[[], None]) -> None:
-    """Run ``work`` as the writer thread: named ``name`` where ``top`` and /proc show threads
-    (the bench reads the writer's CPU there), and WRITER_NICE below the thread that started
-    it, on Linux, where a thread has a priority of its own (elsewhere the call would lower
-    the whole server's)."""
-    if sys.platform.startswith("linux"):
-        thread = threading.get_native_id()
-        with contextlib.suppress(OSError):  # /proc not mounted: the writer still writes
-            Path(f"/proc/self/task/{thread}/comm").write_text(name[:15])
-        with contextlib.suppress(OSError):  # a system that refuses: likewise
-            os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + WRITER_NICE)
-    work()
-
-
 def is_damage(error: BaseException | None) -> bool:
     """Whether an SQLite error found the store file itself damaged (malformed pages), which
     no retry mends: some reads and writes still succeed around the damaged pages, and a
@@ -1230,42 +1106,13 @@ def is_damage(error: BaseException | None) -> bool:
     return isinstance(error, sqlite3.DatabaseError) and code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 
 
-def _run_batch(store: Store, jobs: list[_Job]) -> str | None:
-    """Run the jobs in one transaction, each in a savepoint; a failed commit fails them all.
-    Returns why the store could not be written (a full disk, an I/O error), if it could not:
-    not a job's own fault (a name taken), but the store's."""
-    try:
-        with store.atomic():
-            for job in jobs:
-                try:
-                    with store.atomic():
-                        job.value = job.work(store)
-                except Exception as error:
-                    job.error = error
-    except Exception as error:
-        for job in jobs:
-            job.value, job.error = None, job.error or error
-    failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
-    return next((str(error) for error in failures), None)
-
-
-def _fail(jobs: list[_Job], error: BaseException) -> None:
-    for job in jobs:
-        job.value, job.error = None, error
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
+def file_id(path: Path) -> tuple[int, int] | None:
     """The file at ``path`` (device and inode), None when there is none."""
     try:
         found = os.stat(path)
     except OSError:
         return None
     return found.st_dev, found.st_ino
-
-
-def _wake(jobs: list[_Job]) -> None:
-    for job in jobs:
-        job.done.set()
 
 
 def side_files(path: str | Path) -> tuple[str, str, str]:

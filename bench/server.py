@@ -242,6 +242,45 @@ def cpu_s(pid: int) -> float:
         return 0.0
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes started by ``pid``, and by those, and so on (the store's writer process
+    is started through multiprocessing's fork server, a child of the server)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):  # ended meanwhile
+            continue
+        parents.setdefault(parent, []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        found += children
+        todo += children
+    return found
+
+
+def named(pids: Sequence[int], name: str) -> list[int]:
+    """Those of ``pids`` whose process name starts with ``name`` (as far as Linux keeps it)."""
+    kept = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().startswith(name[:15]):
+                kept.append(pid)
+    return kept
+
+
+def server_cpu_s(pid: int) -> tuple[float, float]:
+    """CPU seconds so far of the server with every process it started, and of its store
+    writer (its thread in the server, and its process)."""
+    from arena.store_writer import WRITER_NAME
+
+    family = descendants(pid)
+    total = cpu_s(pid) + sum(cpu_s(child) for child in family)
+    writer = thread_cpu_s(pid, WRITER_NAME) + sum(cpu_s(child) for child in named(family, WRITER_NAME))
+    return total, writer
+
+
 def thread_cpu_s(pid: int, name: str) -> float:
     """User plus system CPU seconds so far of the process's threads whose name starts with
     ``name`` (as far as the 15 bytes Linux keeps of a thread's name)."""
@@ -331,7 +370,8 @@ def finish_workers(procs: Procs, readers: list[LineReader]) -> list[dict[str, An
 
 
 def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, Any]:
-    from arena.store import WRITER_THREAD, Store
+    from arena.store import Store
+    from arena.store_writer import WRITER_NAME
 
     db = tmp / "arena.db"
     names = [f"bench-{i:04d}" for i in range(args.bots)]
@@ -359,6 +399,8 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     server = start_server(procs, argv, out_file)
     port = wait_for_port(out_file, server)
     rss_start = rss_mib(server.pid)
+    writer_pids = named(descendants(server.pid), WRITER_NAME)
+    writer_rss_start = sum(rss_mib(pid) for pid in writer_pids)
     url = f"ws://{HOST}:{port}"
     common = ["--url", url, "--tokens", str(tokens_file), "--game", args.game, "--matches-per-bot", str(args.matches_per_bot)]
     readers = start_workers(procs, "arena-worker", split(args.bots, args.workers), common)
@@ -370,15 +412,16 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
     rss_warm = rss_mib(server.pid)
     before = metrics(port)
     t0, wall0 = time.monotonic(), time.time()
-    cpu0 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids), thread_cpu_s(server.pid, WRITER_THREAD)
+    cpu0 = server_cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
     mark(readers)
     log(f"arena: measuring {args.seconds:g} s")
     time.sleep(args.seconds)
     mark(readers)
-    cpu1 = cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids), thread_cpu_s(server.pid, WRITER_THREAD)
+    cpu1 = server_cpu_s(server.pid), sum(cpu_s(pid) for pid in worker_pids)
     after = metrics(port)
     t1, wall1 = time.monotonic(), time.time()
     rss_end = rss_mib(server.pid)
+    writer_rss_end = sum(rss_mib(pid) for pid in writer_pids)
 
     reports = finish_workers(procs, readers)
     procs.stop(server)
@@ -406,9 +449,11 @@ def run_arena(args: argparse.Namespace, procs: Procs, tmp: Path) -> dict[str, An
         "rss_start": rss_start,
         "rss_warm": rss_warm,
         "rss_end": rss_end,
-        "server_cpu": (cpu1[0] - cpu0[0]) / window,
+        "writer_rss_start": writer_rss_start,
+        "writer_rss_end": writer_rss_end,
+        "server_cpu": (cpu1[0][0] - cpu0[0][0]) / window,
         "clients_cpu": (cpu1[1] - cpu0[1]) / window,
-        "store_writer_cpu": (cpu1[2] - cpu0[2]) / window,
+        "store_writer_cpu": (cpu1[0][1] - cpu0[0][1]) / window,
         "frames_per_s": frames,
         "turn_frame": typical(turn_frames, mean_turn_frame),
         "turn_frame_bytes": mean_turn_frame,
@@ -570,8 +615,15 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "name": "store_writer_cpu",
             "value": r(ours["store_writer_cpu"], 2),
             "unit": "cores",
-            "note": "the part of server_cpu spent by the thread that commits matches (SQLite, ratings), at a lower"
-            " priority than the event loop: on cores shared with the bots it still takes CPU time the loop would use",
+            "note": "the part of server_cpu spent by the store writer, which commits matches (SQLite, ratings): its"
+            " process, at a lower priority than the event loop, and its thread in the server, which passes it the jobs",
+        },
+        {
+            "name": "store_writer_rss",
+            "value": r(ours["writer_rss_end"]),
+            "unit": "MiB",
+            "peer_value": r(ours["writer_rss_start"]),
+            "note": "VmRSS of the store writer's process at the end (peer_value: once the server listened)",
         },
         {"name": "matches_finished", "value": r(ours["matches_per_s"]), "unit": "matches/s"},
         {

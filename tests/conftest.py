@@ -35,6 +35,8 @@ from arena import protocol as p
 from arena.match import Clock, MatchResult, outcomes_of
 from arena.seats import Turn
 from arena.server import ArenaServer, Limits, bound_port, open_listeners
+from arena.store import Store
+from arena.store_writer import Call
 from bots.base import Bot
 from bots.registry import make_bot
 
@@ -64,7 +66,7 @@ class Arena:
 
     async def register(self, name: str) -> str:
         assert self.server.writer is not None
-        return await self.server.writer.call(lambda store: store.register_bot(name))
+        return await self.server.writer.call(Call(Store.register_bot, name))
 
     async def connected(self, names: Sequence[str]) -> None:
         """Until every named bot has a live session: a test's bots, started in a nursery,
@@ -76,7 +78,7 @@ class Arena:
     async def moves(self, match_id: str, bot: str) -> list[str]:
         """The actions the server accepted from ``bot`` in a match, in order."""
         assert self.server.writer is not None
-        record = await self.server.writer.call(lambda store: store.match(match_id))
+        record = await self.server.writer.call(Call(Store.match, match_id))
         seat = record["players"].index(bot)
         return [t["action"] for t in record["turns"] if t["seat"] == seat and t["accepted"]]
 
@@ -192,14 +194,23 @@ async def http_get(url: str, path: str) -> tuple[int, Any]:
     return int(head.split()[1]), json.loads(body)
 
 
+def execute(store: Store, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    """A statement run on the writer's own connection, as a job: ``Call(execute, sql)``."""
+    return [tuple(row) for row in store.conn.execute(sql, args)]
+
+
 ArenaFactory = Callable[..., Awaitable[Arena]]
 
 
 @pytest.fixture
-def arena_factory(tmp_path: Path, nursery: trio.Nursery) -> ArenaFactory:
+def arena_factory(tmp_path: Path, nursery: trio.Nursery, request: pytest.FixtureRequest) -> ArenaFactory:
+    # a test that changes the Store's methods changes them in this process only
+    in_thread = request.node.get_closest_marker("writer_in_thread") is not None
+
     async def start(*, limits: Limits | None = None, clock: Clock | None = None, db: Path | None = None, **options: Any) -> Arena:
         db = db or tmp_path / f"arena-{len(list(tmp_path.glob('arena-*.db')))}.db"
         options.setdefault("admin_token", ADMIN_TOKEN)
+        options.setdefault("writer_process", not in_thread)
         server = ArenaServer(db, clock=clock or Clock(move_ms=5_000), limits=limits or Limits(), **options)
         listeners = await open_listeners("127.0.0.1", 0)
         await nursery.start(server.run, listeners)

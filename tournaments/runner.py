@@ -26,9 +26,10 @@ from typing import Any
 import trio
 
 import games
-from arena.match import play_match
+from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
-from arena.store import CONFIG_CHANGE_REMEDY, Store, StoreWriter, config_change, regrouped
+from arena.store import CONFIG_CHANGE_REMEDY, Store, config_change, regrouped
+from arena.store_writer import Call, StoreWriter
 from bots.registry import make_bot, seat_seed
 from games.api import make_config
 from tournaments.config import GameEntry, TournamentConfig, TournamentConfigError, remote_name, schedule_id
@@ -266,6 +267,15 @@ async def drive(
     return summary
 
 
+def _save(store: Store, match: ScheduledMatch, result: MatchResult, meta: dict[str, Any]) -> Played | None:
+    """Store the result, unless another run of this tournament (the command started twice)
+    stored this key while it was being played: a match counts once."""
+    earlier = _recorded(store, match)
+    if earlier is None:
+        store.finish_match(result, meta)
+    return earlier
+
+
 def _recorded(store: Store, match: ScheduledMatch) -> Played | None:
     """The match a run before this one made under the match's key (voided ones do not count)."""
     found = store.find_by_key(match.key)
@@ -311,7 +321,7 @@ async def run_tournament_async(
     writer = StoreWriter(db_path)
 
     async def play(match: ScheduledMatch) -> Played:
-        recorded = await writer.call(lambda store: _recorded(store, match))
+        recorded = await writer.call(Call(_recorded, match))
         if recorded is not None:
             return recorded
         bots = [make_bot(spec, match.game, seat_seed(match.seed, i)) for i, spec in enumerate(match.seats)]
@@ -332,16 +342,7 @@ async def run_tournament_async(
             "group_size": match.group_size,
             "source": "tournament",
         }
-
-        def save(store: Store) -> Played | None:
-            """Store the result, unless another run of this tournament (the command started
-            twice) stored this key while it was being played: a match counts once."""
-            earlier = _recorded(store, match)
-            if earlier is None:
-                store.finish_match(result, meta)
-            return earlier
-
-        earlier = await writer.call(save)
+        earlier = await writer.call(Call(_save, match, result, meta))
         if earlier is not None:
             return earlier
         finished = result.status == "finished"
@@ -351,7 +352,7 @@ async def run_tournament_async(
     async with trio.open_nursery() as outer:
         await outer.start(writer.run)
         try:
-            salt = await writer.call(lambda store: store.seed_salt(config.name, schedule_id(config), game_configs(config)))
+            salt = await writer.call(Call(Store.seed_salt, config.name, schedule_id(config), game_configs(config)))
             return await drive(config, play, progress, salt)
         finally:
             await writer.aclose()

@@ -34,6 +34,7 @@ from arena.match import Clock
 from arena.server import ArenaServer, Limits, Metrics, bound_port, open_listeners
 from arena.sessions import Connection
 from arena.store import Store
+from arena.store_writer import Call
 from bots.client import run_bot
 from bots.registry import make_bot
 from tests.conftest import Arena, ArenaFactory, Client, http_get
@@ -850,7 +851,7 @@ async def throw_frames(url: str, token: str, frames: list[bytes | str]) -> None:
 def test_random_frames_never_break_the_server(tmp_path: Path) -> None:
     db = tmp_path / "fuzz.db"
     with arena_in_a_thread(db, Limits(strikes=5), Clock(move_ms=300, grace_ms=0)) as live:
-        token = live.call(lambda store: store.register_bot("fuzzer"))
+        token = live.call(Call(Store.register_bot, "fuzzer"))
 
         @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
         @given(frames=st.lists(FRAMES, min_size=1, max_size=12))
@@ -861,7 +862,7 @@ def test_random_frames_never_break_the_server(tmp_path: Path) -> None:
 
         async def afterwards() -> dict[str, Any]:
             await a_normal_match_completes(
-                live.url, db, lambda name: trio.to_thread.run_sync(live.call, lambda s: s.register_bot(name)), "final", FINAL_GAME
+                live.url, db, lambda name: trio.to_thread.run_sync(live.call, Call(Store.register_bot, name)), "final", FINAL_GAME
             )
             status, metrics = await http_get(live.url, "/metrics")
             assert status == 200

@@ -37,11 +37,12 @@ from arena.seats import LocalSeat, Turn
 from arena.server import CLIENT_GONE, ArenaServer, Ended, Limits, Watcher, open_listeners
 from arena.sessions import Connection
 from arena.store import Store, StoreError
+from arena.store_writer import Call
 from bots.client import BotRun, BotStopped, run_bot
 from bots.registry import make_bot
 from games.api import Observation
 from games.tic_tac_toe import TicTacToe
-from tests.conftest import Arena, ArenaFactory, Client, http_get, http_raw
+from tests.conftest import Arena, ArenaFactory, Client, execute, http_get, http_raw
 from tests.tui.stores import play as play_stored
 
 
@@ -438,7 +439,7 @@ async def test_a_spectator_whose_socket_is_full_is_cut_off_and_the_server_still_
     arena = await arena_factory(limits=Limits(queue=4, heartbeat_s=0.5))
     first = LocalSeat(lambda turn: turn.legal_actions[0], threaded=False)  # type: ignore[index]
     result = await play_match(games.get("iterated-prisoners-dilemma"), [first, first], config={"rounds": 200})
-    await arena.server.writer.call(lambda store: store.finish_match(result))  # type: ignore[union-attr]
+    await arena.server.writer.call(Call(Store.finish_match, result))  # type: ignore[union-attr]
     replays = [p.message("replay", match=result.match_id)] * 16  # megabytes: more than the socket buffers hold
     async with await frozen_spectator(arena, *replays):
         (frozen,) = arena.server.watchers
@@ -475,7 +476,7 @@ async def test_a_spectator_that_does_not_read_has_one_replay_made_at_a_time(
     arena = await arena_factory(limits=Limits(heartbeat_s=1))
     first = LocalSeat(lambda turn: turn.legal_actions[0], threaded=False)  # type: ignore[index]
     result = await play_match(games.get("iterated-prisoners-dilemma"), [first, first], config={"rounds": 400})
-    await arena.server.writer.call(lambda store: store.finish_match(result))  # type: ignore[union-attr]
+    await arena.server.writer.call(Call(Store.finish_match, result))  # type: ignore[union-attr]
     made: list[str] = []  # each replay is 11 MB: more than the socket buffers hold
     replay = arena.server._replay
 
@@ -526,6 +527,7 @@ async def test_the_move_deadline_beats_a_longer_grace_window(arena_factory: Aren
         assert end["reason"] == "timeout"
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_cancelled_comes_after_the_match_start_of_a_seek_paired_before_the_cancel(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -576,6 +578,7 @@ async def test_a_bot_that_plays_one_match_at_a_time_is_paired_and_challenged_as_
         assert refused["code"] == p.BUSY and "plays 1 match already, the most it may" in refused["message"]
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_seat_freed_by_a_match_that_never_started_pairs_the_seeks_waiting_for_it(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -676,6 +679,7 @@ async def aborted_at_its_first_turn(arena: Arena, bots: tuple[str, str]) -> str:
     return match
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_void_the_store_could_not_take_is_written_once_it_can(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a full disk an aborted match stayed live in the store, and on /api, after its seats
@@ -699,6 +703,7 @@ async def test_a_void_the_store_could_not_take_is_written_once_it_can(arena: Are
     assert not full and (await http_get(arena.url, f"/api/matches/{match}"))[1]["detail"] == "testing"
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_shutdown_while_an_unrecorded_void_is_written_again_ends_cleanly(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -726,6 +731,7 @@ async def test_a_shutdown_while_an_unrecorded_void_is_written_again_ends_cleanly
     assert Store(arena.db, read_only=True).match(match, turns=False)["status"] == "void"  # type: ignore[index]
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_match_finished(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -733,10 +739,10 @@ async def test_an_abort_that_lands_while_the_result_is_committed_leaves_the_matc
     committing, release = threading.Event(), threading.Event()
     finish_match = Store.finish_match
 
-    def held(store: Store, *args: Any) -> Any:
+    def held(store: Store, *args: Any, **kwargs: Any) -> Any:
         committing.set()
         release.wait(10)
-        return finish_match(store, *args)
+        return finish_match(store, *args, **kwargs)
 
     monkeypatch.setattr(Store, "finish_match", held)
     async with arena.bot("late1") as a, arena.bot("late2") as b, arena.admin() as admin:
@@ -789,6 +795,7 @@ async def test_a_shutdown_tells_every_seat_and_spectator_of_each_voided_match_be
     assert {Store(arena.db, read_only=True).match(match)["status"] for match in matches} == {"void"}  # type: ignore[index]
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_match_that_cannot_start_while_the_server_stops_does_not_hang_the_shutdown(
     arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
@@ -814,6 +821,7 @@ async def test_a_match_that_cannot_start_while_the_server_stops_does_not_hang_th
     assert arena.server.live == {}
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_server_shutting_down_takes_no_seek_and_no_connection_and_says_so_on_health(
     arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
@@ -1015,6 +1023,7 @@ async def test_a_challenge_cannot_seat_a_bot_in_a_game_it_does_not_seek(arena: A
         assert [seek.bot for seek in arena.server.lobby.seeks] == ["target"] and not arena.server.live
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_challenge_that_cannot_start_tells_the_challenged_bot_its_seek_is_spent(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -1387,6 +1396,7 @@ async def test_a_spectator_with_the_admin_token_is_told_how_a_withheld_match_end
         assert snapshot["withheld"] is True and snapshot["returns"] == result["returns"] and snapshot["view"] == {}
 
 
+@pytest.mark.writer_in_thread  # held by a job that waits for an event of this process
 @pytest.mark.trio
 async def test_of_two_tables_of_one_deal_ending_in_one_commit_the_later_shows_everything(arena: Arena) -> None:
     """Both ends are committed in one batch of the writer: the second found the first still in
@@ -1670,6 +1680,7 @@ async def test_rotating_a_playing_bots_token_says_what_it_stands_to_lose_to_both
     assert stopped == [said]
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_login_checked_as_its_token_is_rotated_does_not_outlive_the_rotation(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -2607,9 +2618,10 @@ def test_a_lobby_queued_for_a_busy_spectator_keeps_the_results_it_was_sent_with(
 async def refuse_writes(arena: Arena, refused: bool) -> None:
     """The writer's writes fail as on a full disk or a file system remounted read-only."""
     assert arena.server.writer is not None
-    await arena.server.writer.call(lambda store: store.conn.execute(f"PRAGMA query_only={int(refused)}"))
+    await arena.server.writer.call(Call(execute, f"PRAGMA query_only={int(refused)}"))
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_store_that_cannot_be_written_drops_the_paired_table_and_the_server_goes_on(
     arena: Arena, monkeypatch: pytest.MonkeyPatch
@@ -2715,7 +2727,9 @@ async def test_a_match_ending_after_its_store_file_was_deleted_is_void_not_a_res
 async def test_health_says_unavailable_once_the_store_file_is_replaced_and_the_api_still_answers(arena: Arena) -> None:
     assert await http_get(arena.url, "/health") == (200, {"status": "ok", "protocol": p.PROTOCOL_VERSION, "read_only": False})
     arena.db.rename(arena.db.with_suffix(".moved"))
-    Store(arena.db).close()  # a readable store, but not the file the server writes to
+    fresh = arena.db.with_suffix(".fresh")  # made beside it: at the path, it would open the moved one's -wal
+    Store(fresh).close()
+    fresh.rename(arena.db)  # a readable store, but not the file the server writes to
     status, body = await http_get(arena.url, "/health")
     assert status == 503 and "deleted or replaced" in body["message"]
     assert (await http_get(arena.url, "/metrics"))[0] == 200
@@ -2774,13 +2788,13 @@ async def test_health_says_unavailable_while_the_store_cannot_be_written_and_ok_
     """On a full disk every match ended void while /health said ok (found by QA)."""
     writer = arena.server.writer
     assert writer is not None
-    pages = await writer.call(lambda store: store.conn.execute("PRAGMA page_count").fetchone()[0])
-    await writer.call(lambda store: store.conn.execute(f"PRAGMA max_page_count = {pages}"))  # the disk is full
+    ((pages,),) = await writer.call(Call(execute, "PRAGMA page_count"))
+    await writer.call(Call(execute, f"PRAGMA max_page_count = {pages}"))  # the disk is full
     with pytest.raises(sqlite3.OperationalError, match="full"):
-        await writer.call(lambda store: store.conn.execute("INSERT INTO meta VALUES ('filler', ?)", ("x" * 100_000,)))
+        await writer.call(Call(execute, "INSERT INTO meta VALUES ('filler', ?)", "x" * 100_000))
     status, body = await http_get(arena.url, "/health")
     assert status == 503 and body["message"].startswith("the store cannot be written: database or disk is full")
-    await writer.call(lambda store: store.conn.execute("PRAGMA max_page_count = 1000000000"))  # room again
+    await writer.call(Call(execute, "PRAGMA max_page_count = 1000000000"))  # room again
     await arena.register("room-again")
     assert (await http_get(arena.url, "/health"))[0] == 200
 

@@ -154,6 +154,7 @@ async def test_a_challenge_that_takes_a_standing_seek_leaves_it_standing(arena: 
         await seeks_back(arena, {"stander"})
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_table_that_cannot_start_spends_its_standing_seeks(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     """As it spends any seek (its bots are told to seek again): kept, they would count against

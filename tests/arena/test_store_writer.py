@@ -1,12 +1,15 @@
 """The store's one writer: jobs batched into one commit, each job all or nothing, every job
-committed before its caller goes on, and a clean stop that finishes what was queued."""
+committed before its caller goes on, and a clean stop that finishes what was queued; in its
+own process (as the server runs it) and in the server's (``process=False``)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +17,10 @@ import pytest
 import trio
 import trio.testing
 
-from arena.store import WRITER_NICE, Store, StoreError, StoreWriter, copy_store
+from arena.store import Store, StoreError, copy_store
+from arena.store_writer import WRITER_NICE, Call, StoreWriter
+
+BOTH = pytest.mark.parametrize("process", [True, False], ids=["process", "thread"])
 
 
 def committed_bots(db: Path) -> set[str]:
@@ -31,14 +37,37 @@ def register_then_fail(store: Store) -> None:
     raise RuntimeError("the job broke after writing")
 
 
+def hold(store: Store, entered: Path, gate: Path) -> None:
+    """Keep the writer busy until ``gate`` exists, having said so by making ``entered``: the
+    jobs queued meanwhile make one batch. Files, as the writer may be another process."""
+    entered.touch()
+    while not gate.exists():
+        time.sleep(0.005)
+
+
+async def record(outcomes: dict[str, object], label: str, writer: StoreWriter, work: Callable[[Store], object]) -> None:
+    """The job's value, or the error it raised, under ``label``."""
+    try:
+        outcomes[label] = await writer.call(work)
+    except Exception as error:
+        outcomes[label] = error
+
+
+async def wait_for(path: Path) -> None:
+    with trio.fail_after(10):
+        while not path.exists():
+            await trio.sleep(0.005)
+
+
+@BOTH
 @pytest.mark.trio
-async def test_concurrent_jobs_are_each_committed_before_their_caller_resumes(tmp_path: Path) -> None:
+async def test_concurrent_jobs_are_each_committed_before_their_caller_resumes(tmp_path: Path, process: bool) -> None:
     db = tmp_path / "arena.db"
-    writer = StoreWriter(db)
+    writer = StoreWriter(db, process=process)
     seen: dict[str, bool] = {}
 
     async def register(name: str) -> None:
-        await writer.call(lambda store: store.register_bot(name))
+        await writer.call(Call(Store.register_bot, name))
         seen[name] = name in committed_bots(db)
 
     async with trio.open_nursery() as nursery:
@@ -50,36 +79,27 @@ async def test_concurrent_jobs_are_each_committed_before_their_caller_resumes(tm
     assert seen == {f"bot-{i}": True for i in range(40)}
 
 
+@BOTH
 @pytest.mark.trio
-async def test_a_failing_job_in_a_batch_undoes_only_its_own_writes(tmp_path: Path) -> None:
+async def test_a_failing_job_in_a_batch_undoes_only_its_own_writes(tmp_path: Path, process: bool) -> None:
     db = tmp_path / "arena.db"
-    writer = StoreWriter(db)
-    entered, gate = threading.Event(), threading.Event()
+    writer = StoreWriter(db, process=process)
+    entered, gate = tmp_path / "entered", tmp_path / "gate"
     outcomes: dict[str, object] = {}
-
-    def hold(store: Store) -> None:
-        entered.set()
-        gate.wait(10)
-
-    async def run(label: str, work: Callable[[Store], object]) -> None:
-        try:
-            outcomes[label] = await writer.call(work)
-        except Exception as error:
-            outcomes[label] = error
 
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
         async with trio.open_nursery() as callers:
-            callers.start_soon(run, "hold", hold)
-            await trio.to_thread.run_sync(entered.wait, 10)
-            callers.start_soon(run, "twin-a", lambda store: store.register_bot("twin"))
-            callers.start_soon(run, "broken", register_then_fail)
-            callers.start_soon(run, "twin-b", lambda store: store.register_bot("twin"))
-            callers.start_soon(run, "other", lambda store: store.register_bot("other"))
+            callers.start_soon(record, outcomes, "hold", writer, Call(hold, entered, gate))
+            await wait_for(entered)
+            callers.start_soon(record, outcomes, "twin-a", writer, Call(Store.register_bot, "twin"))
+            callers.start_soon(record, outcomes, "broken", writer, register_then_fail)
+            callers.start_soon(record, outcomes, "twin-b", writer, Call(Store.register_bot, "twin"))
+            callers.start_soon(record, outcomes, "other", writer, Call(Store.register_bot, "other"))
             await trio.testing.wait_all_tasks_blocked()  # all four queued behind the held job: one batch
-            gate.set()
+            gate.touch()
         await writer.aclose()
-    assert isinstance(outcomes["broken"], RuntimeError)
+    assert isinstance(outcomes["broken"], RuntimeError) and str(outcomes["broken"]) == "the job broke after writing"
     twins = [outcomes["twin-a"], outcomes["twin-b"]]
     assert sum(isinstance(o, str) for o in twins) == 1
     assert sum(isinstance(o, StoreError) and o.kind == "exists" for o in twins) == 1
@@ -87,41 +107,44 @@ async def test_a_failing_job_in_a_batch_undoes_only_its_own_writes(tmp_path: Pat
     assert committed_bots(db) == {"twin", "other"}
 
 
+@BOTH
 @pytest.mark.trio
-async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(tmp_path: Path) -> None:
+async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(tmp_path: Path, process: bool) -> None:
     db = tmp_path / "arena.db"
-    writer = StoreWriter(db)
+    writer = StoreWriter(db, process=process)
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
         for i in range(5):
-            nursery.start_soon(writer.call, lambda store, i=i: store.register_bot(f"queued-{i}"))
+            nursery.start_soon(writer.call, Call(Store.register_bot, f"queued-{i}"))
         await trio.lowlevel.checkpoint()  # the calls are queued, none has been answered yet
         nursery.cancel_scope.cancel()
     assert committed_bots(db) == {f"queued-{i}" for i in range(5)}
     with pytest.raises(trio.ClosedResourceError, match="closed"):
-        await writer.call(lambda store: store.bots())
+        await writer.call(Call(Store.bots))
 
 
+@BOTH
 @pytest.mark.trio
-async def test_a_store_that_cannot_be_opened_fails_the_start(tmp_path: Path) -> None:
-    writer = StoreWriter(tmp_path / "missing-folder" / "arena.db")
+async def test_a_store_that_cannot_be_opened_fails_the_start(tmp_path: Path, process: bool) -> None:
+    writer = StoreWriter(tmp_path / "missing-folder" / "arena.db", process=process)
     with pytest.RaisesGroup(pytest.RaisesExc(StoreError, match="as a store: unable to open")):
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
 
 
-def own_priority() -> int:
+def own_priority(store: Store | None = None) -> int:
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
 
+@BOTH
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread has a priority of its own on Linux")
 @pytest.mark.trio
-async def test_the_writer_runs_below_the_event_loop_and_lowers_no_other_thread(tmp_path: Path) -> None:
+async def test_the_writer_runs_below_the_event_loop_and_lowers_no_other_thread(tmp_path: Path, process: bool) -> None:
     loop = own_priority()
-    writer = StoreWriter(tmp_path / "arena.db")
+    writer = StoreWriter(tmp_path / "arena.db", process=process)
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
-        assert await writer.call(lambda store: own_priority()) == min(19, loop + WRITER_NICE)
+        assert await writer.call(own_priority) == min(19, loop + WRITER_NICE)
         await writer.aclose()
     assert own_priority() == loop
     assert await trio.to_thread.run_sync(own_priority) == loop  # trio's cached threads, which serve the server's reads
@@ -148,7 +171,8 @@ def test_a_savepoint_undoes_its_own_writes_and_the_transaction_around_it_goes_on
 
 STOP_INTERRUPTED = """
 import queue, signal, sys, trio
-from arena.store import StoreWriter
+from arena.store import Store
+from arena.store_writer import Call, StoreWriter
 
 class Interrupting:
     '''The writer's queue, with Ctrl-C arriving just as the stop is queued.'''
@@ -168,7 +192,7 @@ async def main():
     writer._jobs = Interrupting()
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
-        await writer.call(lambda store: store.register_bot("kept"))
+        await writer.call(Call(Store.register_bot, "kept"))
         await writer.aclose()
 
 try:
@@ -190,9 +214,12 @@ def test_ctrl_c_while_the_writer_is_told_to_stop_still_stops_it(tmp_path: Path) 
     assert committed_bots(db) == {"kept"}
 
 
+@BOTH
 @pytest.mark.trio
 @pytest.mark.parametrize("how", ["moved-back", "deleted-then-restored"])
-async def test_a_store_put_back_after_its_file_left_the_path_under_the_writer_is_intact(tmp_path: Path, how: str) -> None:
+async def test_a_store_put_back_after_its_file_left_the_path_under_the_writer_is_intact(
+    tmp_path: Path, how: str, process: bool
+) -> None:
     """What the server's message says to do once its file was moved away or deleted: move it
     back, or restore a backup with ``copy_store`` (``arena export store``). The -wal left at
     the path belongs to the old file: it completes a file moved back (removing it lost every
@@ -200,17 +227,17 @@ async def test_a_store_put_back_after_its_file_left_the_path_under_the_writer_is
     its own, where ``copy_store`` removes it (found by another)."""
     db = tmp_path / "arena.db"
     backup = tmp_path / "backup.db"
-    writer = StoreWriter(db)
+    writer = StoreWriter(db, process=process)
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
-        await writer.call(lambda store: store.register_bot("kept"))
+        await writer.call(Call(Store.register_bot, "kept"))
         reader = Store(db, read_only=True)  # as `arena export store` copies a served store
         try:
             copy_store(reader, backup)
         finally:
             reader.close()
         for i in range(200):  # pages in the log that the backup does not have
-            await writer.call(lambda store, i=i: store.register_bot(f"later-{i}"))
+            await writer.call(Call(Store.register_bot, f"later-{i}"))
         aside = tmp_path / "aside.db"
         db.rename(aside)
         if how == "deleted-then-restored":
@@ -233,3 +260,81 @@ async def test_a_store_put_back_after_its_file_left_the_path_under_the_writer_is
         assert {bot["name"] for bot in store.bots()} == expected
     finally:
         store.close()
+
+
+def die(store: Store) -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def cursor(store: Store) -> sqlite3.Cursor:
+    return store.conn.execute("SELECT 1")
+
+
+def broken(store: Store) -> None:
+    raise KeyError("a bug in a job")
+
+
+@pytest.mark.trio
+async def test_a_job_that_cannot_reach_the_writer_process_fails_alone_and_says_why(tmp_path: Path) -> None:
+    """A lambda does not pickle; a value that does not pickle cannot come back; a bug's error
+    comes back with where it happened, which the trip would lose."""
+    db = tmp_path / "arena.db"
+    writer = StoreWriter(db)
+    outcomes: dict[str, object] = {}
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        async with trio.open_nursery() as callers:
+            for label, work in (
+                ("lambda", lambda store: store.register_bot("never")),
+                ("cursor", cursor),
+                ("bug", broken),
+                ("kept", Call(Store.register_bot, "kept")),
+            ):
+                callers.start_soon(record, outcomes, label, writer, work)
+        await writer.aclose()
+    assert isinstance(outcomes["lambda"], TypeError) and "make it a Call of a Store method" in str(outcomes["lambda"])
+    assert isinstance(outcomes["cursor"], TypeError) and "does not pickle to go back" in str(outcomes["cursor"])
+    assert isinstance(outcomes["bug"], KeyError)
+    assert any("in the store writer process" in note and "a bug in a job" in note for note in outcomes["bug"].__notes__)
+    assert isinstance(outcomes["kept"], str)
+    assert committed_bots(db) == {"kept"}
+
+
+@pytest.mark.trio
+async def test_a_writer_process_killed_fails_only_the_batch_it_was_writing_and_is_started_again(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    writer = StoreWriter(db)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        first = writer.pid
+        with pytest.raises(sqlite3.OperationalError, match=r"ended while writing this job \(killed by SIGKILL\)"):
+            await writer.call(die)
+        await writer.call(Call(Store.register_bot, "after-a-death-mid-batch"))
+        second = writer.pid
+        assert second not in (None, first)
+        os.kill(second, signal.SIGKILL)  # between batches: found ended before the next is sent
+        with trio.fail_after(5):
+            while os.path.exists(f"/proc/{second}") and "zombie" not in Path(f"/proc/{second}/status").read_text():
+                await trio.sleep(0.01)
+        await writer.call(Call(Store.register_bot, "after-a-death-between"))
+        assert writer.pid not in (None, first, second)
+        await writer.aclose()
+    assert committed_bots(db) == {"after-a-death-mid-batch", "after-a-death-between"}
+
+
+@pytest.mark.trio
+async def test_ctrl_c_at_the_terminal_leaves_the_writer_process_to_the_server(tmp_path: Path) -> None:
+    """A terminal sends Ctrl-C to the server's whole process group: the writer must stay to
+    write what the server's shutdown still writes (the voided matches)."""
+    writer = StoreWriter(tmp_path / "arena.db")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        pid = writer.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGINT)
+        await trio.sleep(0.2)
+        await writer.call(Call(Store.register_bot, "after-ctrl-c"))
+        assert writer.pid == pid
+        await writer.aclose()
+    assert committed_bots(tmp_path / "arena.db") == {"after-ctrl-c"}

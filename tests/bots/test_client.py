@@ -235,6 +235,7 @@ async def test_a_match_made_by_the_admin_while_seeking_withdraws_the_seek_so_mat
     assert [end["match"] for end in runs[0].results] == [start["match"]]
 
 
+@pytest.mark.writer_in_thread
 @pytest.mark.trio
 async def test_a_bot_whose_table_could_not_start_seeks_again_when_told_and_plays(
     arena: Arena, monkeypatch: pytest.MonkeyPatch

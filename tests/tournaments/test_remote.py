@@ -21,6 +21,8 @@ from arena import protocol as p
 from arena import server as arena_server
 from arena.cli import main
 from arena.seats import Turn
+from arena.store import Store
+from arena.store_writer import Call
 from bots.client import run_bot
 from bots.registry import seat_seed
 from tests.conftest import Arena, ArenaFactory, Foresight, ServeProcess
@@ -91,7 +93,7 @@ async def test_the_seeds_sent_to_the_server_come_from_the_secret_its_store_keeps
     it away; the runner asks the server for the tournament's secret (admin only) instead."""
     config = cup(["tit-for-tat", "random"])
     await run_remote_async(config, arena.url, arena.admin_token)
-    salt = await arena.server.writer.call(lambda store: store.seed_salt("cup"))
+    salt = await arena.server.writer.call(Call(Store.seed_salt, "cup"))
     with sqlite3.connect(arena.db) as conn:
         rows = conn.execute("SELECT caller_key, seed, group_id, group_size FROM matches").fetchall()
     stored = {key: seed for key, seed, *_ in rows}
@@ -129,7 +131,7 @@ async def test_in_process_and_remote_bots_play_through_the_server_everyone_is_ra
         assert sorted(r["caller_key"] for r in rows) == sorted(m.key for m in fixed_schedule(config, config.games[0]))
         assert {(r["status"], r["tournament"], r["source"]) for r in rows} == {("finished", "cup", "server")}
         assert Counter(p for r in rows for p in json.loads(r["players"])) == {"tit-for-tat": 4, "random": 4, "alice": 4}
-        rated = {row["bot"] for row in await arena.server.writer.call(lambda store: store.ratings(game=IPD))}
+        rated = {row["bot"] for row in await arena.server.writer.call(Call(Store.ratings, game=IPD))}
         assert rated == {"tit-for-tat", "random", "alice"}
         assert len(first.finished) == 6 and all(len(f.returns) == 2 for f in first.finished)
 

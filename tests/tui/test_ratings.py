@@ -12,6 +12,8 @@ import trio
 import games
 from arena.match import play_match
 from arena.seats import LocalSeat
+from arena.store import Store
+from arena.store_writer import Call
 from bots.registry import make_bot
 from tests.conftest import Arena, Client
 from tests.tui.screens import SIZE, fixed_app, screen_text, settle
@@ -38,7 +40,7 @@ async def test_the_lobby_shows_the_mu_of_a_game_played_with_a_config(arena: Aren
     seats = [LocalSeat(make_bot("random", "pig", i), name=name) for i, name in enumerate(("hog", "sow"))]
     result = await play_match(games.get("pig"), seats, config=CONFIG, seed=1)
     assert arena.server.writer is not None
-    await arena.server.writer.call(lambda store: store.finish_match(result))
+    await arena.server.writer.call(Call(Store.finish_match, result))
     async with arena.bot("hog"), arena.bot("sow"), arena.admin() as admin, arena.socket("/watch") as ws:
         watcher = Client(ws, binary=False)
         await watcher.expect("lobby")
