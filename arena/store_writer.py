@@ -9,10 +9,10 @@ writes never race.
 Why a process and not the thread alone: Python runs one thread of a process at a time, and
 SQLite's work in the writer thread (binding rows, encoding them, between the statements)
 took that turn from the event loop relaying moves, so the whole server never used more than
-one core. On ``bench.server`` (200 bots, 2 cores) the thread alone held the writer busy
-three quarters of the time waiting for its turn, and matches waited for their commits
-behind it. The thread now only pickles the batch, and the writer's CPU comes from another
-core.
+one core. On ``bench.server`` (200 bots, 2 cores) the writer thread was never idle, and two
+thirds of that time it waited for a core or for that turn, while matches waited for their
+commits behind it. The thread now only pickles the batch, and the writer's CPU comes from
+another core.
 
 A job crosses to the process pickled: a Store method with its arguments (``Call``), or a
 function named at a module's top level; a lambda cannot, and fails with a message saying so.
