@@ -99,6 +99,9 @@ class StoreWriter:
     writer.call(work)`` runs ``work(store)`` in the writer process and returns its value once
     committed; ``aclose()`` (or cancelling ``run``) lets it finish the queued jobs and stop.
 
+    The process is started by multiprocessing, which imports the server's main script in it
+    first: a script must start the server under ``if __name__ == "__main__":``.
+
     With ``process=False`` the jobs run in the writer thread itself (``WriterHere``), sharing
     the server's core: for a system that cannot start the process, and for tests that change
     the Store's methods in the server's own process."""
@@ -237,7 +240,11 @@ class WriterProcess:
             kind, value = pickle.loads(self._conn.recv_bytes())
         except (EOFError, OSError):
             self.close()
-            raise sqlite3.OperationalError(f"the store writer process ended as it started ({self.ended()})") from None
+            raise sqlite3.OperationalError(
+                f"the store writer process ended as it started ({self.ended()}; its error is above): a script that"
+                ' serves a store must do so under `if __name__ == "__main__":`, as the process imports the script'
+                " first, as multiprocessing's processes do"
+            ) from None
         if kind == "failed":
             self.close()
             raise value

@@ -338,3 +338,30 @@ async def test_ctrl_c_at_the_terminal_leaves_the_writer_process_to_the_server(tm
         assert writer.pid == pid
         await writer.aclose()
     assert committed_bots(tmp_path / "arena.db") == {"after-ctrl-c"}
+
+
+UNGUARDED = """
+import sys, trio
+from arena.store import Store
+from arena.store_writer import Call, StoreWriter
+
+async def main():
+    writer = StoreWriter(sys.argv[1])
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        await writer.call(Call(Store.register_bot, "never"))
+
+trio.run(main)
+"""
+
+
+def test_a_script_that_serves_a_store_without_a_main_guard_is_told_what_to_do(tmp_path: Path) -> None:
+    """The writer process imports the script first, as multiprocessing does: an unguarded one
+    starts again in it, and the server failed with the process's "exit status 1" alone."""
+    import subprocess
+
+    script = tmp_path / "serve.py"
+    script.write_text(UNGUARDED)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "arena.db")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert 'must do so under `if __name__ == "__main__":`' in done.stderr
