@@ -149,7 +149,14 @@ class StoreWriter:
         results[0].unwrap()  # the thread's own failure (starting the process, opening the store), if any
 
     def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
-        self._writer = self._where(self.path)
+        try:
+            self._writer = self._where(self.path)
+        except OSError as error:  # no process can be started here (a sandbox): the server still serves
+            if self._where is WriterHere:
+                raise
+            log.warning("the store writer process could not be started (%s): it writes in the server's process", error)
+            self._where = WriterHere
+            self._writer = WriterHere(self.path)
         try:
             self._served = self._writer.served
             opened()

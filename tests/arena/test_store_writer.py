@@ -4,6 +4,7 @@ own process (as the server runs it) and in the server's (``process=False``)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sqlite3
@@ -17,6 +18,7 @@ import pytest
 import trio
 import trio.testing
 
+from arena import store_writer
 from arena.store import Store, StoreError, copy_store
 from arena.store_writer import WRITER_NICE, Call, StoreWriter
 
@@ -365,3 +367,21 @@ def test_a_script_that_serves_a_store_without_a_main_guard_is_told_what_to_do(tm
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "arena.db")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert 'must do so under `if __name__ == "__main__":`' in done.stderr
+
+
+@pytest.mark.trio
+async def test_where_no_process_can_be_started_the_writer_writes_in_the_servers_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def refused() -> object:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(store_writer, "_context", refused)
+    writer = StoreWriter(tmp_path / "arena.db")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        await writer.call(Call(Store.register_bot, "kept"))
+        assert writer.pid is None
+        await writer.aclose()
+    assert committed_bots(tmp_path / "arena.db") == {"kept"}
+    assert "could not be started ([Errno 1] Operation not permitted)" in caplog.text
