@@ -51,6 +51,7 @@ _NASH = {
     "win_matrix",
 }
 
+
 def __getattr__(name: str) -> Any:
     if name in _NASH:
         return getattr(importlib.import_module("arena.ratings.nash"), name)
