@@ -248,9 +248,9 @@ class WriterProcess:
         except (EOFError, OSError):
             self.close()
             raise sqlite3.OperationalError(
-                f"the store writer process ended as it started ({self.ended()}; its error is above): a script that"
-                ' serves a store must do so under `if __name__ == "__main__":`, as the process imports the script'
-                " first, as multiprocessing's processes do"
+                f"the store writer process ended as it started ({self.ended()}; its error is above). If that error"
+                " is the server's own script starting again: start the server under `if __name__ =="
+                ' "__main__":`, as the process imports the script first, as multiprocessing\'s processes do'
             ) from None
         if kind == "failed":
             self.close()

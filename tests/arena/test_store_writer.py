@@ -366,7 +366,7 @@ def test_a_script_that_serves_a_store_without_a_main_guard_is_told_what_to_do(tm
     script.write_text(UNGUARDED)
     done = subprocess.run([sys.executable, str(script), str(tmp_path / "arena.db")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert 'must do so under `if __name__ == "__main__":`' in done.stderr
+    assert 'start the server under `if __name__ == "__main__":`' in done.stderr
 
 
 @pytest.mark.trio
