@@ -19,7 +19,10 @@ After a warm-up, over ``--seconds``:
   ``match_start`` and a ``match_end``;
 - ``server_rss_start`` / ``server_rss_warm`` / ``server_rss_end``: VmRSS of the server
   process once it listens, at the start of the measured window (bots connected, matches
-  running) and at its end.
+  running) and at its end; ``store_writer_rss``, of the store writer's process, at the end
+  (``start``: once the server listened);
+- ``server_cpu``: cores used by the server and every process it started (the store writer's
+  among them), with ``store_writer_cpu`` the writer's part, and ``moves_per_server_cpu_s``.
 
 The peer, in the same run afterwards: a bare ``websockets.trio`` echo server in its own
 process, as many connections from as many worker processes, each connection doing
@@ -607,7 +610,8 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "peer": "websockets-echo",
             "peer_value": r(echo_eff),
             "ratio": round(ours_eff / echo_eff, 3) if math.isfinite(ours_eff) and math.isfinite(echo_eff) and echo_eff else None,
-            "note": "throughput per CPU-second of the server process: the ratio that does not depend on spare cores",
+            "note": "throughput per CPU-second of the server (its processes, the store writer's among them): the ratio"
+            " that does not depend on spare cores",
         },
         {"name": "server_cpu", "value": r(ours["server_cpu"], 2), "unit": "cores", "peer_value": r(echo["server_cpu"], 2)},
         {"name": "clients_cpu", "value": r(ours["clients_cpu"], 2), "unit": "cores", "peer_value": r(echo["clients_cpu"], 2)},
@@ -622,8 +626,8 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "name": "store_writer_rss",
             "value": r(ours["writer_rss_end"]),
             "unit": "MiB",
-            "peer_value": r(ours["writer_rss_start"]),
-            "note": "VmRSS of the store writer's process at the end (peer_value: once the server listened)",
+            "start": r(ours["writer_rss_start"]),
+            "note": "VmRSS of the store writer's process at the end (start: once the server listened)",
         },
         {"name": "matches_finished", "value": r(ours["matches_per_s"]), "unit": "matches/s"},
         {
