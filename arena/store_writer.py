@@ -432,8 +432,7 @@ def _take(jobs: list[_Job], outcomes: list[Outcome]) -> None:
 
 
 def _fail(jobs: list[_Job], error: BaseException) -> None:
-    for job in jobs:
-        job.value, job.error = None, error
+    _take(jobs, [(None, error)] * len(jobs))
 
 
 def _wake(jobs: list[_Job]) -> None:
