@@ -43,7 +43,7 @@ from websockets.trio.server import Server, ServerConnection, serve
 import games
 from arena import protocol as p
 from arena.direct_read import ArenaConnection, reset_on_close
-from arena.direct_write import FLUSH, DirectWrite
+from arena.direct_write import FLUSH, DirectWrite, Flusher
 from arena.lobby import Lobby, Seek, config_key
 from arena.match import (
     MAX_CLOCK_MS,
@@ -547,6 +547,7 @@ class ArenaServer:
         self._boards_lock = trio.Lock()  # one board computed at a time
         self._boards_coming: dict[str | None, _Board] = {}  # game -> the computation of its board under way
         self._replays = trio.Semaphore(REPLAYS_AT_ONCE)
+        self._flusher = Flusher()  # writes what the connections' DirectWrite held, as each pass of the loop ends
 
     # ---- lifecycle -----------------------------------------------------------------------
 
@@ -554,6 +555,13 @@ class ArenaServer:
         self, listeners: list[trio.SocketListener], *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
     ) -> None:
         logging.getLogger("websockets.server").addFilter(CLIENT_GONE)  # once: a filter is added once
+        trio.lowlevel.add_instrument(self._flusher)
+        try:
+            await self._serve(listeners, task_status)
+        finally:
+            trio.lowlevel.remove_instrument(self._flusher)
+
+    async def _serve(self, listeners: list[trio.SocketListener], task_status: trio.TaskStatus[None]) -> None:
         with contextlib.nullcontext() if self.writer is None else serving_lock(self.db):
             async with trio.open_nursery() as nursery:
                 self._nursery = nursery
@@ -953,7 +961,7 @@ class ArenaServer:
 
     def _connection(self, ws: ServerConnection, binary: bool) -> tuple[Connection, trio.MemoryReceiveChannel[Any], DirectWrite]:
         send, receive = trio.open_memory_channel[Any](self.limits.queue)
-        direct = DirectWrite(ws, send, p.Encoder(), self.metrics.count_frame_out)
+        direct = DirectWrite(ws, send, p.Encoder(), self.metrics.count_frame_out, self._flusher)
 
         def close(code: int, reason: str) -> None:
             if connection.closing is None:
@@ -974,7 +982,7 @@ class ArenaServer:
     async def _pump(
         self, ws: ServerConnection, connection: Connection, outgoing: trio.MemoryReceiveChannel[Any], direct: DirectWrite
     ) -> None:
-        """Write what could not be written at once (``DirectWrite``), in the encoding the client last spoke."""
+        """Write what ``DirectWrite`` could not hold for the end of the pass, in the encoding the client last spoke."""
         self._open.add(connection)  # here, where the finally below is sure to remove it
         try:
             async for out in outgoing:

@@ -34,8 +34,8 @@ class Connection:
     (above all the error that says why) has been written; ``closing`` then holds the code,
     and ``gone`` is called: the connection no longer acts, though its socket may take a
     heartbeat to close.
-    ``send`` is the server's way out (``arena.direct_write``): it writes a message at once or
-    queues it, raising as ``outgoing.send_nowait`` does; without it every message is queued.
+    ``send`` is the server's way out (``arena.direct_write``): it holds a message for the end of the
+    event loop's pass or queues it, raising as ``outgoing.send_nowait`` does; without it every message is queued.
     """
 
     outgoing: trio.MemorySendChannel[Any]

@@ -1,5 +1,6 @@
-"""Frames written at once by the task that made them (arena.direct_write): whatever the kernel
-takes of each, every client still gets every message whole and in order."""
+"""Frames written without the connection's pump, as each pass of the event loop ends
+(arena.direct_write): whatever the kernel takes of each write, every client still gets every
+message whole and in order."""
 
 from __future__ import annotations
 
@@ -114,4 +115,26 @@ async def test_no_frame_goes_to_a_file_that_took_over_a_closed_socket_number(are
             os.close(fd)
         assert (tmp_path / "opened-meanwhile").read_bytes() == b""
         await ws.close_stream()
+    await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_the_frames_of_one_pass_go_to_the_kernel_in_one_write(
+    arena_factory: ArenaFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two messages for one bot in one pass of the event loop (a match's end, the next one's
+    start) wake its reader once."""
+    calls: list[int] = []
+    monkeypatch.setattr(direct_write, "os", SimpleNamespace(write=takes_at_most(1 << 20, calls)))
+    arena = await arena_factory()
+    async with arena.bot("gathered") as client:
+        await client.send("ping")
+        await client.expect("pong")
+        calls.clear()
+        session = arena.server.sessions["gathered"]
+        session.send("pong")
+        session.send("pong")
+        first, second = await client.expect("pong"), await client.expect("pong")
+    assert second["seq"] == first["seq"] + 1
+    assert len(calls) == 1
     await arena.server.shutdown()
