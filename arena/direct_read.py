@@ -82,9 +82,10 @@ class ArenaConnection(ServerConnection):
                     break
                 if not data:
                     break
+                held = len(protocol.writes)  # frames of ours held for the end of the pass (arena.direct_write)
                 protocol.receive_data(data)
                 events = protocol.events_received()
-                if protocol.writes:  # websockets' answers (a pong, a close) go out before anything is handled
+                if len(protocol.writes) > held:  # websockets' answers (a pong, a close) go out before anything is handled
                     try:
                         if not await self._answer():
                             return  # cut off (the finally closes the socket)
