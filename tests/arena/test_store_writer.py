@@ -111,6 +111,48 @@ async def test_a_failing_job_in_a_batch_undoes_only_its_own_writes(tmp_path: Pat
 
 @BOTH
 @pytest.mark.trio
+async def test_a_busy_writer_waits_for_more_jobs_to_share_a_commit_and_an_idle_one_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, process: bool
+) -> None:
+    batches: list[int] = []
+    write = StoreWriter._write
+
+    def counted(self: StoreWriter, jobs: list[store_writer._Job]) -> None:
+        batches.append(len(jobs))
+        write(self, jobs)
+
+    monkeypatch.setattr(StoreWriter, "_write", counted)
+    monkeypatch.setattr(store_writer, "LINGER_S", 0.5)  # ten times the gap between the two jobs below
+    writer = StoreWriter(tmp_path / "arena.db", process=process)
+    entered, gate = tmp_path / "entered", tmp_path / "gate"
+
+    async def two_jobs() -> list[int]:
+        """A job, and another 50 ms later: the batches they went in."""
+        before = len(batches)
+        async with trio.open_nursery() as callers:
+            callers.start_soon(writer.call, Call(Store.bots))
+            await trio.sleep(0.05)
+            callers.start_soon(writer.call, Call(Store.bots))
+        return batches[before:]
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        assert await two_jobs() == [1, 1]  # idle: each job is taken as it comes
+        async with trio.open_nursery() as callers:
+            callers.start_soon(writer.call, Call(hold, entered, gate))
+            await wait_for(entered)
+            for _ in range(store_writer.LINGER_FROM):
+                callers.start_soon(writer.call, Call(Store.bots))
+            await trio.testing.wait_all_tasks_blocked()  # all queued behind the held job: one batch
+            gate.touch()
+        assert batches[-1] == store_writer.LINGER_FROM
+        assert await two_jobs() == [2]  # busy: the first waited for the second
+        assert await two_jobs() == [1, 1]  # a batch of two: idle again
+        await writer.aclose()
+
+
+@BOTH
+@pytest.mark.trio
 async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(tmp_path: Path, process: bool) -> None:
     db = tmp_path / "arena.db"
     writer = StoreWriter(db, process=process)
