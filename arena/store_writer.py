@@ -63,10 +63,11 @@ LINGER_S = 0.01
 """How long a busy writer waits, once the first job of a batch has come, for others to share
 its commit; an idle one takes each job at once (``LINGER_FROM``), as PostgreSQL's group commit
 (commit_delay, commit_siblings) waits only when other transactions are under way. On
-``bench.server`` batches of about fifteen jobs without it became larger: the writer spent 14%
-less CPU a move (fewer commits, each of which writes every page it changed), the event loop
-less on waking the matches, and the server relayed 5% more moves a second, with no longer
-round trips; each match waits up to this much more for its start and its end to be recorded."""
+``bench.server``, whose batches held about fifteen jobs without it, larger batches made
+fewer commits (each writes every page it changed): in four alternated runs the server spent
+7%, 10%, 7% and 1% less CPU a move and relayed 3%, 6%, 6% and -1% more moves a second, with
+no longer round trips. Each match may wait this much more for its start and its end to be
+recorded; 25 ms relayed fewer moves (the matches waited, the cores idled)."""
 LINGER_FROM = 8
 """Jobs in the last batch from which the writer takes the server for busy, and lingers."""
 
