@@ -28,6 +28,7 @@ its protocol's outgoing buffer), so the websockets version is pinned to one majo
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,6 +36,8 @@ from typing import Any
 import trio
 from websockets.protocol import State
 from websockets.trio.server import ServerConnection
+
+log = logging.getLogger(__name__)
 
 FLUSH = object()
 """Queued for the pump after a partial write: flush the protocol's outgoing bytes."""
@@ -53,7 +56,10 @@ class Flusher(trio.abc.Instrument):
     def before_io_wait(self, timeout: float) -> None:
         held, self._held = self._held, {}
         for writer in held:
-            writer.flush()
+            try:
+                writer.flush()
+            except Exception:  # a bug of ours: raised here, trio would drop the instrument and every connection's writes
+                log.exception("writing a connection's held frames failed")
 
 
 class DirectWrite:
@@ -102,9 +108,7 @@ class DirectWrite:
 
     def flush(self) -> None:
         """Hand what was held to the kernel; what it does not take, and what cannot be written
-        now (websockets itself is writing), is left to the pump. Called by the ``Flusher``
-        outside any task, so it never raises: trio would drop the instrument, and with it every
-        connection's writes."""
+        now (websockets itself is writing), is left to the pump."""
         self._held = False
         if not self._unwritten:  # else the pump's next send writes the protocol's pending bytes first
             self._write_held()

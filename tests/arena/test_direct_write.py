@@ -138,3 +138,32 @@ async def test_the_frames_of_one_pass_go_to_the_kernel_in_one_write(
     assert second["seq"] == first["seq"] + 1
     assert len(calls) == 1
     await arena.server.shutdown()
+
+
+@pytest.mark.trio
+async def test_a_connection_whose_held_frames_fail_to_go_leaves_every_other_writing(
+    arena_factory: ArenaFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The frames go out from a trio instrument, which trio drops for good if it raises: a bug
+    met writing one connection's frames must not stop every connection's."""
+    arena = await arena_factory()
+    async with arena.bot("failing") as failing, arena.bot("fine") as fine:
+        for client in (failing, fine):
+            await client.send("ping")
+            await client.expect("pong")
+        connection = arena.server.sessions["failing"].connection
+        assert connection is not None and connection.send is not None
+        writer = connection.send.__self__  # type: ignore[attr-defined]
+
+        def broken() -> None:
+            raise RuntimeError("a bug in writing")
+
+        writer._write_held = broken
+        arena.server.sessions["failing"].send("pong")
+        arena.server.sessions["fine"].send("pong")
+        await fine.expect("pong", timeout=5)
+        del writer._write_held
+        await fine.send("ping")
+        await fine.expect("pong", timeout=5)  # and the passes after it still write
+    assert "writing a connection's held frames failed" in caplog.text
+    await arena.server.shutdown()
