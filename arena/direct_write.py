@@ -40,7 +40,8 @@ from websockets.trio.server import ServerConnection
 log = logging.getLogger(__name__)
 
 FLUSH = object()
-"""Queued for the pump after a partial write: flush the protocol's outgoing bytes."""
+"""Queued for the pump when held bytes could not all be written at the end of the pass (the
+kernel took part of them, or websockets was writing): flush the protocol's outgoing bytes."""
 
 
 class Flusher(trio.abc.Instrument):
