@@ -273,6 +273,8 @@ def test_a_store_of_an_older_readable_schema_is_read_as_it_is_and_upgraded_by_a_
     indexes = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"matches_by_created", "matches_by_game_created", "matches_live", "seats_by_bot_created"} <= indexes
     assert "seats_by_bot" not in indexes  # a second index of a bot's seats, written and never read
+    assert "rating_history_by_match" not in indexes  # a random match id: a page of its own for each rating
+    assert [row[2] for row in writer.conn.execute("PRAGMA index_info(rating_history_by_variant)")] == ["variant", "at"]
     assert dict(writer.conn.execute("SELECT match_id, created_at FROM seats WHERE seat = 1").fetchall()) == {
         "m1": 1.0,
         "m2": 2.0,

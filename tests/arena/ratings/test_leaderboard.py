@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -252,18 +253,39 @@ def test_a_group_and_a_match_outside_it_dealt_from_one_seed_wait_for_each_other(
     store.close()
 
 
+def as_schema_9(db: Path) -> None:
+    """The store as an arena of schema 9 would have left it: its rating history indexed by
+    bot and by match, and no list of the matches rated at their end."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("DROP TABLE rated_at_end")
+        conn.execute("DROP INDEX rating_history_by_variant")
+        conn.execute("CREATE INDEX rating_history_by_variant ON rating_history (variant, bot, at)")
+        conn.execute("CREATE INDEX rating_history_by_match ON rating_history (match_id)")
+        conn.execute("UPDATE schema_version SET version = 9")
+    conn.close()
+
+
 def test_a_group_match_an_older_arena_rated_at_its_end_is_not_rated_again_when_the_group_completes(
     tmp_path: Path, match_record: Callable[..., MatchResult]
 ) -> None:
+    """Arenas before schema 7 rated a duplicate group's match at its end. A store one left with
+    the group incomplete keeps knowing which, through the upgrade that drops the rating
+    history's index by match (schema 10), and the group's end rates only the others."""
     store = Store(tmp_path / "a.db")
     first = replace(match_record("kuhn-poker", ["ann", "bob"], [2.0, -2.0]), seed=7)
     store.finish_match(first, {"group_id": "g", "group_size": 2})
     store._apply_ratings([("ann",), ("bob",)], [0, 1], "kuhn-poker", "kuhn-poker", first.match_id)  # as it was then
+    store.finish_match(match_record("kuhn-poker", ["cid", "dan"], [1.0, -1.0]))  # rated at its end, in no group
+    store.close()
+    as_schema_9(tmp_path / "a.db")
+    store = Store(tmp_path / "a.db")
+    assert [row[0] for row in store.conn.execute("SELECT match_id FROM rated_at_end")] == [first.match_id]
     store.finish_match(
         replace(match_record("kuhn-poker", ["bob", "ann"], [1.0, -1.0]), seed=7), {"group_id": "g", "group_size": 2}
     )
-    assert {row["bot"]: row["matches"] for row in store.ratings()} == {"ann": 2, "bob": 2}
-    assert store.conn.execute("SELECT COUNT(*) FROM rating_history").fetchone()[0] == 4
+    assert {row["bot"]: row["matches"] for row in store.ratings()} == {"ann": 2, "bob": 2, "cid": 1, "dan": 1}
+    assert store.conn.execute("SELECT COUNT(*) FROM rating_history").fetchone()[0] == 6
     store.close()
 
 
