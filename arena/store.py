@@ -263,7 +263,8 @@ def _migration_10(db: sqlite_utils.Database) -> None:
     time), which the report's chart reads, in place of (variant, bot, time) and (match id).
     Those put each new row on a page of its own, among one bot's rows or at a random match id:
     replaying ``bench.server``'s writes (10,000 tic-tac-toe matches), a match wrote 10.7
-    pages to the log in place of 13.7, and the store writer spent 7 to 14% less time on it.
+    pages to the log in place of 13.7, and the store writer spent 12% less time on it (the
+    fastest of three replays each).
 
     The index by match served one question only: whether a match of a duplicate group had
     been rated at its end, as arenas did before schema 7, before its group completed. Those
