@@ -480,10 +480,13 @@ def merged_counts(counts: Sequence[dict[str, int]]) -> dict[str, int]:
 
 def turn_round_trips(db: Path, start: float, end: float) -> list[float]:
     """The server-side round trip of each turn of the matches that ended in [start, end], sorted."""
-    from arena.store import read
+    from arena.store import Store, read
 
-    sql = "SELECT t.think_ms FROM turns t JOIN matches m ON m.id = t.match_id WHERE m.ended_at BETWEEN ? AND ?"
-    return sorted(read(db, lambda store: [row[0] for row in store.conn.execute(sql, (start, end))]))
+    def think_ms(store: Store) -> list[float]:
+        sql = f"SELECT t.think_ms FROM matches m JOIN turns t ON {store.turns_of()} WHERE m.ended_at BETWEEN ? AND ?"
+        return [row[0] for row in store.conn.execute(sql, (start, end))]
+
+    return sorted(read(db, think_ms))
 
 
 def run_echo(args: argparse.Namespace, procs: Procs, tmp: Path, payload: bytes) -> dict[str, Any]:

@@ -149,7 +149,9 @@ def _rows(
         returns, outcomes, ranks = (json.loads(match[key]) for key in ("returns", "outcomes", "ranks"))
         config = json.dumps(json.loads(match["config"]), sort_keys=True)
         turns = store.conn.execute(
-            "SELECT * FROM turns WHERE match_id = ? AND accepted = 1 ORDER BY step, seat, attempt", (match["id"],)
+            f"SELECT t.* FROM matches m JOIN turns t ON {store.turns_of()} WHERE m.id = ? AND t.accepted = 1"
+            " ORDER BY t.step, t.seat, t.attempt",
+            (match["id"],),
         ).fetchall()
         for turn, reward in zip(turns, _credited(turns, returns), strict=True):
             seat = turn["seat"]

@@ -136,8 +136,8 @@ def _records(store: Store, variant: str) -> dict[str, dict[str, Any]]:
         f"""SELECT s.bot, SUM(t.format_error) AS format_errors, SUM(t.accepted = 0 AND t.format_error = 0) AS illegal_moves,
                   SUM(t.cost) AS cost, COUNT(t.cost) AS costs_given, CAST(TOTAL(t.tokens_in) AS INTEGER) AS tokens_in,
                   CAST(TOTAL(t.tokens_out) AS INTEGER) AS tokens_out
-           FROM turns t JOIN seats s ON s.match_id = t.match_id AND s.seat = t.seat
-           JOIN matches m ON m.id = t.match_id WHERE m.status = ? AND m.variant = ? AND {_counted("m")}
+           FROM matches m JOIN turns t ON {store.turns_of()} JOIN seats s ON s.match_id = m.id AND s.seat = t.seat
+           WHERE m.status = ? AND m.variant = ? AND {_counted("m")}
            GROUP BY s.bot""",
         (FINISHED, variant),
     )

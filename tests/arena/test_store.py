@@ -224,6 +224,10 @@ def older_store(db: Path, version: int) -> None:
             (id, json.dumps(players), status, created),
         )
         conn.executemany("INSERT INTO seats (match_id, seat, bot) VALUES (?, ?, ?)", [(id, s, b) for s, b in enumerate(players)])
+    conn.executemany(  # one of m1's between m2's: nothing kept turns of a match together then
+        "INSERT INTO turns (match_id, seat, step, attempt, action, accepted, format_error) VALUES (?, ?, ?, 0, ?, 1, 0)",
+        [("m2", 0, 0, "take 1"), ("m1", 0, 0, "take 2"), ("m2", 1, 1, "take 3")],
+    )
     conn.close()
 
 
@@ -268,12 +272,17 @@ def test_a_store_of_an_older_readable_schema_is_read_as_it_is_and_upgraded_by_a_
         assert [m["id"] for m in store.matches(status="live")] == ["m3"]
         assert {bot["name"]: bot["matches"] for bot in store.bots()} == {"other": 2, "solo": 3}
         assert store.deals_to_play(["m1", "m2"]) == {"m1", "m2"}  # m3 deals from their seed still
+        assert [turn["action"] for turn in store.match("m2")["turns"]] == ["take 1", "take 3"]
+        assert [turn["action"] for turn in store.match("m1")["turns"]] == ["take 2"]
+        assert store.match("m3")["turns"] == []
         store.close()
     writer = Store(db)
     indexes = {row[0] for row in writer.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"matches_by_created", "matches_by_game_created", "matches_live", "seats_by_bot_created"} <= indexes
     assert "seats_by_bot" not in indexes  # a second index of a bot's seats, written and never read
     assert "rating_history_by_match" not in indexes  # a random match id: a page of its own for each rating
+    assert "turns_by_match" not in indexes  # likewise for each match's turns, found by their ids now
+    assert "first_turn" not in writer.match("m2", turns=False)  # where its turns lie is no fact of the match
     assert [row[2] for row in writer.conn.execute("PRAGMA index_info(rating_history_by_variant)")] == ["variant", "at"]
     assert dict(writer.conn.execute("SELECT match_id, created_at FROM seats WHERE seat = 1").fetchall()) == {
         "m1": 1.0,

@@ -255,9 +255,12 @@ def test_a_group_and_a_match_outside_it_dealt_from_one_seed_wait_for_each_other(
 
 def as_schema_9(db: Path) -> None:
     """The store as an arena of schema 9 would have left it: its rating history indexed by
-    bot and by match, and no list of the matches rated at their end."""
+    bot and by match, no list of the matches rated at their end, and turns indexed by match."""
     conn = sqlite3.connect(db)
     with conn:
+        conn.execute("ALTER TABLE matches DROP COLUMN first_turn")
+        conn.execute("ALTER TABLE matches DROP COLUMN last_turn")
+        conn.execute("CREATE INDEX turns_by_match ON turns (match_id, step, seat)")
         conn.execute("DROP TABLE rated_at_end")
         conn.execute("DROP INDEX rating_history_by_variant")
         conn.execute("CREATE INDEX rating_history_by_variant ON rating_history (variant, bot, at)")
