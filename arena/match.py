@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 import time
 import uuid
 from array import array
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import trio
@@ -162,6 +163,22 @@ class MatchResult:
         """What a seat or spectator is told at the end, without the turn log."""
         keys = ("match_id", "game", "status", "reason", "detail", "returns", "outcomes", "ranks", "forfeit_seat")
         return {key: getattr(self, key) for key in keys}
+
+    def __reduce__(self) -> tuple[Callable[..., MatchResult], tuple[tuple[Any, ...], list[tuple[Any, ...]]]]:
+        """Pickled with each turn as a row of its values: every finished match crosses to the
+        store writer's process, and turns pickled as objects, each rebuilt from a dict of its
+        17 fields, took that process longer to read than to write some of its rows."""
+        return _unpickled_result, (_result_values(self), [_turn_values(turn) for turn in self.turns])
+
+
+_TURN_FIELDS = tuple(f.name for f in fields(TurnRecord))
+_RESULT_FIELDS = tuple(f.name for f in fields(MatchResult) if f.name != "turns")
+_turn_values = operator.attrgetter(*_TURN_FIELDS)
+_result_values = operator.attrgetter(*_RESULT_FIELDS)
+
+
+def _unpickled_result(values: tuple[Any, ...], turns: list[tuple[Any, ...]]) -> MatchResult:
+    return MatchResult(**dict(zip(_RESULT_FIELDS, values, strict=True)), turns=[TurnRecord(*turn) for turn in turns])
 
 
 @dataclass(frozen=True)

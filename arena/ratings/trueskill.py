@@ -68,6 +68,12 @@ class Rating:
         """``mu - 3 sigma``: the skill we are 99.7% sure the bot exceeds; it orders the bots of one rank."""
         return self.mu - 3.0 * self.sigma
 
+    def __reduce__(self) -> tuple[type[Rating], tuple[float, float]]:
+        """Pickled as its two numbers: for a frozen dataclass with slots, pickle's default walks
+        ``dataclasses.fields`` on both ends, and the new ratings of every stored match cross
+        back from the store writer's process (``arena.store_writer``) to the event loop's."""
+        return Rating, (self.mu, self.sigma)
+
 
 @lru_cache(maxsize=8)
 def _environment(mu: float, sigma: float, beta: float, tau: float, draw_probability: float, backend: str | None) -> _ts.TrueSkill:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import threading
 from array import array
 from collections.abc import Sequence
@@ -99,6 +100,21 @@ async def test_log_probs_are_kept_as_doubles_and_given_back_as_lists() -> None:
     kept = result.turns[0].logprobs
     assert isinstance(kept, array) and kept.itemsize == 8 and list(kept) == [-0.5, 0.0, -math.inf]
     assert result.to_dict()["turns"][0]["logprobs"] == [-0.5, 0.0, -math.inf]
+
+
+@pytest.mark.trio
+async def test_a_result_crosses_to_the_store_writer_whole() -> None:
+    """It goes pickled, with its turns as rows of values (``MatchResult.__reduce__``)."""
+
+    async def with_extras(turn: Turn) -> Move:
+        assert turn.legal_actions
+        return Move(action=turn.legal_actions[-1], raw="r", prompt="p", tokens_in=3, tokens_out=1, cost=0.5, logprobs=[-1.0])
+
+    result = await play_match(TicTacToe, [LocalSeat(with_extras), first_legal()], seed=5)
+    result.turns[1].rejection, result.turns[1].reward = "not there", -1.0  # every field carried, changed ones too
+    copied = pickle.loads(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
+    assert copied == result and copied.turns[0].logprobs == array("d", [-1.0])
+    assert all(type(turn) is type(result.turns[0]) for turn in copied.turns)
 
 
 @pytest.mark.trio

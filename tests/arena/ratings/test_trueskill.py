@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pickle
 import random
 
 import mpmath
@@ -248,3 +249,10 @@ def test_rank_by_intervals_counts_bots_wholly_above() -> None:
     assert rank_by_intervals(intervals) == [3, 1, 1, 5, 2]
     assert rank_by_intervals([]) == []
     assert rank_by_intervals([(1.0, 2.0), (2.0, 3.0)]) == [1, 1]  # touching is not wholly above
+
+
+def test_a_rating_pickles_to_an_equal_one() -> None:
+    """The store writer's process sends the new ratings back pickled (``Rating.__reduce__``)."""
+    rating = Rating(31.25, 2.5e-3)
+    copied = pickle.loads(pickle.dumps(rating, pickle.HIGHEST_PROTOCOL))
+    assert copied == rating and type(copied) is Rating
