@@ -1127,15 +1127,25 @@ def where(conditions: Mapping[str, Any]) -> tuple[str, list[Any]]:
 
 TURN_COLUMNS = tuple(f.name for f in fields(TurnRecord))
 _turn_fields = operator.attrgetter(*TURN_COLUMNS)
-_JSON_TURN_COLUMNS = tuple(TURN_COLUMNS.index(key) for key in ("legal_actions", "logprobs"))
+_LEGAL, _LOGPROBS = TURN_COLUMNS.index("legal_actions"), TURN_COLUMNS.index("logprobs")
 
 
 def _turn_values(turn: TurnRecord) -> tuple[Any, ...]:
     values = list(_turn_fields(turn))
-    for index in _JSON_TURN_COLUMNS:
-        if values[index] is not None:
-            values[index] = json.dumps(list(values[index]))  # the log-probs are an array
+    if values[_LEGAL] is not None:
+        values[_LEGAL] = _json_strings(values[_LEGAL])
+    if values[_LOGPROBS] is not None:
+        values[_LOGPROBS] = json.dumps(list(values[_LOGPROBS]))  # an array of doubles
     return tuple(values)
+
+
+def _json_strings(items: Sequence[Any]) -> str:
+    """``json.dumps(list(items))``, in a third of its time for strings, which every turn's
+    legal actions are: it runs once a turn, in the store writer."""
+    try:
+        return "[" + ", ".join(map(json.encoder.encode_basestring_ascii, items)) + "]"
+    except TypeError:  # not all strings (a game's bug): as json writes them
+        return json.dumps(list(items))
 
 
 def _decode_match(row: sqlite3.Row) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ import trio
 import games
 from arena.match import MatchResult, play_match
 from arena.seats import LocalSeat
-from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError, regrouped, serving_lock
+from arena.store import MIGRATIONS, READABLE_FROM, Store, StoreError, _json_strings, regrouped, serving_lock
 from bots.registry import make_bot
 
 
@@ -517,3 +517,8 @@ def test_a_schedule_is_fixed_by_the_tournaments_first_match_not_by_a_run_that_pl
         store.seed_salt("cup", "first schedule")
     assert refused.value.kind == "schedule" and store.seed_salt("cup", "second schedule") == salt
     store.close()
+
+
+@pytest.mark.parametrize("items", [["a1", "b2"], [], ['say "é"\n', "\u2603\x00"], ("c3",), [1, "d4"]])
+def test_legal_actions_are_written_as_json_writes_them(items: Sequence[object]) -> None:
+    assert _json_strings(items) == json.dumps(list(items))
