@@ -1443,7 +1443,7 @@ class ArenaServer:
         if not all(key in ("move_ms", "grace_ms", "bank_ms") and type(value) is int for key, value in given.items()):
             raise p.ProtocolError(p.BAD_CONFIG, "clock takes integer move_ms, grace_ms and bank_ms")
         try:
-            clock = Clock(**{**asdict(self.clock), **given})
+            clock = Clock(**{**self.clock.times(), **given})
         except (TypeError, ValueError) as error:
             raise p.ProtocolError(p.BAD_CONFIG, str(error)) from None
         if msg.get("seed", 0) < 0:
@@ -1625,7 +1625,7 @@ class ArenaServer:
             "seed": live.seed,
             "players": list(bots),
             "max_retries": live.max_retries,
-            "clock": asdict(live.clock) | {"reconnect_ms": self.limits.grace_ms},  # every failure rule, recorded
+            "clock": live.clock.times() | {"reconnect_ms": self.limits.grace_ms},  # every failure rule, recorded
             "source": "server",
             "created_at": live.started,
             **{k: v for k, v in (extra or {}).items() if v is not None},

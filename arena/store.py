@@ -25,7 +25,7 @@ import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -800,7 +800,7 @@ class Store:
                         "players": result.players,
                         "status": LIVE,
                         "max_retries": result.max_retries,
-                        "clock": asdict(result.clock),
+                        "clock": result.clock.times(),
                         "created_at": created_at,
                         "source": "local",
                         **(meta or {}),

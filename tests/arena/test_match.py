@@ -8,7 +8,7 @@ import pickle
 import threading
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -873,3 +873,9 @@ async def test_returns_that_differ_only_by_float_noise_tie() -> None:
     assert settled(67.60000000000001) == 67.6 and settled(-1e-300) == -1e-300
     assert settled(123456789.125) == 123456789.125
     assert settled(999999999995.5352) < settled(999999999995.6953)  # a tenth apart near 10^12 (twelve digits tied them)
+
+
+def test_a_clocks_times_are_every_field_it_has() -> None:
+    """What a match records and announces of its clock (``Clock.times``): none left out."""
+    clock = Clock(move_ms=7, grace_ms=8, bank_ms=9)
+    assert clock.times() == asdict(clock)
