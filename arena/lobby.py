@@ -9,7 +9,6 @@ is never paired with itself unless both of its seeks asked for self-play.
 from __future__ import annotations
 
 import bisect
-import functools
 import heapq
 import itertools
 import json
@@ -34,6 +33,10 @@ class Seek:
     that game."""
     standing: bool = False
     """Back in the lobby each time a match it formed ends, until cancelled (``Lobby.again``)."""
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """Each game's config as pairing compares it (``config_key``), computed once by the lobby:
+    pairing compares them for every pair of waiting seeks, and a standing seek comes back
+    after each of its matches, hundreds of times a second on a busy server."""
 
     def config_of(self, game: str) -> Mapping[str, Any]:
         return self.read.get(game, self.config)
@@ -41,12 +44,6 @@ class Seek:
     def names_any(self, games: Sequence[str] | None) -> bool:
         """Whether a cancel of ``games`` (None: every game) drops this seek."""
         return games is None or not set(games).isdisjoint(self.games)
-
-    @functools.cached_property
-    def keys(self) -> dict[str, str]:
-        """Each game's config as pairing compares it, computed once: it compares them for every
-        pair of waiting seeks."""
-        return {game: config_key(self.config_of(game)) for game in self.games}
 
 
 def config_key(config: Mapping[str, Any]) -> str:
@@ -87,7 +84,9 @@ class Lobby:
         standing: bool = False,
     ) -> Seek:
         names = tuple(dict.fromkeys(games))  # a game named twice is one
-        entry = Seek(next(self._ids), bot, names, dict(config), self_play, dict(read or {}), standing)
+        reads = dict(read or {})
+        keys = {game: config_key(reads.get(game, config)) for game in names}  # as Seek.config_of reads it
+        entry = Seek(next(self._ids), bot, names, dict(config), self_play, reads, standing, keys)
         self.seeks.append(entry)
         return entry
 
