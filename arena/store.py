@@ -18,21 +18,19 @@ import hashlib
 import hmac
 import json
 import logging
-import operator
 import os
 import secrets
 import sqlite3
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import sqlite_utils
 
 import games
-from arena.match import MatchResult, TurnRecord
+from arena.match import TURN_FIELDS, MatchResult, TurnRecord, turn_values
 from arena.ratings.trueskill import DuplicateMatch, Rating, duplicate_ranks, ranks_from_returns, rate_match
 from games.api import make_config
 
@@ -849,8 +847,8 @@ class Store:
             return None, None
         (before,) = self.conn.execute("SELECT MAX(id) FROM turns").fetchone()
         self.conn.executemany(  # plain tuples: this runs once per match on the writer thread
-            f"INSERT INTO turns (match_id, {', '.join(TURN_COLUMNS)}) VALUES (?{', ?' * len(TURN_COLUMNS)})",
-            [(match_id, *_turn_values(turn)) for turn in turns],
+            f"INSERT INTO turns (match_id, {', '.join(TURN_FIELDS)}) VALUES (?{', ?' * len(TURN_FIELDS)})",
+            [(match_id, *_turn_row(turn)) for turn in turns],
         )
         (last,) = self.conn.execute("SELECT last_insert_rowid()").fetchone()
         return (before or 0) + 1, last
@@ -1125,13 +1123,11 @@ def where(conditions: Mapping[str, Any]) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(kept) if kept else "", args)
 
 
-TURN_COLUMNS = tuple(f.name for f in fields(TurnRecord))
-_turn_fields = operator.attrgetter(*TURN_COLUMNS)
-_LEGAL, _LOGPROBS = TURN_COLUMNS.index("legal_actions"), TURN_COLUMNS.index("logprobs")
+_LEGAL, _LOGPROBS = TURN_FIELDS.index("legal_actions"), TURN_FIELDS.index("logprobs")
 
 
-def _turn_values(turn: TurnRecord) -> tuple[Any, ...]:
-    values = list(_turn_fields(turn))
+def _turn_row(turn: TurnRecord) -> tuple[Any, ...]:
+    values = list(turn_values(turn))
     if values[_LEGAL] is not None:
         values[_LEGAL] = _json_strings(values[_LEGAL])
     if values[_LOGPROBS] is not None:
