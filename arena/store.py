@@ -316,8 +316,8 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
 """MIGRATIONS[i] brings a store from schema version i to i + 1."""
 READABLE_FROM = 3
 """The oldest schema a read-only open accepts: the migrations since add indexes and columns
-that reads of an older store do without (see ``BOT_SEATS_FROM``), so a store written by an
-older arena can still be read (ratings, a read-only server) unchanged."""
+that reads of an older store do without (``BOT_SEATS_FROM``, ``TURN_RUNS_FROM``), so a store
+written by an older arena can still be read (ratings, a read-only server) unchanged."""
 
 
 def deal_in_play(match: str) -> str:
