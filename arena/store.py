@@ -842,16 +842,16 @@ class Store:
 
     def _insert_turns(self, match_id: str, turns: Sequence[TurnRecord]) -> tuple[int | None, int | None]:
         """Write a match's turns; the ids of the first and last (None without turns), which
-        its row keeps: one insert, by the one writer, gives them one run of ids."""
+        its row keeps: one insert, by the one writer, gives them one run of ids, each one past
+        the table's largest."""
         if not turns:
             return None, None
-        (before,) = self.conn.execute("SELECT MAX(id) FROM turns").fetchone()
         self.conn.executemany(  # plain tuples: this runs once per match on the writer thread
             f"INSERT INTO turns (match_id, {', '.join(TURN_FIELDS)}) VALUES (?{', ?' * len(TURN_FIELDS)})",
             [(match_id, *_turn_row(turn)) for turn in turns],
         )
         (last,) = self.conn.execute("SELECT last_insert_rowid()").fetchone()
-        return (before or 0) + 1, last
+        return last - len(turns) + 1, last
 
     def turns_of(self, match: str = "m", turn: str = "t") -> str:
         """An SQL condition: the row of ``turns`` aliased ``turn`` is one of the match aliased
