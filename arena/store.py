@@ -367,6 +367,12 @@ def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
         # the -wal grows while a long read (an export) holds its checkpoint back, and was never
         # given back while the server ran (176 MB after a busy hour): cut to this after a checkpoint
         conn.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")
+        # and checkpointed only once it holds that much, not SQLite's 1,000 pages: a checkpoint
+        # copies each page once however often it was rewritten since, and the pages every match
+        # rewrites (its bots' ratings and index pages, the tables' last pages) were copied up to
+        # four times as often: a tenth of the store writer's time a match (bench.server's matches)
+        (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+        conn.execute(f"PRAGMA wal_autocheckpoint={WAL_KEPT_BYTES // page_size}")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
     conn.row_factory = sqlite3.Row
