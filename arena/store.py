@@ -728,14 +728,12 @@ class Store:
 
     def _count_match(self, players: Sequence[str]) -> None:
         """One more match for each registered bot among ``players`` (``bots().matches``)."""
-        self.conn.execute(
-            "UPDATE bots SET matches = matches + 1 WHERE name IN (SELECT value FROM json_each(?))", (json.dumps(players),)
-        )
+        self.conn.executemany("UPDATE bots SET matches = matches + 1 WHERE name = ?", [(bot,) for bot in set(players)])
 
     def _insert_match(self, row: Mapping[str, Any]) -> None:
         columns = dict(row)
-        for key in ("config", "players", "clock"):
-            columns[key] = json.dumps(columns[key])
+        columns["config"], columns["clock"] = json.dumps(columns["config"]), json.dumps(columns["clock"])
+        columns["players"] = _json_strings(columns["players"])
         self.conn.execute(_insert_sql("matches", tuple(columns)), tuple(columns.values()))
 
     def match_for_key(self, key: str, variant: str, group: str | None, size: int | None) -> dict[str, Any] | None:
@@ -790,8 +788,7 @@ class Store:
         gives it, as the writer process does not know the games registered by hand in the
         server's."""
         with self.atomic():
-            opened = self.conn.execute("SELECT created_at FROM matches WHERE id = ?", (result.match_id,)).fetchone()
-            created_at = result.started_at if opened is None else opened["created_at"]
+            opened = self._rated_row(result.match_id)
             if opened is None:
                 overrides = make_config(games.get(result.game).Config, result.config).overrides()
                 self._insert_match(
@@ -805,12 +802,14 @@ class Store:
                         "status": LIVE,
                         "max_retries": result.max_retries,
                         "clock": result.clock.times(),
-                        "created_at": created_at,
+                        "created_at": result.started_at,
                         "source": "local",
                         **(meta or {}),
                     }
                 )
                 self._count_match(result.players)
+                opened = self._rated_row(result.match_id)
+            created_at = opened["created_at"]
             first_turn, last_turn = self._insert_turns(result.match_id, result.turns)
             self.conn.execute(
                 """UPDATE matches SET status = ?, reason = ?, detail = ?, returns = ?, outcomes = ?, ranks = ?,
@@ -820,7 +819,7 @@ class Store:
                     result.reason,
                     result.detail,
                     json.dumps(result.returns),
-                    json.dumps(result.outcomes),
+                    _json_strings(result.outcomes),
                     json.dumps(result.ranks),
                     result.forfeit_seat,
                     result.ended_at,
@@ -843,8 +842,14 @@ class Store:
                 ],
             )
             if result.status == "finished":
-                return self._rate(result, teams or games.get(result.game).spec.teams)
+                return self._rate(result, opened, teams or games.get(result.game).spec.teams)
             return self._release(result.seed)  # voided by the engine: it rates nobody, and no longer deals
+
+    def _rated_row(self, match_id: str) -> sqlite3.Row | None:
+        """What finishing a match reads of its row: when it began, and what rating it takes."""
+        return self.conn.execute(
+            "SELECT created_at, variant, seed, group_id, group_size FROM matches WHERE id = ?", (match_id,)
+        ).fetchone()
 
     def _insert_turns(self, match_id: str, turns: Sequence[TurnRecord]) -> tuple[int | None, int | None]:
         """Write a match's turns; the ids of the first and last (None without turns), which
@@ -869,8 +874,8 @@ class Store:
 
     # ---- ratings -------------------------------------------------------------------------
 
-    def _rate(self, result: MatchResult, game_teams: str) -> dict[tuple[str, str], Rating]:
-        """Update TrueSkill in the match's own transaction.
+    def _rate(self, result: MatchResult, row: sqlite3.Row, game_teams: str) -> dict[tuple[str, str], Rating]:
+        """Update TrueSkill in the match's own transaction; ``row`` is the match's, as ``_rated_row`` reads it.
 
         Competitive and mixed games rate each match by outcome or rank of return (a forfeit
         ranks last). Cooperative games have no opponent inside the match: they are rated
@@ -883,9 +888,6 @@ class Store:
         bot on two sides of one comparison (self-play) is not rated: TrueSkill has no meaning
         for a bot against itself.
         """
-        row = self.conn.execute(
-            "SELECT variant, seed, group_id, group_size FROM matches WHERE id = ?", (result.match_id,)
-        ).fetchone()
         variant, seed = row["variant"], row["seed"]
         if game_teams == "all":
             teams, ranks = self._duplicate_teams(row["group_id"], row["group_size"])
@@ -1143,7 +1145,7 @@ def _turn_row(turn: TurnRecord) -> tuple[Any, ...]:
 
 def _json_strings(items: Sequence[Any]) -> str:
     """``json.dumps(list(items))``, in a third of its time for strings, which every turn's
-    legal actions are: it runs once a turn, in the store writer."""
+    legal actions are, and a match's players and outcomes: it runs in the store writer."""
     try:
         return "[" + ", ".join(map(json.encoder.encode_basestring_ascii, items)) + "]"
     except TypeError:  # not all strings (a game's bug): as json writes them
