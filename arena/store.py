@@ -809,6 +809,7 @@ class Store:
                 )
                 self._count_match(result.players)
                 opened = self._rated_row(result.match_id)
+                assert opened is not None  # written just above
             created_at = opened["created_at"]
             first_turn, last_turn = self._insert_turns(result.match_id, result.turns)
             self.conn.execute(
