@@ -201,18 +201,28 @@ class StoreWriter:
                 self._writer.close()
 
     def _write(self, jobs: list[_Job]) -> None:
-        """Run the batch in the writer process; one that has ended (killed) is started again."""
-        if self._writer is None or not self._writer.alive():
-            if self._writer is not None:
+        """Run the batch in the writer process; one that has ended (killed) is started again.
+        A process can end unseen (its end not yet reported here): a batch it never took is sent
+        to the next one rather than failed, as a batch it died writing is."""
+        for _ in range(2):
+            if self._writer is not None and not self._writer.alive():
                 log.warning("the store writer process ended (%s); starting it again", self._writer.ended())
                 self._writer.close()
                 self._writer = None
+            if self._writer is None:
+                try:
+                    self._writer = self._where(self.path)
+                except Exception as error:
+                    _fail(jobs, error)
+                    return
             try:
-                self._writer = self._where(self.path)
-            except Exception as error:
-                _fail(jobs, error)
+                self._writer.run(jobs)
                 return
-        self._writer.run(jobs)
+            except WriterEnded as ended:
+                log.warning("the store writer process ended (%s) before it took a batch; starting it again", ended)
+                self._writer.close()
+                self._writer = None
+        _fail(jobs, sqlite3.OperationalError("the store writer process ended twice before taking this job"))
 
     def writes_to_its_file(self) -> bool:
         """Whether the file at the store's path is still the one the writer opened."""
@@ -247,6 +257,10 @@ class StoreWriter:
         if not self._closed:
             self._closed = True
             self._jobs.put(None)
+
+
+class WriterEnded(Exception):
+    """The writer process had ended before it took a batch: nothing of the batch was written."""
 
 
 class WriterProcess:
@@ -287,7 +301,8 @@ class WriterProcess:
 
     def run(self, jobs: list[_Job]) -> None:
         """Send the jobs' work, take back their outcomes; a job whose work does not pickle
-        fails alone, and a process that ends on the way fails the batch."""
+        fails alone, and a process that ends on the way fails the batch. WriterEnded: it had
+        ended before it took the batch."""
         sent: list[_Job] = []
         payloads: list[bytes] = []
         for job in jobs:
@@ -304,6 +319,10 @@ class WriterProcess:
             return
         try:
             self._conn.send_bytes(pickle.dumps(payloads, pickle.HIGHEST_PROTOCOL))
+        except BrokenPipeError:  # no reader: it ended before it had the whole batch, so wrote none of it
+            self._process.join(1)
+            raise WriterEnded(self.ended()) from None
+        try:
             outcomes: list[Outcome] = pickle.loads(self._conn.recv_bytes())
         except (EOFError, OSError):
             self._process.join(1)
