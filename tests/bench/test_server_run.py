@@ -22,7 +22,7 @@ def test_the_bench_against_arena_serve_keeps_to_its_rate_limit_and_measures_move
     """Each bot was refused once as rate_limited, its move dropped, and every match stood still
     until its 10 s clock ran out: 0 moves a second, a NaN in the report, and the server's line per
     match drowned the progress lines (found by QA)."""
-    argv = [sys.executable, "-m", "bench.server", "--cli", "--bots", "4", "--seconds", "2", "--warmup", "1"]
+    argv = [sys.executable, "-m", "bench.server", "--cli", "--bots", "4", "--seconds", "2", "--warmup", "1", "--rounds", "1"]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr
     figures = {row["name"]: row for row in json.loads(done.stdout, parse_constant=_no_constant)["results"]}
