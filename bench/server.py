@@ -45,7 +45,7 @@ Both servers share the machine with their clients, so a neighbour's load moves e
 phase by a fifth or more. ``--rounds N`` runs the pair N times in turn (a fresh store and
 server each time) and reports the round with the median ratio, with every round's moves/s,
 echo round trips/s and ratio listed under ``moves_relayed``; errors count over all rounds.
-Three by default: one round's ratio ranged from 0.38 to 0.55 within an hour on one machine.
+Three by default: one round's ratio ranged from 0.38 to 0.63 within an hour on one machine.
 
     python -m bench.server [--bots 200] [--seconds 20] [--rounds 3] [--game tic-tac-toe]
 
@@ -790,7 +790,7 @@ def arena_worker(args: argparse.Namespace) -> None:
             await pace.wait()
             await ws.send(frame)
 
-        send = ws.send  # a move costs the bot no more than the echo's client pays a round trip
+        send = ws.send  # read and sent as the echo's clients do, without a coroutine of ours around each
         recv = ws.recv
         await send(packb({"t": "hello", "v": 1, "bot": name, "token": token, "acks": False}))
         seek = packb({"t": "seek", "v": 1, "games": [args.game], "standing": True})

@@ -467,7 +467,7 @@ def test_the_wal_is_checkpointed_once_it_holds_what_it_is_cut_down_to(tmp_path: 
     while written < WAL_KEPT_BYTES // 2:  # each insert its own transaction, as the writer's batches are
         store.conn.execute("INSERT INTO meta VALUES (?, ?)", (f"filler-{written}", "x" * 10_000))
         written += 10_000
-    assert wal.stat().st_size > WAL_KEPT_BYTES // 2  # SQLite's default started over at 4 MB
+    assert wal.stat().st_size > WAL_KEPT_BYTES // 2  # SQLite's default checkpointed at 4 MB and started over
     while written < 2 * WAL_KEPT_BYTES:
         store.conn.execute("INSERT INTO meta VALUES (?, ?)", (f"filler-{written}", "x" * 10_000))
         written += 10_000
