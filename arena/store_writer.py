@@ -206,9 +206,7 @@ class StoreWriter:
         to the next one rather than failed, as a batch it died writing is."""
         for _ in range(2):
             if self._writer is not None and not self._writer.alive():
-                log.warning("the store writer process ended (%s); starting it again", self._writer.ended())
-                self._writer.close()
-                self._writer = None
+                self._drop_writer(self._writer.ended())
             if self._writer is None:
                 try:
                     self._writer = self._where(self.path)
@@ -219,10 +217,15 @@ class StoreWriter:
                 self._writer.run(jobs)
                 return
             except WriterEnded as ended:
-                log.warning("the store writer process ended (%s) before it took a batch; starting it again", ended)
-                self._writer.close()
-                self._writer = None
+                self._drop_writer(f"{ended}, before it took a batch")
         _fail(jobs, sqlite3.OperationalError("the store writer process ended twice before taking this job"))
+
+    def _drop_writer(self, how: str) -> None:
+        """Let go of a writer process that ended (``how``); the next batch starts another."""
+        assert self._writer is not None
+        log.warning("the store writer process ended (%s); starting it again", how)
+        self._writer.close()
+        self._writer = None
 
     def writes_to_its_file(self) -> bool:
         """Whether the file at the store's path is still the one the writer opened."""

@@ -32,7 +32,7 @@ import contextlib
 import math
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -455,7 +455,7 @@ async def run_remote_async(
             "bots": [names[seat] for seat in match.seats],
             "config": dict(match.config),
             "seed": match.seed,
-            "clock": asdict(config.clock),
+            "clock": config.clock.times(),
             "max_retries": config.max_retries,
             "tournament": config.name,
             "round": match.round,
