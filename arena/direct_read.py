@@ -187,9 +187,12 @@ class ArenaConnection(ServerConnection):
         super().process_event(event)
 
     def _idle(self) -> bool:
-        """Whether the handler waits in ``recv`` with nothing queued or handed to it yet."""
-        queue = self.recv_messages.recv_frames.statistics()
-        return queue.tasks_waiting_receive > 0 and not queue.current_buffer_used
+        """Whether the handler waits in ``recv`` with nothing queued or handed to it yet.
+
+        Read from the channel's state, as websockets' ``Assembler`` itself reads it: its
+        ``statistics()`` built an object of seven counts for the two asked, at every move."""
+        state = self.recv_messages.recv_frames._state
+        return bool(state.receive_tasks) and not state.data
 
 
 def drop_tracebacks(error: BaseException | None) -> None:

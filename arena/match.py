@@ -191,7 +191,7 @@ def _unpickled_result(values: tuple[Any, ...], turns: list[tuple[Any, ...]]) -> 
 class MatchEvent:
     """What an observer of a match (the store, spectators, a progress bar) is told.
 
-    Kinds: ``start``; ``turn`` (a seat was asked); ``rejected`` (an illegal answer);
+    Kinds: ``start``; ``rejected`` (an illegal answer);
     ``step`` (the state advanced: actions, accepted attempts, rewards, every seat's bank
     left); ``end`` (the result).
     ``state`` is the match's live state, to read (never change) during the call: views are
@@ -400,7 +400,6 @@ class _Match:
             if attempt:
                 remaining_ms = max(0, int(budget_ms - (asked - started) * 1000))
                 turn = replace(turn, attempt=attempt, deadline_ms=remaining_ms, retry_reason=reason)
-            await self.emit("turn", seat=seat, attempt=attempt, deadline_ms=turn.deadline_ms)
             move = await self._answer(seat, turn, deadline, budget_ms)
             think_ms = (trio.current_time() - asked) * 1000
             record = TurnRecord(

@@ -294,10 +294,12 @@ def _check_json(value: Any) -> None:
         for key, item in value.items():
             if type(key) not in _JSON_KEYS:
                 encode({key: None}, False)
-            _check_json(item)
+            if type(item) not in _JSON_KEYS:  # a plain value needs no call of its own
+                _check_json(item)
     elif kind is list or kind is tuple:
         for item in value:
-            _check_json(item)
+            if type(item) not in _JSON_KEYS:
+                _check_json(item)
     elif kind not in _JSON_VALUES:
         encode(value, False)
 

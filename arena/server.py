@@ -1696,7 +1696,7 @@ class ArenaServer:
                 if session.acks:
                     session.send("move_ack", match=live.id, seat=seat, step=event.step - 1, attempt=attempt)
             live.step, live.clocks = event.step, event.data["clocks"]
-            if any(live.id in watcher.watching for watcher in self.watchers):
+            if self.watchers and any(live.id in watcher.watching for watcher in self.watchers):
                 self._to_watchers(live.id, "delta", match=live.id, step=event.step, **self._live_view(live), clocks=live.clocks)
         elif event.kind == "rejected":
             seat = event.data["seat"]

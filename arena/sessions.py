@@ -77,15 +77,26 @@ class MoveSlot:
     """When the match stops waiting (trio time): a move read from then on is stale, though the
     waiting seat, woken by its alarm, may not have closed the slot yet."""
     move: Move | None = None
-    _changed: trio.Event = field(default_factory=trio.Event)
+    _waiting: trio.lowlevel.Task | None = None
 
     async def changed(self) -> None:
-        """Wait for the next change: its move arrived, or the bot left, came back or resigned."""
-        await self._changed.wait()
+        """Wait for the next change: its move arrived, or the bot left, came back or resigned.
+
+        One task waits on a slot, the seat it belongs to, so the slot parks that task itself
+        instead of keeping a ``trio.Event``, which cost a new event and its parking lot at every
+        move."""
+        self._waiting = trio.lowlevel.current_task()
+
+        def abort(_: Any) -> trio.lowlevel.Abort:
+            self._waiting = None
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
 
     def wake(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            trio.lowlevel.reschedule(waiting)
 
     def fresh_fields(self) -> dict[str, Any]:
         """The turn as it stands now: the deadline is what is left, not what was first given."""

@@ -784,14 +784,14 @@ async def test_a_forfeit_never_scores_above_the_seats_that_stayed() -> None:
 
 
 @pytest.mark.trio
-async def test_events_cover_start_turns_steps_and_the_end_in_order() -> None:
+async def test_events_cover_the_start_steps_rejections_and_the_end_in_order() -> None:
     events: list[MatchEvent] = []
     result = await play_match(TicTacToe, [scripted(["a1", "q", "a2", "a3"]), scripted(["b1", "b2"])], on_event=events.append)
     kinds = [e.kind for e in events]
     assert kinds[0] == "start" and kinds[-1] == "end"
     assert kinds.count("step") == len(result.actions) == 5
     assert kinds.count("rejected") == 1
-    assert kinds.count("turn") == len(result.turns) == 6
+    assert len(result.turns) == 6
     assert all(e.state is events[0].state for e in events)
     attempts = [e.data["attempts"] for e in events if e.kind == "step"]
     assert attempts == [{0: 0}, {1: 0}, {0: 1}, {1: 0}, {0: 0}]  # "q" was rejected, a2 accepted at attempt 1
