@@ -7,6 +7,7 @@ import argparse
 import json
 import math
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import trio
 
 from arena.store import Store
 from arena.store_writer import Call, StoreWriter
-from bench.server import descendants, report, server_cpu_s, thread_cpu_s, typical
+from bench.server import descendants, loop_waited_s, machine_ticks, report, server_cpu_s, thread_cpu_s, typical
 
 
 @pytest.mark.parametrize("echo_cpu", [0.0, 0.8], ids=["neither-timed", "echo-timed"])
@@ -45,8 +46,19 @@ def test_a_window_with_no_finished_match_reports_null_latencies_not_nan(echo_cpu
         "matches_per_s": 0.0,
         "turn_frame_bytes": 300.0,
         "turn_frame": b"t" * 301,
+        "loop_waiting": nan,  # no /proc to read
+        "machine_idle": nan,
     }
-    echo = {"round_trips_per_s": 4000.0, "rtt_p50": 0.4, "rtt_p99": 1.3, "errors": 0, "server_cpu": echo_cpu, "clients_cpu": 0.0}
+    echo = {
+        "round_trips_per_s": 4000.0,
+        "rtt_p50": 0.4,
+        "rtt_p99": 1.3,
+        "errors": 0,
+        "server_cpu": echo_cpu,
+        "clients_cpu": 0.0,
+        "loop_waiting": 0.1044,
+        "machine_idle": 0.16,
+    }
     args = argparse.Namespace(
         bots=2, seconds=0.01, rounds=1, game="hanabi", workers=2, matches_per_bot=1, cli=False, warmup=0.0, profile_server=None
     )
@@ -59,6 +71,8 @@ def test_a_window_with_no_finished_match_reports_null_latencies_not_nan(echo_cpu
     assert figures["server_rss_end"]["value"] is None and figures["store_writer_rss"]["value"] is None
     assert figures["moves_per_server_cpu_s"]["value"] is None and figures["moves_per_server_cpu_s"]["ratio"] is None
     assert (figures["turn_frame"]["value"], figures["turn_frame"]["peer_value"]) == (300.0, 301)
+    assert (figures["server_loop_waiting"]["value"], figures["server_loop_waiting"]["peer_value"]) == (None, 0.104)
+    assert (figures["machine_idle"]["value"], figures["machine_idle"]["peer_value"]) == (None, 0.16)
 
 
 def test_the_echo_sends_the_turn_frame_nearest_the_mean_not_the_first() -> None:
@@ -93,3 +107,43 @@ async def test_the_store_writers_cpu_is_told_apart_from_the_rest_of_the_server_a
     assert 0.2 <= after - before <= 1.0, (before, after)
     assert round(total_after - total, 2) >= round(after - before, 2), (total, total_after, before, after)  # in clock ticks
     assert thread_cpu_s(os.getpid(), "no such thread") == 0
+
+
+def test_the_machines_idle_time_counts_waits_on_disks_and_the_whole_counts_stolen_time_but_not_guests_twice(
+    tmp_path: Path,
+) -> None:
+    stat = tmp_path / "stat"
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    stat.write_text("cpu  100 5 20 800 30 0 10 2 7 0\ncpu0 50 2 10 400 15 0 5 1 3 0\nintr 1\n")
+    assert machine_ticks(stat) == (830, 967)
+    assert machine_ticks(tmp_path / "missing") == (0, 0)
+
+
+def _spin_thread_s(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="schedstat and affinity are Linux's")
+def test_the_loops_wait_is_its_time_ready_to_run_without_a_core_not_its_time_running() -> None:
+    """Read from the wrong field, the figure would grow with the loop's own work (time run)."""
+    assert math.isnan(loop_waited_s(2**22 + 1))  # above Linux's largest pid: no such process
+    pid, kept = os.getpid(), os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(kept)})  # one core, which the rival below shares
+    try:
+        before = loop_waited_s(pid)
+        _spin_thread_s(0.3)
+        alone = loop_waited_s(pid) - before
+        rival = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(0.1)  # running
+            before = loop_waited_s(pid)
+            _spin_thread_s(0.3)
+            shared = loop_waited_s(pid) - before
+        finally:
+            rival.kill()
+            rival.wait()
+    finally:
+        os.sched_setaffinity(0, kept)
+    assert shared > alone + 0.1, (alone, shared)  # a core shared half and half: about 0.3 s of waiting
