@@ -26,8 +26,9 @@ After a warm-up, over ``--seconds``:
 - ``server_loop_waiting``: the share of the window the server's event loop was ready to run
   but waited for a core, and ``machine_idle``, the share of all cores' time nobody used: a
   loop that waits while cores idle lost its time to where the scheduler put the processes,
-  not to a lack of cores (on 2 cores, 200 bots: the arena's loop waited 18% of the window
-  and the echo's 10%, while 16% of the machine's time went unused in either phase).
+  not to a lack of cores (on 2 cores, 200 bots, over four runs: the arena's loop waited
+  17-18% of the window and the echo's 10-14%, while 15-17% of the machine's time went
+  unused in either phase).
 
 The peer, in the same run afterwards: a bare ``websockets.trio`` echo server in its own
 process, as many connections from as many worker processes, each connection doing
