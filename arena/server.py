@@ -1,6 +1,6 @@
 """The live arena: bots on /bot, spectators on /watch, JSON on plain HTTP.
 
-One trio nursery owns everything: the websocket server, the store's writer thread,
+One trio nursery owns everything: the websocket server, the store's writer task,
 one task per live match (each running the project's one match loop, ``play_match``,
 with ``RemoteSeat``s) and one writer task per connection. Nothing a client sends can
 crash the server: every frame is size-capped, rate-limited, decoded and checked before

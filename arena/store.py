@@ -1,7 +1,7 @@
 """The durable store: bots, matches, seats and turns in one SQLite file (WAL).
 
 SQLite through sqlite-utils is the source of truth. The server writes through one writer
-(``arena.store_writer``: a process fed by a thread), so writes never block the event loop
+(``arena.store_writer``: a process fed by a trio task), so writes never block the event loop
 and never race; readers open their own connections. A finished match and all its
 turns are committed in one transaction before anyone is told the result, and matches
 still live when a server died are voided at the next start, never half-recorded.
@@ -858,7 +858,7 @@ class Store:
         the table's largest."""
         if not turns:
             return None, None
-        self.conn.executemany(  # plain tuples: this runs once per match on the writer thread
+        self.conn.executemany(  # plain tuples: this runs once per match in the writer
             f"INSERT INTO turns (match_id, {', '.join(TURN_FIELDS)}) VALUES (?{', ?' * len(TURN_FIELDS)})",
             [(match_id, *_turn_row(turn)) for turn in turns],
         )

@@ -1,18 +1,23 @@
-"""The store's one writer: a process of its own owning the write connection, fed by one thread.
+"""The store's one writer: a process of its own owning the write connection, fed by a trio task.
 
-Jobs come from trio through a queue to the writer thread; the jobs waiting when it wakes
-(on a busy server, after a short wait for more: ``LINGER_S``) go to the writer process as
-one batch, where each runs in a savepoint of its own (a job that fails undoes only its own
-writes) and one commit ends the batch; the thread then wakes their callers. A job's commit
-always comes before its caller goes on, and there is one writer, so writes never race.
+Jobs wait in a list for the writer task; the jobs waiting when it wakes (on a busy server,
+after a short wait for more: ``LINGER_S``) go to the writer process as one batch, where each
+runs in a savepoint of its own (a job that fails undoes only its own writes) and one commit
+ends the batch; the task then wakes their callers. A job's commit always comes before its
+caller goes on, and there is one writer, so writes never race.
 
-Why a process and not the thread alone: Python runs one thread of a process at a time, and
-SQLite's work in the writer thread (binding rows, encoding them, between the statements)
-took that turn from the event loop relaying moves, so the whole server never used more than
-one core. On ``bench.server`` (200 bots, 2 cores) the writer thread was never idle, and two
-thirds of that time it waited for a core or for that turn, while matches waited for their
-commits behind it. The thread now only pickles the batch, and the writer's CPU comes from
-another core.
+Why a process and not a thread: Python runs one thread of a process at a time, and SQLite's
+work in a writer thread (binding rows, encoding them, between the statements) took that turn
+from the event loop relaying moves, so the whole server never used more than one core. On
+``bench.server`` (200 bots, 2 cores) such a thread was never idle, and two thirds of that
+time it waited for a core or for that turn, while matches waited for their commits behind
+it. The writer's CPU now comes from another core.
+
+Why no thread between the loop and the process: the event loop pickles each batch itself
+and waits for the outcomes on the process's socket as on any client's. A thread that did
+both, handing the interpreter back and forth and waking the loop through trio's token,
+relayed 5% fewer moves a second on ``bench.server`` (geometric mean of 12 alternated pairs of
+runs, 10 of them in favour of the task) for 1% more of the server's CPU.
 
 A job crosses to the process pickled: a Store method with its arguments (``Call``), or a
 function named at a module's top level; a lambda cannot, and fails with a message saying so.
@@ -28,18 +33,16 @@ import os
 import pickle
 import queue
 import signal
+import socket
 import sqlite3
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
-import outcome
 import trio
 
 from arena.store import Store, StoreError, file_id, is_damage, served_here, serves_here
@@ -50,8 +53,8 @@ U = TypeVar("U")
 log = logging.getLogger(__name__)
 
 WRITER_NAME = "store writer"
-"""The writer thread's name, and its process's, before the store's file name: where ``top``
-and /proc show them (the bench reads the writer's CPU there)."""
+"""The writer process's name (its thread's, in the server's process), before the store's
+file name: where ``top`` and /proc show them (the bench reads the writer's CPU there)."""
 WRITER_NICE = 10
 """How far below the event loop the writer runs (its process, or its thread in the server's).
 On a machine whose cores are all busy the event loop relaying moves goes first, and the
@@ -72,6 +75,7 @@ LINGER_FROM = 8
 """Jobs in the last batch from which the writer takes the server for busy, and lingers."""
 
 Outcome = tuple[Any, BaseException | None]  # a job's value, or its error
+HEADER_BYTES = 8  # the length before each message between the server and its writer process
 TRACED = "in the store writer process:\n"  # the note that carries a bug's traceback back
 
 
@@ -117,14 +121,15 @@ class StoreWriter:
     The process is started by multiprocessing, which imports the server's main script in it
     first: a script must start the server under ``if __name__ == "__main__":``.
 
-    With ``process=False`` the jobs run in the writer thread itself (``WriterHere``), sharing
-    the server's core: for a system that cannot start the process, and for tests that change
-    the Store's methods in the server's own process."""
+    With ``process=False`` the jobs run in a thread of the server's process (``WriterHere``),
+    sharing the server's core: for a system that cannot start the process, and for tests
+    that change the Store's methods in the server's own process."""
 
     def __init__(self, path: str | Path, *, process: bool = True) -> None:
         self.path = Path(path)
         self._where: type[WriterProcess | WriterHere] = WriterProcess if process else WriterHere
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()  # None: stop after what is queued
+        self._queued: list[_Job] = []
+        self._came = trio.Event()  # set when a job is queued, or the writer is closed
         self._closed = False
         self._served: tuple[int, int] | None = None  # the file the writer opened (device, inode)
         self._writer: WriterProcess | WriterHere | None = None
@@ -137,95 +142,81 @@ class StoreWriter:
         return None if self._writer is None else self._writer.pid
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        token = trio.lowlevel.current_trio_token()
-        ready, ended = trio.Event(), trio.Event()  # ready: the store is open, or the thread ended trying
-        results: list[outcome.Outcome[None]] = []
-
-        def deliver(result: outcome.Outcome[None]) -> None:
-            results.append(result)
-            token.run_sync_soon(lambda: (ready.set(), ended.set()))
-
-        name = f"{WRITER_NAME} {self.path.name}"
-
-        def work() -> None:
-            _name_this_thread(name)
-            self._thread(token, lambda: token.run_sync_soon(ready.set))
-
-        threading.Thread(target=lambda: deliver(outcome.capture(work)), name=name, daemon=True).start()
+        self._writer = await trio.to_thread.run_sync(self._start)
         try:
-            await ready.wait()
-            if not results:
-                task_status.started()
-                await ended.wait()
+            self._served = self._writer.served
+            task_status.started()
+            try:
+                await self._write_batches()
+            finally:
+                self._stop()
+                with trio.CancelScope(shield=True):
+                    await self._write_batches()  # what was queued before the stop
         finally:
-            self._stop()
-            with trio.CancelScope(shield=True):
-                await ended.wait()
-        results[0].unwrap()  # the thread's own failure (starting the process, opening the store), if any
+            if self._writer is not None:
+                with trio.CancelScope(shield=True):
+                    await self._writer.aclose()
 
-    def _thread(self, token: trio.lowlevel.TrioToken, opened: Callable[[], None]) -> None:
+    def _start(self) -> WriterProcess | WriterHere:
+        """The writer, started in a worker thread: starting a process and opening the store block."""
         try:
-            self._writer = self._where(self.path)
+            return self._where(self.path)
         except OSError as error:  # no process can be started here (a sandbox): the server still serves
             if self._where is WriterHere:
                 raise
             log.warning("the store writer process could not be started (%s): it writes in the server's process", error)
             self._where = WriterHere
-            self._writer = WriterHere(self.path)
-        try:
-            self._served = self._writer.served
-            opened()
-            last = 0  # jobs in the last batch
-            while True:
-                batch = [self._jobs.get()]
-                if last >= LINGER_FROM and batch[0] is not None:
-                    time.sleep(LINGER_S)
-                with contextlib.suppress(queue.Empty):
-                    while True:
-                        batch.append(self._jobs.get_nowait())
-                jobs = [job for job in batch if job is not None]
-                if jobs:
-                    if self.writes_to_its_file():
-                        self._write(jobs)
-                        failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
-                        self.failing = next((str(error) for error in failures), None)
-                        self.damaged = self.damaged or next((str(job.error) for job in jobs if is_damage(job.error)), None)
-                    else:
-                        _fail(jobs, self.orphaned())
-                    token.run_sync_soon(_wake, jobs)
-                last = len(jobs)
-                if len(jobs) < len(batch):
-                    return
-        finally:
-            if self._writer is not None:
-                self._writer.close()
+            return WriterHere(self.path)
 
-    def _write(self, jobs: list[_Job]) -> None:
+    async def _write_batches(self) -> None:
+        """Write the queued jobs batch by batch, until the writer is closed with none queued."""
+        last = 0  # jobs in the last batch
+        while True:
+            while not self._queued:
+                if self._closed:
+                    return
+                self._came = trio.Event()
+                await self._came.wait()
+            if last >= LINGER_FROM and not self._closed:
+                await trio.sleep(LINGER_S)
+            jobs, self._queued = self._queued, []
+            with trio.CancelScope(shield=True):  # a batch taken is seen through: its callers wait for it
+                if self.writes_to_its_file():
+                    await self._write(jobs)
+                    failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
+                    self.failing = next((str(error) for error in failures), None)
+                    self.damaged = self.damaged or next((str(job.error) for job in jobs if is_damage(job.error)), None)
+                else:
+                    _fail(jobs, self.orphaned())
+            _wake(jobs)
+            last = len(jobs)
+
+    async def _write(self, jobs: list[_Job]) -> None:
         """Run the batch in the writer process; one that has ended (killed) is started again.
         A process can end unseen (its end not yet reported here): a batch it never took is sent
         to the next one rather than failed, as a batch it died writing is."""
         for _ in range(2):
             if self._writer is not None and not self._writer.alive():
-                self._drop_writer(self._writer.ended())
+                await self._drop_writer(self._writer.ended())
             if self._writer is None:
                 try:
-                    self._writer = self._where(self.path)
+                    self._writer = await trio.to_thread.run_sync(self._where, self.path)
                 except Exception as error:
                     _fail(jobs, error)
                     return
             try:
-                self._writer.run(jobs)
+                await self._writer.run(jobs)
                 return
             except WriterEnded as ended:
-                self._drop_writer(f"{ended}, before it took a batch")
+                await self._drop_writer(f"{ended}, before it took a batch")
         _fail(jobs, sqlite3.OperationalError("the store writer process ended twice before taking this job"))
 
-    def _drop_writer(self, how: str) -> None:
+    async def _drop_writer(self, how: str) -> None:
         """Let go of a writer process that ended (``how``); the next batch starts another."""
         assert self._writer is not None
         log.warning("the store writer process ended (%s); starting it again", how)
-        self._writer.close()
-        self._writer = None
+        writer, self._writer = self._writer, None
+        await writer.aclose()
 
     def writes_to_its_file(self) -> bool:
         """Whether the file at the store's path is still the one the writer opened."""
@@ -246,7 +237,8 @@ class StoreWriter:
         if self._closed:
             raise trio.ClosedResourceError("the store writer is closed")
         job = _Job(work, trio.Event())
-        self._jobs.put(job)
+        self._queued.append(job)
+        self._came.set()
         await job.done.wait()
         if job.error is not None:
             raise job.error
@@ -255,11 +247,9 @@ class StoreWriter:
     async def aclose(self) -> None:
         self._stop()
 
-    @trio.lowlevel.enable_ki_protection  # Ctrl-C between marking it closed and queueing the stop would hang the run
     def _stop(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._jobs.put(None)
+        self._closed = True
+        self._came.set()
 
 
 class WriterEnded(Exception):
@@ -267,31 +257,41 @@ class WriterEnded(Exception):
 
 
 class WriterProcess:
-    """The process that owns the store's write connection, and the pipe to it. Starting it
-    opens the store there (raising what opening raised); ``close`` lets it close the store
-    and waits for it to end."""
+    """The process that owns the store's write connection, and the socket to it. Starting it
+    (blocking: in a worker thread) opens the store there, raising what opening raised;
+    ``aclose`` lets it close the store and waits for it to end."""
 
     def __init__(self, path: Path) -> None:
         context = _context()
-        self._conn, there = context.Pipe()
+        here, there = socket.socketpair()
         process = context.Process(target=_serve, args=(str(path), there, serves_here(path)), name=WRITER_NAME, daemon=True)
-        process.start()
-        there.close()
+        try:
+            process.start()
+        except BaseException:
+            here.close()
+            raise
+        finally:
+            there.close()
         self._process = process
         self.pid = process.pid
         try:
-            kind, value = pickle.loads(self._conn.recv_bytes())
+            with here.makefile("rb") as answer:  # the only message before the first batch
+                kind, value = pickle.loads(_read_message(answer))
         except (EOFError, OSError):
-            self.close()
+            kind, value = "ended", None
+        if kind != "ready":
+            here.close()
+            process.join()
+        if kind == "failed":
+            raise value
+        if kind == "ended":
             raise sqlite3.OperationalError(
                 f"the store writer process ended as it started ({self.ended()}; its error is above). If that error"
                 " is the server's own script starting again: start the server under `if __name__ =="
                 ' "__main__":`, as the process imports the script first, as multiprocessing\'s processes do'
-            ) from None
-        if kind == "failed":
-            self.close()
-            raise value
+            )
         self.served: tuple[int, int] | None = value
+        self._stream = trio.SocketStream(trio.socket.from_stdlib_socket(here))
 
     def alive(self) -> bool:
         return self._process.is_alive()
@@ -302,7 +302,7 @@ class WriterProcess:
             return "still running"
         return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
-    def run(self, jobs: list[_Job]) -> None:
+    async def run(self, jobs: list[_Job]) -> None:
         """Send the jobs' work, take back their outcomes; a job whose work does not pickle
         fails alone, and a process that ends on the way fails the batch. WriterEnded: it had
         ended before it took the batch."""
@@ -321,14 +321,14 @@ class WriterProcess:
         if not sent:
             return
         try:
-            self._conn.send_bytes(pickle.dumps(payloads, pickle.HIGHEST_PROTOCOL))
-        except BrokenPipeError:  # no reader: it ended before it had the whole batch, so wrote none of it
-            self._process.join(1)
+            await self._stream.send_all(_framed(pickle.dumps(payloads, pickle.HIGHEST_PROTOCOL)))
+        except trio.BrokenResourceError:  # no reader: it ended before it had the whole batch, so wrote none of it
+            await trio.to_thread.run_sync(self._process.join, 1)
             raise WriterEnded(self.ended()) from None
         try:
-            outcomes: list[Outcome] = pickle.loads(self._conn.recv_bytes())
-        except (EOFError, OSError):
-            self._process.join(1)
+            outcomes: list[Outcome] = pickle.loads(await _receive_message(self._stream))
+        except (EOFError, trio.BrokenResourceError):
+            await trio.to_thread.run_sync(self._process.join, 1)
             _fail(
                 sent,
                 sqlite3.OperationalError(
@@ -338,24 +338,48 @@ class WriterProcess:
             return
         _take(sent, outcomes)
 
-    def close(self) -> None:
-        self._conn.close()  # the process reads the end of its input, closes the store and ends
-        self._process.join()
+    async def aclose(self) -> None:
+        await self._stream.aclose()  # the process reads the end of its input, closes the store and ends
+        await trio.to_thread.run_sync(self._process.join)
 
 
 class WriterHere:
-    """The store in the writer thread itself, which runs below the event loop's priority:
-    on a machine whose cores are all busy the loop relaying moves goes first."""
+    """The store in a thread of the server's own, which runs below the event loop's priority:
+    on a machine whose cores are all busy the loop relaying moves goes first. Starting it
+    (blocking: in a worker thread) opens the store there, raising what opening raised."""
 
     pid = None
 
     def __init__(self, path: Path) -> None:
+        self._batches: queue.SimpleQueue[tuple[list[Callable[[Store], Any]], Callable[[list[Outcome]], None]] | None]
+        self._batches = queue.SimpleQueue()
+        opened: queue.SimpleQueue[tuple[int, int] | BaseException] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, args=(path, opened), name=WRITER_NAME, daemon=True)
+        self._thread.start()
+        answer = opened.get()
+        if isinstance(answer, BaseException):
+            self._thread.join()
+            raise answer
+        self.served: tuple[int, int] | None = answer
+
+    def _serve(self, path: Path, opened: queue.SimpleQueue[tuple[int, int] | BaseException]) -> None:
+        _name_this_thread(f"{WRITER_NAME} {path.name}")
         if sys.platform.startswith("linux"):  # where a thread has a priority of its own (elsewhere: the process's)
             thread = threading.get_native_id()
             with contextlib.suppress(OSError):  # a system that refuses: the writer still writes
                 os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + WRITER_NICE)
-        self._store = Store(path)
-        self.served = file_id(path)
+        try:
+            store = Store(path)
+        except BaseException as error:
+            opened.put(error)
+            return
+        try:
+            opened.put(file_id(path))
+            while (batch := self._batches.get()) is not None:
+                works, written = batch
+                written(_run_batch(store, works))
+        finally:
+            store.close()
 
     def alive(self) -> bool:
         return True
@@ -363,11 +387,22 @@ class WriterHere:
     def ended(self) -> str:
         return "still running"
 
-    def run(self, jobs: list[_Job]) -> None:
-        _take(jobs, _run_batch(self._store, [job.work for job in jobs]))
+    async def run(self, jobs: list[_Job]) -> None:
+        token = trio.lowlevel.current_trio_token()
+        done = trio.Event()
+        outcomes: list[Outcome] = []
 
-    def close(self) -> None:
-        self._store.close()
+        def written(batch: list[Outcome]) -> None:
+            outcomes.extend(batch)
+            token.run_sync_soon(done.set)
+
+        self._batches.put(([job.work for job in jobs], written))
+        await done.wait()
+        _take(jobs, outcomes)
+
+    async def aclose(self) -> None:
+        self._batches.put(None)
+        await trio.to_thread.run_sync(self._thread.join)
 
 
 @functools.cache
@@ -382,7 +417,7 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _serve(path: str, conn: Connection, served: bool) -> None:
+def _serve(path: str, conn: socket.socket, served: bool) -> None:
     """The writer process: open the store, then run each batch that comes, until the input ends
     (the server closed it, or died). Ctrl-C, which a terminal sends to the server's whole
     process group, is left to the server, which stops the writer once it has written its last."""
@@ -390,24 +425,55 @@ def _serve(path: str, conn: Connection, served: bool) -> None:
     _name_this_thread(f"{WRITER_NAME} {Path(path).name}")
     with contextlib.suppress(OSError):  # a system that refuses: the writer still writes
         os.nice(WRITER_NICE)
-    with served_here(Path(path)) if served else contextlib.nullcontext():
+    with served_here(Path(path)) if served else contextlib.nullcontext(), conn, conn.makefile("rb") as batches:
         try:
             store = Store(path)
         except BaseException as error:
-            conn.send_bytes(_dumps(("failed", error)))
+            conn.sendall(_framed(_dumps(("failed", error))))
             return
         try:
-            conn.send_bytes(_dumps(("ready", file_id(Path(path)))))
+            conn.sendall(_framed(_dumps(("ready", file_id(Path(path))))))
             while True:
                 try:
-                    payload = conn.recv_bytes()
+                    payload = _read_message(batches)
                 except EOFError:
                     return
                 works = [_loads(work) for work in pickle.loads(payload)]
                 outcomes = _run_batch(store, works)
-                conn.send_bytes(_dumps([(value, error if error is None else _traced(error)) for value, error in outcomes]))
+                conn.sendall(_framed(_dumps([(value, error if error is None else _traced(error)) for value, error in outcomes])))
         finally:
             store.close()
+
+
+def _framed(message: bytes) -> bytes:
+    """A message as it crosses the socket between the server and the writer: its length first."""
+    return len(message).to_bytes(HEADER_BYTES, "big") + message
+
+
+def _read_message(stream: BinaryIO) -> bytes:
+    """The next framed message from a socket's buffered file; EOFError once the other end
+    closed it. Buffered, a read returns less than it asks only at the end."""
+    header = stream.read(HEADER_BYTES)
+    size = int.from_bytes(header, "big")
+    message = stream.read(size) if len(header) == HEADER_BYTES else b""
+    if len(header) < HEADER_BYTES or len(message) < size:
+        raise EOFError("the other end closed the socket")
+    return message
+
+
+async def _receive_message(stream: trio.SocketStream) -> bytes:
+    """The next framed message, as the event loop waits for it; EOFError once the other end closed."""
+    return await _receive_exactly(stream, int.from_bytes(await _receive_exactly(stream, HEADER_BYTES), "big"))
+
+
+async def _receive_exactly(stream: trio.SocketStream, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = await stream.receive_some(size - len(data))
+        if not chunk:
+            raise EOFError("the other end closed the socket")
+        data += chunk
+    return bytes(data)
 
 
 def _loads(payload: bytes) -> Callable[[Store], Any] | BaseException:

@@ -282,7 +282,7 @@ def named(pids: Sequence[int], name: str) -> list[int]:
 
 def server_cpu_s(pid: int) -> tuple[float, float]:
     """CPU seconds so far of the server with every process it started, and of its store
-    writer (its thread in the server, and its process)."""
+    writer (its process, or its thread in the server where it runs there)."""
     from arena.store_writer import WRITER_NAME
 
     family = descendants(pid)
@@ -673,7 +673,7 @@ def report(args: argparse.Namespace, rounds: Sequence[Round]) -> dict[str, Any]:
             "value": r(ours["store_writer_cpu"], 2),
             "unit": "cores",
             "note": "the part of server_cpu spent by the store writer, which commits matches (SQLite, ratings): its"
-            " process, at a lower priority than the event loop, and its thread in the server, which passes it the jobs",
+            " process, at a lower priority than the event loop (the server's own event loop pickles the batches it sends)",
         },
         {
             "name": "store_writer_rss",

@@ -9,7 +9,7 @@ pairing (240 matches at 2), ``--concurrency`` at once, three ways one after the 
 - ``bare``: ``play_match`` over the schedule's matches with local seats, nothing recorded:
   the floor every runner stands on;
 - ``in-process``: ``run_tournament`` into a fresh SQLite store (keys looked up, every match,
-  turn and rating committed by the store's writer thread);
+  turn and rating committed by the store's writer process);
 - ``server``: ``run_remote`` through an arena server in its own process on loopback (the
   launcher of ``bench.server``: ``ArenaServer`` as ``arena serve`` builds it, with the
   per-connection rate limit raised, as ``arena serve`` caps an admin at 50 messages a

@@ -1416,7 +1416,7 @@ async def test_of_two_tables_of_one_deal_ending_in_one_commit_the_later_shows_ev
                 await trio.sleep(0.01)
             await t1.send("resign", match=first)
             await t3.send("resign", match=second)
-            while writer._jobs.qsize() < 2:
+            while len(writer._queued) < 2:
                 await trio.sleep(0.01)
             gate.set()
         results = {}

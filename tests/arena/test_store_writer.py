@@ -117,9 +117,9 @@ async def test_a_busy_writer_waits_for_more_jobs_to_share_a_commit_and_an_idle_o
     batches: list[int] = []
     write = StoreWriter._write
 
-    def counted(self: StoreWriter, jobs: list[store_writer._Job]) -> None:
+    async def counted(self: StoreWriter, jobs: list[store_writer._Job]) -> None:
         batches.append(len(jobs))
-        write(self, jobs)
+        await write(self, jobs)
 
     monkeypatch.setattr(StoreWriter, "_write", counted)
     monkeypatch.setattr(store_writer, "LINGER_S", 0.5)  # ten times the gap between the two jobs below
@@ -153,15 +153,31 @@ async def test_a_busy_writer_waits_for_more_jobs_to_share_a_commit_and_an_idle_o
 
 @BOTH
 @pytest.mark.trio
-async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(tmp_path: Path, process: bool) -> None:
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "lingering"])
+async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, process: bool, busy: bool
+) -> None:
+    """Cancelled while idle, or while a busy writer waits for more jobs to share a commit
+    (for a minute here): the queued jobs are written at once all the same."""
+    monkeypatch.setattr(store_writer, "LINGER_S", 60)
     db = tmp_path / "arena.db"
     writer = StoreWriter(db, process=process)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(writer.run)
-        for i in range(5):
-            nursery.start_soon(writer.call, Call(Store.register_bot, f"queued-{i}"))
-        await trio.lowlevel.checkpoint()  # the calls are queued, none has been answered yet
-        nursery.cancel_scope.cancel()
+    entered, gate = tmp_path / "entered", tmp_path / "gate"
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(writer.run)
+            if busy:
+                async with trio.open_nursery() as callers:
+                    callers.start_soon(writer.call, Call(hold, entered, gate))
+                    await wait_for(entered)
+                    for _ in range(store_writer.LINGER_FROM):
+                        callers.start_soon(writer.call, Call(Store.bots))
+                    await trio.testing.wait_all_tasks_blocked()  # all queued behind the held job: one batch
+                    gate.touch()
+            for i in range(5):
+                nursery.start_soon(writer.call, Call(Store.register_bot, f"queued-{i}"))
+            await trio.testing.wait_all_tasks_blocked()  # the calls are queued, none has been answered yet
+            nursery.cancel_scope.cancel()
     assert committed_bots(db) == {f"queued-{i}" for i in range(5)}
     with pytest.raises(trio.ClosedResourceError, match="closed"):
         await writer.call(Call(Store.bots))
@@ -213,49 +229,60 @@ def test_a_savepoint_undoes_its_own_writes_and_the_transaction_around_it_goes_on
         store.close()
 
 
-STOP_INTERRUPTED = """
-import queue, signal, sys, trio
+INTERRUPTED = """
+import sys, time, trio
+from pathlib import Path
 from arena.store import Store
 from arena.store_writer import Call, StoreWriter
 
-class Interrupting:
-    '''The writer's queue, with Ctrl-C arriving just as the stop is queued.'''
-    def __init__(self):
-        self.jobs = queue.SimpleQueue()
-    def get(self):
-        return self.jobs.get()
-    def get_nowait(self):
-        return self.jobs.get_nowait()
-    def put(self, job):
-        if job is None:
-            signal.raise_signal(signal.SIGINT)
-        self.jobs.put(job)
+def held(store, entered, gate):
+    store.register_bot("held")
+    Path(entered).touch()
+    while not Path(gate).exists():
+        time.sleep(0.005)
 
-async def main():
-    writer = StoreWriter(sys.argv[1])
-    writer._jobs = Interrupting()
+async def main(db, entered, gate):
+    writer = StoreWriter(db)
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
         await writer.call(Call(Store.register_bot, "kept"))
-        await writer.aclose()
+        nursery.start_soon(writer.call, Call(held, entered, gate))
+        while not Path(entered).exists():
+            await trio.sleep(0.005)
+        nursery.start_soon(writer.call, Call(Store.register_bot, "queued"))
+        await trio.sleep_forever()
 
-try:
-    trio.run(main)
-except* KeyboardInterrupt:
-    sys.exit(130)
+if __name__ == "__main__":
+    try:
+        trio.run(main, *sys.argv[1:])
+    except* KeyboardInterrupt:
+        sys.exit(130)
 """
 
 
-def test_ctrl_c_while_the_writer_is_told_to_stop_still_stops_it(tmp_path: Path) -> None:
-    """Ctrl-C landing inside the stop (marked closed, its stop not queued yet) left the thread
-    waiting for a job and the run waiting for the thread: a tournament hung on Ctrl-C."""
+def test_ctrl_c_while_a_batch_is_written_stops_the_writer_once_it_and_the_jobs_queued_are_committed(tmp_path: Path) -> None:
+    """A tournament or a server stopped by Ctrl-C: the batch in the writer's hands is seen
+    through, the jobs queued behind it are written, and the run ends."""
     import subprocess
-    import sys
 
-    db = tmp_path / "arena.db"
-    done = subprocess.run([sys.executable, "-c", STOP_INTERRUPTED, str(db)], capture_output=True, text=True, timeout=30)
-    assert done.returncode == 130, done.stderr
-    assert committed_bots(db) == {"kept"}
+    script, db, entered, gate = (tmp_path / name for name in ("interrupted.py", "arena.db", "entered", "gate"))
+    script.write_text(INTERRUPTED)
+    proc = subprocess.Popen([sys.executable, str(script), str(db), str(entered), str(gate)], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not entered.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert entered.exists(), proc.stderr.read() if proc.poll() is not None else "the held job never started"
+        time.sleep(0.2)  # the queued job waits behind the held one
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        assert proc.poll() is None  # waiting for the batch it sent
+        gate.touch()
+        assert proc.wait(timeout=30) == 130, proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert committed_bots(db) == {"kept", "held", "queued"}
 
 
 @BOTH
