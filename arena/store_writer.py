@@ -1,9 +1,9 @@
 """The store's one writer: a process of its own owning the write connection, fed by a trio task.
 
-Jobs wait in a list for the writer task; the jobs waiting when it wakes (on a busy server,
-after a short wait for more: ``LINGER_S``) go to the writer process as one batch, where each
-runs in a savepoint of its own (a job that fails undoes only its own writes) and one commit
-ends the batch; the task then wakes their callers. A job's commit always comes before its
+Jobs wait in a list for the writer task; the jobs waiting when it has room (``DEPTH``
+batches out at once) go to the writer process as one batch, where each runs in a savepoint
+of its own (a job that fails undoes only its own writes) and one commit ends the batch; the
+batch's callers are woken once its answer is back. A job's commit always comes before its
 caller goes on, and there is one writer, so writes never race.
 
 Why a process and not a thread: Python runs one thread of a process at a time, and SQLite's
@@ -62,17 +62,16 @@ writer takes the time left, committing larger batches; a finished match waits fo
 commit longer under load, never for ever. On ``bench.server`` the process at the loop's own
 priority relayed 16% fewer moves a second; at 19, as many as at 10."""
 
-LINGER_S = 0.01
-"""How long a busy writer waits, once the first job of a batch has come, for others to share
-its commit; an idle one takes each job at once (``LINGER_FROM``), as PostgreSQL's group commit
-(commit_delay, commit_siblings) waits only when other transactions are under way. On
-``bench.server``, whose batches held about fifteen jobs without it, larger batches made
-fewer commits (each writes every page it changed): in four alternated runs the server spent
-7%, 10%, 7% and 1% less CPU a move and relayed 3%, 6%, 6% and -1% more moves a second, with
-no longer round trips. Each match may wait this much more for its start and its end to be
-recorded; 25 ms relayed fewer moves (the matches waited, the cores idled)."""
-LINGER_FROM = 8
-"""Jobs in the last batch from which the writer takes the server for busy, and lingers."""
+DEPTH = 2
+"""Batches the writer has at once: the one it writes, and the next, sent to it meanwhile.
+With one, the writer went idle after each batch until the event loop, busy relaying moves,
+read the answer and sent it the jobs queued since, while the matches behind those jobs
+waited for their start or their end to be recorded: on ``bench.server`` (200 bots, 2 cores)
+each waited 50 to 65 ms, twice in a match of some 250, and a fifth of the machine's time went
+unused. With two, in 8 alternated pairs of runs, every one relayed more moves a second (7%
+by the geometric mean, from 3% to 15%) and the unused time fell to a ninth; the batches,
+smaller, cost 2% more CPU a move. It replaces a short wait for more jobs before each batch
+of a busy writer, which made fewer, larger commits but kept the matches waiting longer."""
 
 Outcome = tuple[Any, BaseException | None]  # a job's value, or its error
 HEADER_BYTES = 8  # the length before each message between the server and its writer process
@@ -133,6 +132,7 @@ class StoreWriter:
         self._closed = False
         self._served: tuple[int, int] | None = None  # the file the writer opened (device, inode)
         self._writer: WriterProcess | WriterHere | None = None
+        self._starting = trio.Lock()  # one batch starts a writer again; the others wait for it
         self.failing: str | None = None  # why its last batch could not be written (a full disk), till one is
         self.damaged: str | None = None  # the error that found the file damaged, for good (``is_damage``)
 
@@ -169,18 +169,25 @@ class StoreWriter:
             return WriterHere(self.path)
 
     async def _write_batches(self) -> None:
-        """Write the queued jobs batch by batch, until the writer is closed with none queued."""
-        last = 0  # jobs in the last batch
-        while True:
-            while not self._queued:
-                if self._closed:
-                    return
-                self._came = trio.Event()
-                await self._came.wait()
-            if last >= LINGER_FROM and not self._closed:
-                await trio.sleep(LINGER_S)
-            jobs, self._queued = self._queued, []
-            with trio.CancelScope(shield=True):  # a batch taken is seen through: its callers wait for it
+        """Send the queued jobs batch by batch, until the writer is closed with none queued.
+        Up to ``DEPTH`` batches are out at once; the jobs that come meanwhile wait for one of
+        them to be answered, and go together."""
+        slots = trio.Semaphore(DEPTH)
+        async with trio.open_nursery() as batches:
+            while True:
+                while not self._queued:
+                    if self._closed:
+                        return
+                    self._came = trio.Event()
+                    await self._came.wait()
+                await slots.acquire()
+                jobs, self._queued = self._queued, []
+                batches.start_soon(self._see_through, jobs, slots)
+
+    async def _see_through(self, jobs: list[_Job], slots: trio.Semaphore) -> None:
+        """Write a batch taken from the queue, then wake its callers: shielded, as they wait for it."""
+        with trio.CancelScope(shield=True):
+            try:
                 if self.writes_to_its_file():
                     await self._write(jobs)
                     failures = (job.error for job in jobs if isinstance(job.error, sqlite3.OperationalError))
@@ -188,34 +195,43 @@ class StoreWriter:
                     self.damaged = self.damaged or next((str(job.error) for job in jobs if is_damage(job.error)), None)
                 else:
                     _fail(jobs, self.orphaned())
-            _wake(jobs)
-            last = len(jobs)
+            finally:
+                slots.release()
+        _wake(jobs)
 
     async def _write(self, jobs: list[_Job]) -> None:
         """Run the batch in the writer process; one that has ended (killed) is started again.
         A process can end unseen (its end not yet reported here): a batch it never took is sent
         to the next one rather than failed, as a batch it died writing is."""
         for _ in range(2):
-            if self._writer is not None and not self._writer.alive():
-                await self._drop_writer(self._writer.ended())
-            if self._writer is None:
-                try:
-                    self._writer = await trio.to_thread.run_sync(self._where, self.path)
-                except Exception as error:
-                    _fail(jobs, error)
-                    return
             try:
-                await self._writer.run(jobs)
+                writer = await self._running_writer()
+            except Exception as error:
+                _fail(jobs, error)
+                return
+            try:
+                await writer.run(jobs)
                 return
             except WriterEnded as ended:
-                await self._drop_writer(f"{ended}, before it took a batch")
+                await self._drop_writer(writer, f"{ended}, before it took a batch")
         _fail(jobs, sqlite3.OperationalError("the store writer process ended twice before taking this job"))
 
-    async def _drop_writer(self, how: str) -> None:
-        """Let go of a writer process that ended (``how``); the next batch starts another."""
-        assert self._writer is not None
+    async def _running_writer(self) -> WriterProcess | WriterHere:
+        """The writer to send a batch to: one seen to have ended is let go, and another started."""
+        async with self._starting:
+            if self._writer is not None and not self._writer.alive():
+                await self._drop_writer(self._writer, self._writer.ended())
+            if self._writer is None:
+                self._writer = await trio.to_thread.run_sync(self._where, self.path)
+            return self._writer
+
+    async def _drop_writer(self, writer: WriterProcess | WriterHere, how: str) -> None:
+        """Let go of a writer process that ended (``how``), unless another batch did; the next
+        batch starts another."""
+        if writer is not self._writer:
+            return
         log.warning("the store writer process ended (%s); starting it again", how)
-        writer, self._writer = self._writer, None
+        self._writer = None
         await writer.aclose()
 
     def writes_to_its_file(self) -> bool:
@@ -259,7 +275,10 @@ class WriterEnded(Exception):
 class WriterProcess:
     """The process that owns the store's write connection, and the socket to it. Starting it
     (blocking: in a worker thread) opens the store there, raising what opening raised;
-    ``aclose`` lets it close the store and waits for it to end."""
+    ``aclose`` lets it close the store and waits for it to end.
+
+    Batches may be sent while others are out: the process takes them in turn and answers in
+    the order they came, so each batch reads its answer after the one sent before it has."""
 
     def __init__(self, path: Path) -> None:
         context = _context()
@@ -292,6 +311,10 @@ class WriterProcess:
             )
         self.served: tuple[int, int] | None = value
         self._stream = trio.SocketStream(trio.socket.from_stdlib_socket(here))
+        self._sending = trio.Lock()  # one batch's bytes after another's, never between them
+        self._answered = trio.Event()  # the last batch sent has its answer (or never will)
+        self._answered.set()
+        self._died = False  # a batch found it ended: those sent after that one were never taken
 
     def alive(self) -> bool:
         return self._process.is_alive()
@@ -320,25 +343,37 @@ class WriterProcess:
                 sent.append(job)
         if not sent:
             return
+        message = _framed(pickle.dumps(payloads, pickle.HIGHEST_PROTOCOL))
+        async with self._sending:
+            try:
+                await self._stream.send_all(message)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):  # it ended before it had the whole batch
+                await trio.to_thread.run_sync(self._process.join, 1)
+                raise WriterEnded(self.ended()) from None
+            before, self._answered = self._answered, trio.Event()
+            answered = self._answered
         try:
-            await self._stream.send_all(_framed(pickle.dumps(payloads, pickle.HIGHEST_PROTOCOL)))
-        except trio.BrokenResourceError:  # no reader: it ended before it had the whole batch, so wrote none of it
-            await trio.to_thread.run_sync(self._process.join, 1)
-            raise WriterEnded(self.ended()) from None
-        try:
-            outcomes: list[Outcome] = pickle.loads(await _receive_message(self._stream))
-        except (EOFError, trio.BrokenResourceError):
-            await trio.to_thread.run_sync(self._process.join, 1)
-            _fail(
-                sent,
-                sqlite3.OperationalError(
-                    f"the store writer process ended while writing this job ({self.ended()}); it is started again"
-                ),
-            )
-            return
+            await before.wait()
+            if self._died:  # it ended writing an earlier batch, so never took this one
+                raise WriterEnded(self.ended())
+            try:
+                outcomes: list[Outcome] = pickle.loads(await _receive_message(self._stream))
+            except (EOFError, trio.BrokenResourceError, trio.ClosedResourceError):
+                self._died = True
+                await trio.to_thread.run_sync(self._process.join, 1)
+                _fail(
+                    sent,
+                    sqlite3.OperationalError(
+                        f"the store writer process ended while writing this job ({self.ended()}); it is started again"
+                    ),
+                )
+                return
+        finally:
+            answered.set()
         _take(sent, outcomes)
 
     async def aclose(self) -> None:
+        await self._answered.wait()  # the batches out read their answers first, or find it ended
         await self._stream.aclose()  # the process reads the end of its input, closes the store and ends
         await trio.to_thread.run_sync(self._process.join)
 

@@ -1414,6 +1414,8 @@ async def test_of_two_tables_of_one_deal_ending_in_one_commit_the_later_shows_ev
             nursery.start_soon(writer.call, lambda store: (entered.set(), gate.wait()))  # what comes next is one batch
             while not entered.is_set():  # the writer holds the gate alone, not a job queued after it too
                 await trio.sleep(0.01)
+            nursery.start_soon(writer.call, lambda store: None)  # out behind it: no room for another batch
+            await trio.testing.wait_all_tasks_blocked()
             await t1.send("resign", match=first)
             await t3.send("resign", match=second)
             while len(writer._queued) < 2:

@@ -111,9 +111,12 @@ async def test_a_failing_job_in_a_batch_undoes_only_its_own_writes(tmp_path: Pat
 
 @BOTH
 @pytest.mark.trio
-async def test_a_busy_writer_waits_for_more_jobs_to_share_a_commit_and_an_idle_one_does_not(
+async def test_a_batch_is_sent_while_the_one_before_is_written_and_the_jobs_that_come_meanwhile_go_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, process: bool
 ) -> None:
+    """The writer goes from one batch to the next without waiting for the event loop to read
+    its answer, and never has more than ``DEPTH`` batches out."""
+    assert store_writer.DEPTH == 2
     batches: list[int] = []
     write = StoreWriter._write
 
@@ -122,63 +125,61 @@ async def test_a_busy_writer_waits_for_more_jobs_to_share_a_commit_and_an_idle_o
         await write(self, jobs)
 
     monkeypatch.setattr(StoreWriter, "_write", counted)
-    monkeypatch.setattr(store_writer, "LINGER_S", 0.5)  # ten times the gap between the two jobs below
     writer = StoreWriter(tmp_path / "arena.db", process=process)
-    entered, gate = tmp_path / "entered", tmp_path / "gate"
-
-    async def two_jobs() -> list[int]:
-        """A job, and another 50 ms later: the batches they went in."""
-        before = len(batches)
-        async with trio.open_nursery() as callers:
-            callers.start_soon(writer.call, Call(Store.bots))
-            await trio.sleep(0.05)
-            callers.start_soon(writer.call, Call(Store.bots))
-        return batches[before:]
-
+    entered, gates = [tmp_path / f"entered-{i}" for i in (1, 2)], [tmp_path / f"gate-{i}" for i in (1, 2)]
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
-        assert await two_jobs() == [1, 1]  # idle: each job is taken as it comes
-        async with trio.open_nursery() as callers:
-            callers.start_soon(writer.call, Call(hold, entered, gate))
-            await wait_for(entered)
-            for _ in range(store_writer.LINGER_FROM):
-                callers.start_soon(writer.call, Call(Store.bots))
-            await trio.testing.wait_all_tasks_blocked()  # all queued behind the held job: one batch
-            gate.touch()
-        assert batches[-1] == store_writer.LINGER_FROM
-        assert await two_jobs() == [2]  # busy: the first waited for the second
-        assert await two_jobs() == [1, 1]  # a batch of two: idle again
+        try:
+            async with trio.open_nursery() as callers:
+                for i in (0, 1):
+                    callers.start_soon(writer.call, Call(hold, entered[i], gates[i]))
+                    await trio.testing.wait_all_tasks_blocked()
+                await wait_for(entered[0])
+                assert batches == [1, 1]  # the second sent while the first is written
+                for _ in range(3):
+                    callers.start_soon(writer.call, Call(Store.bots))
+                await trio.testing.wait_all_tasks_blocked()
+                assert batches == [1, 1]  # no room: two batches are out
+                gates[0].touch()
+                await wait_for(entered[1])
+                with trio.fail_after(10):
+                    while len(batches) < 3:
+                        await trio.sleep(0.005)
+                assert batches == [1, 1, 3]  # sent while the second is written
+                gates[1].touch()
+        finally:
+            for gate in gates:  # the held jobs end, whatever failed
+                gate.touch()
         await writer.aclose()
 
 
 @BOTH
 @pytest.mark.trio
-@pytest.mark.parametrize("busy", [False, True], ids=["idle", "lingering"])
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
 async def test_cancelling_the_writer_finishes_the_queued_jobs_then_refuses_more(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, process: bool, busy: bool
+    tmp_path: Path, process: bool, busy: bool
 ) -> None:
-    """Cancelled while idle, or while a busy writer waits for more jobs to share a commit
-    (for a minute here): the queued jobs are written at once all the same."""
-    monkeypatch.setattr(store_writer, "LINGER_S", 60)
+    """Cancelled while idle, or while the jobs wait for room behind batches that are out:
+    the queued jobs are written all the same."""
     db = tmp_path / "arena.db"
     writer = StoreWriter(db, process=process)
     entered, gate = tmp_path / "entered", tmp_path / "gate"
+    expected = {f"queued-{i}" for i in range(5)}
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             await nursery.start(writer.run)
-            if busy:
-                async with trio.open_nursery() as callers:
-                    callers.start_soon(writer.call, Call(hold, entered, gate))
-                    await wait_for(entered)
-                    for _ in range(store_writer.LINGER_FROM):
-                        callers.start_soon(writer.call, Call(Store.bots))
-                    await trio.testing.wait_all_tasks_blocked()  # all queued behind the held job: one batch
-                    gate.touch()
+            if busy:  # a batch held, and another out behind it
+                nursery.start_soon(writer.call, Call(hold, entered, gate))
+                await wait_for(entered)
+                nursery.start_soon(writer.call, Call(Store.register_bot, "behind"))
+                await trio.testing.wait_all_tasks_blocked()  # sent: the five below wait for room
+                expected.add("behind")
             for i in range(5):
                 nursery.start_soon(writer.call, Call(Store.register_bot, f"queued-{i}"))
             await trio.testing.wait_all_tasks_blocked()  # the calls are queued, none has been answered yet
             nursery.cancel_scope.cancel()
-    assert committed_bots(db) == {f"queued-{i}" for i in range(5)}
+            gate.touch()
+    assert committed_bots(db) == expected
     with pytest.raises(trio.ClosedResourceError, match="closed"):
         await writer.call(Call(Store.bots))
 
@@ -392,6 +393,35 @@ async def test_a_writer_process_killed_fails_only_the_batch_it_was_writing_and_i
         assert writer.pid not in (None, first, second)
         await writer.aclose()
     assert committed_bots(db) == {"after-a-death-mid-batch", "after-a-death-between"}
+
+
+def die_at(store: Store, entered: Path, gate: Path) -> None:
+    hold(store, entered, gate)
+    die(store)
+
+
+@pytest.mark.trio
+async def test_a_batch_out_behind_the_one_the_writer_process_died_writing_goes_to_the_next_process(tmp_path: Path) -> None:
+    """The process takes batches in turn: one sent to it after the batch it died writing was never taken."""
+    db = tmp_path / "arena.db"
+    writer = StoreWriter(db)
+    entered, gate = tmp_path / "entered", tmp_path / "gate"
+    outcomes: dict[str, object] = {}
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        first = writer.pid
+        async with trio.open_nursery() as callers:
+            callers.start_soon(record, outcomes, "died", writer, Call(die_at, entered, gate))
+            await wait_for(entered)
+            callers.start_soon(record, outcomes, "behind", writer, Call(Store.register_bot, "behind"))
+            await trio.testing.wait_all_tasks_blocked()  # sent, and out behind the first
+            gate.touch()
+        assert writer.pid not in (None, first)
+        await writer.aclose()
+    assert isinstance(outcomes["died"], sqlite3.OperationalError)
+    assert "ended while writing this job (killed by SIGKILL)" in str(outcomes["died"])
+    assert isinstance(outcomes["behind"], str)
+    assert committed_bots(db) == {"behind"}
 
 
 @pytest.mark.trio
